@@ -1,0 +1,92 @@
+/**
+ * Chunk → dense trajectory. The one implementation of how a chunk of joint targets becomes
+ * the control-period samples that the safety pre-check judges and the backend executes.
+ *
+ * Rows are knots at t = dt, 2·dt, …; the start knot is the measured state (position and
+ * velocity). Between knots a quintic Hermite segment with zero knot accelerations runs;
+ * interior knot velocities are central differences (Catmull-Rom), the last knot's velocity is
+ * zero. Positions, velocities and accelerations are therefore continuous everywhere (C²),
+ * starting at the measured position and velocity, as the Franka controller requires.
+ */
+import type { JointTrajectory } from "../seam/types.ts";
+
+export interface TrajectoryStart {
+  /** measured arm joint positions, rad (7) */
+  q: readonly number[];
+  /** measured arm joint velocities, rad/s (7) */
+  dq: readonly number[];
+  /** measured gripper opening, m */
+  gripperWidthM: number;
+}
+
+/**
+ * Build the dense trajectory for a validated chunk.
+ * @param rows each row: 7 joint targets (rad) then the gripper opening (m)
+ * @param dtS seconds between rows (a whole multiple of periodS, checked by the caller)
+ * @param periodS control period, s
+ */
+export function interpolateChunk(
+  start: TrajectoryStart,
+  rows: readonly (readonly number[])[],
+  dtS: number,
+  periodS: number,
+): JointTrajectory {
+  const dof = start.q.length;
+  const stepsPerRow = Math.round(dtS / periodS);
+  const count = stepsPerRow * rows.length;
+  const q = new Float64Array(count * dof);
+  const grip = new Float64Array(count);
+  const rowEndIndex: number[] = [];
+
+  // knot positions and velocities per joint
+  const n = rows.length;
+  const knot = (k: number, j: number): number => (k === 0 ? start.q[j]! : rows[k - 1]![j]!);
+  const vel = (k: number, j: number): number => {
+    if (k === 0) return start.dq[j]!;
+    if (k === n) return 0;
+    return (knot(k + 1, j) - knot(k - 1, j)) / (2 * dtS);
+  };
+
+  let idx = 0;
+  for (let seg = 0; seg < n; seg++) {
+    const g0 = seg === 0 ? start.gripperWidthM : rows[seg - 1]![dof]!;
+    const g1 = rows[seg]![dof]!;
+    for (let s = 1; s <= stepsPerRow; s++) {
+      const u = s / stepsPerRow;
+      const u3 = u * u * u;
+      const u4 = u3 * u;
+      const u5 = u4 * u;
+      const h0 = 1 - 10 * u3 + 15 * u4 - 6 * u5;
+      const h5 = 10 * u3 - 15 * u4 + 6 * u5;
+      const hv0 = (u - 6 * u3 + 8 * u4 - 3 * u5) * dtS;
+      const hv1 = (-4 * u3 + 7 * u4 - 3 * u5) * dtS;
+      const base = idx * dof;
+      for (let j = 0; j < dof; j++) {
+        q[base + j] = h0 * knot(seg, j) + h5 * knot(seg + 1, j) + hv0 * vel(seg, j) + hv1 * vel(seg + 1, j);
+      }
+      grip[idx] = g0 + (g1 - g0) * u;
+      idx++;
+    }
+    rowEndIndex.push(idx - 1);
+  }
+  return { periodS, count, q, gripperWidthM: grip, rowEndIndex };
+}
+
+/** A trajectory that holds one state for `samples` ticks. */
+export function holdTrajectory(
+  q: readonly number[],
+  gripperWidthM: number,
+  samples: number,
+  periodS: number,
+): JointTrajectory {
+  const dof = q.length;
+  const out = new Float64Array(samples * dof);
+  for (let i = 0; i < samples; i++) for (let j = 0; j < dof; j++) out[i * dof + j] = q[j]!;
+  return {
+    periodS,
+    count: samples,
+    q: out,
+    gripperWidthM: new Float64Array(samples).fill(gripperWidthM),
+    rowEndIndex: [samples - 1],
+  };
+}

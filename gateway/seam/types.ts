@@ -1,0 +1,197 @@
+/**
+ * The Backend seam: the one interface between the gateway (above) and the simulator or
+ * the physical bench (below). `sim/` and `drivers/` import only this folder of `gateway/`.
+ *
+ * Time: every timestamp a backend produces is in **backend seconds** on the backend's own
+ * monotonic clock (sim time for the simulator, a monotonic wall clock for a real bench).
+ * The gateway maps backend seconds to episode seconds.
+ */
+import type { Pose } from "../../robots/math.ts";
+import type { RobotModel } from "../../robots/types.ts";
+
+/** One measured joint state. Arrays hold the 7 arm joints in model order. */
+export interface JointReading {
+  /** backend seconds at which the state was measured */
+  t: number;
+  /** joint positions, rad */
+  q: number[];
+  /** joint velocities, rad/s */
+  dq: number[];
+  /** measured joint torques, N·m (absent when the backend has none) */
+  tau?: number[];
+  /** gripper opening between the fingers, m */
+  gripperWidthM: number;
+}
+
+/**
+ * A time-parameterised joint trajectory, sampled densely at the control period.
+ * The gateway builds it (interpolation lives above the seam, once) and the safety
+ * pre-check has already accepted exactly these samples. Sample 0 is one period after
+ * the measured start state.
+ */
+export interface JointTrajectory {
+  /** seconds between samples (the robot's control period) */
+  periodS: number;
+  /** number of samples */
+  count: number;
+  /** arm joint targets, rad: count × 7, row-major */
+  q: Float64Array;
+  /** gripper opening targets, m: count entries */
+  gripperWidthM: Float64Array;
+  /** for each chunk row, the sample index at which that row's target is reached */
+  rowEndIndex: readonly number[];
+}
+
+/** What the hot loop tells the backend after each tick. */
+export type TickVerdict = "ok" | "stop";
+
+/** Options for execute / hold. */
+export interface ExecuteOptions {
+  /** aborts the motion at once; the backend then holds position */
+  signal?: AbortSignal;
+  /**
+   * Called once per control tick (or per measured reading on a real bench) with the
+   * latest reading. Runs in the control loop: keep it allocation-light. Returning "stop"
+   * makes the backend stop and hold at once.
+   */
+  onTick?: (reading: JointReading, sampleIndex: number) => TickVerdict;
+  /** capture frames while moving, every `everyTicks` ticks (first capture at start) */
+  capture?: { everyTicks: number; cameras: readonly string[]; depth: boolean };
+}
+
+/** Why an execute or hold returned. */
+export type ExecuteOutcome = "completed" | "aborted" | "stopped" | "fault";
+
+export interface ExecuteResult {
+  outcome: ExecuteOutcome;
+  /** samples that were commanded before the motion ended */
+  samplesExecuted: number;
+  /** the last reading */
+  final: JointReading;
+  /** frames captured during the motion (when `capture` was given) */
+  frames: Frame[];
+  /** for outcome "fault": what failed (device and message) */
+  fault?: { device: string; message: string };
+  /** robot errors (e.g. Franka reflexes) reported during the motion, by name */
+  robotErrors?: string[];
+}
+
+/** A raw or already-encoded camera image. */
+export type ImageData =
+  | { kind: "raw"; width: number; height: number; channels: 3; data: Uint8Array }
+  | { kind: "encoded"; format: "jpeg" | "png"; width: number; height: number; data: Uint8Array };
+
+export interface Frame {
+  camera: string;
+  /** backend seconds of the exposure */
+  t: number;
+  rgb: ImageData;
+  /** depth in millimetres, row-major width × height, 0 = no return */
+  depthMm?: { width: number; height: number; data: Uint16Array };
+}
+
+/** Pinhole camera, OpenCV convention (x right, y down, z forward). */
+export interface CameraDescription {
+  name: string;
+  width: number;
+  height: number;
+  fx: number;
+  fy: number;
+  cx: number;
+  cy: number;
+  /** OpenCV distortion coefficients k1 k2 p1 p2 k3 (all zero when undistorted) */
+  distortion: number[];
+  /** frame the pose is given in: "world" (fixed camera) or "tool" (wrist camera) */
+  frame: "world" | "tool";
+  /** camera-to-frame pose (camera optical frame in `frame`) */
+  pose: Pose;
+  depth: boolean;
+}
+
+/** Static description of what a backend offers. */
+export interface BackendDescription {
+  robot: RobotModel;
+  cameras: CameraDescription[];
+  /** control period, s */
+  controlPeriodS: number;
+  /** robot base pose in the world frame */
+  basePose: Pose;
+  /** flange→tool (TCP) pose used for tool frames */
+  toolOffset: Pose;
+}
+
+/** Sensor events, timestamped in backend seconds. */
+export type SensorEvent =
+  | {
+      type: "contact";
+      t: number;
+      /** true = circuit closed (loop touches the wire) */
+      closed: boolean;
+      /** which device saw it, e.g. "sim", "buzzbox", "firmata" */
+      source: string;
+    }
+  | { type: "collision"; t: number; link: string; other: string; source: string }
+  | { type: "fault"; t: number; device: string; message: string }
+  | { type: "instrument"; t: number; name: string; values: Record<string, number>; source: string };
+
+export type SensorEventListener = (e: SensorEvent) => void;
+
+/**
+ * Lifecycle (ros2_control style):
+ * - `unconfigured`: nothing open; only configure() is allowed.
+ * - `inactive`: devices open; describe/read/capture yes, motion no.
+ * - `active`: everything allowed.
+ * - `finalized`: shut down; nothing allowed.
+ * - `error`: a device failed; read() may still answer, motion no; shutdown() allowed.
+ */
+export type LifecycleState = "unconfigured" | "inactive" | "active" | "finalized" | "error";
+
+export interface Backend {
+  /** backend kind, for logs and records */
+  readonly kind: "mirror" | "sim" | "real";
+  readonly lifecycle: LifecycleState;
+  configure(): Promise<void>;
+  activate(): Promise<void>;
+  deactivate(): Promise<void>;
+  shutdown(): Promise<void>;
+
+  describe(): BackendDescription;
+  /** current backend time, s */
+  now(): number;
+  /** latest joint reading */
+  read(): JointReading;
+  /** run a validated trajectory; resolves when it completes, is aborted or faults */
+  execute(traj: JointTrajectory, opts?: ExecuteOptions): Promise<ExecuteResult>;
+  /** keep the last target for `seconds` while time passes */
+  hold(seconds: number, opts?: ExecuteOptions): Promise<ExecuteResult>;
+  /** frames from the named cameras (all when empty) */
+  capture(cameras: readonly string[], opts: { depth: boolean }): Promise<Frame[]>;
+  /** subscribe to sensor events; returns an unsubscribe function */
+  onEvent(listener: SensorEventListener): () => void;
+  /** hold position now; safe to call any number of times */
+  stop(reason: string): Promise<void>;
+  /** move back to a start state (episode reset); sim teleports, a real bench drives there */
+  reset?(opts: { seed: number }): Promise<void>;
+  /** sim only: opaque snapshot of the full state */
+  snapshot?(): Uint8Array;
+  restore?(snap: Uint8Array): void;
+  /** sim only: ground-truth state for operators and graders (never the agent) */
+  privilegedState?(): Record<string, unknown>;
+}
+
+/** Thrown by a lifecycle-guarded call in the wrong state. */
+export class LifecycleError extends Error {
+  constructor(
+    readonly method: string,
+    readonly found: LifecycleState,
+    readonly allowed: readonly LifecycleState[],
+  ) {
+    super(`${method}() is not allowed in lifecycle state "${found}" (allowed: ${allowed.join(", ")})`);
+    this.name = "LifecycleError";
+  }
+}
+
+/** Throw LifecycleError unless `found` is one of `allowed`. */
+export function assertLifecycle(method: string, found: LifecycleState, allowed: readonly LifecycleState[]): void {
+  if (!allowed.includes(found)) throw new LifecycleError(method, found, allowed);
+}
