@@ -1,0 +1,170 @@
+/**
+ * The calibration file shared by the simulator and the real bench (version 1).
+ *
+ * One strict, versioned zod schema: unknown keys are errors. Every length is in metres,
+ * every angle in radians, poses are `{ xyz, quat_xyzw }` (see robots/math.ts). The sim
+ * builds its scene from the same file, so a sim bench is a digital twin of the real one.
+ *
+ * Frames: "world" is the bench frame; the robot base sits at `robotBasePoseWorld` in it.
+ * Wire points are given in the robot **base** frame (what a calibration procedure measures
+ * by touching the wire with the tool).
+ */
+import { z } from "zod";
+
+const finite = z.number().finite();
+const positive = finite.positive();
+const nonNegative = finite.nonnegative();
+
+/** A 3-vector, m (or a direction). */
+export const vec3Schema = z.tuple([finite, finite, finite]);
+
+/** A rigid pose: position in m and a unit quaternion in xyzw order. */
+export const poseSchema = z
+  .object({
+    /** position, m */
+    xyz: vec3Schema,
+    /** orientation, unit quaternion x y z w */
+    quat_xyzw: z.tuple([finite, finite, finite, finite]),
+  })
+  .strict()
+  .refine((p) => Math.abs(Math.hypot(...p.quat_xyzw) - 1) < 1e-3, {
+    message: "quat_xyzw must be a unit quaternion",
+    path: ["quat_xyzw"],
+  });
+
+/** Pinhole intrinsics, OpenCV convention (x right, y down, z forward). */
+export const intrinsicsSchema = z
+  .object({
+    /** image width, px */
+    widthPx: z.number().int().positive(),
+    /** image height, px */
+    heightPx: z.number().int().positive(),
+    /** focal lengths, px */
+    fxPx: positive,
+    fyPx: positive,
+    /** principal point, px */
+    cxPx: finite,
+    cyPx: finite,
+    /** OpenCV distortion k1 k2 p1 p2 k3 (zeros when undistorted) */
+    distortion: z.array(finite).length(5).default([0, 0, 0, 0, 0]),
+  })
+  .strict();
+
+/** Camera extrinsics: the camera optical frame fixed in the world or riding on the tool (flange). */
+export const extrinsicsSchema = z.discriminatedUnion("mount", [
+  z
+    .object({
+      mount: z.literal("world"),
+      /** camera optical frame in the world frame */
+      poseWorld: poseSchema,
+    })
+    .strict(),
+  z
+    .object({
+      mount: z.literal("tool"),
+      /** camera optical frame in the flange frame */
+      poseFlange: poseSchema,
+    })
+    .strict(),
+]);
+
+export const cameraSchema = z
+  .object({
+    /** unique camera name, e.g. "front" */
+    name: z.string().min(1),
+    intrinsics: intrinsicsSchema,
+    extrinsics: extrinsicsSchema,
+    /** the camera delivers depth */
+    depth: z.boolean().default(true),
+  })
+  .strict();
+
+/** The metal loop held in the gripper and its handle. */
+export const toolSchema = z
+  .object({
+    /**
+     * flange → loop frame: origin at the loop centre, z axis along the loop axis,
+     * x axis pointing from the loop centre away from the handle (the handle runs along −x).
+     */
+    loopPoseFlange: poseSchema,
+    /** inner (clear) radius of the loop, m */
+    loopInnerRadiusM: positive,
+    /** radius of the loop's own wire, m */
+    loopWireRadiusM: positive,
+    /** handle length from the loop rim to the grasp point, m */
+    handleLengthM: nonNegative,
+  })
+  .strict();
+
+/** The bent wire. */
+export const wireSchema = z
+  .object({
+    /** centreline polyline in the robot base frame, m (≥ 2 points, start first) */
+    pointsBase: z.array(vec3Schema).min(2),
+    /** wire radius, m */
+    wireRadiusM: positive,
+    /** arc length from the first point where the game starts, m */
+    startMarkM: nonNegative,
+    /** arc length from the first point where the game ends, m */
+    endMarkM: positive,
+    /** number of equally spaced checkpoints between start and end marks (scoring) */
+    checkpointCount: z.number().int().positive().default(5),
+  })
+  .strict()
+  .refine((w) => w.endMarkM > w.startMarkM, { message: "endMarkM must exceed startMarkM", path: ["endMarkM"] });
+
+/** The board the wire stands on. */
+export const boardSchema = z
+  .object({
+    /** board centre (top face centre) in the world frame */
+    poseWorld: poseSchema,
+    /** board size along its x, y, z, m */
+    sizeM: vec3Schema,
+  })
+  .strict();
+
+export const calibrationSchema = z
+  .object({
+    version: z.literal(1),
+    /** robot base frame in the world frame */
+    robotBasePoseWorld: poseSchema,
+    cameras: z.array(cameraSchema).default([]),
+    tool: toolSchema,
+    wire: wireSchema,
+    board: boardSchema,
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    const seen = new Set<string>();
+    c.cameras.forEach((cam, i) => {
+      if (seen.has(cam.name))
+        ctx.addIssue({ code: "custom", message: `duplicate camera name "${cam.name}"`, path: ["cameras", i, "name"] });
+      seen.add(cam.name);
+    });
+  });
+
+export type Vec3M = z.infer<typeof vec3Schema>;
+export type PoseM = z.infer<typeof poseSchema>;
+export type CameraIntrinsics = z.infer<typeof intrinsicsSchema>;
+export type CameraExtrinsics = z.infer<typeof extrinsicsSchema>;
+export type CameraCalibration = z.infer<typeof cameraSchema>;
+export type ToolCalibration = z.infer<typeof toolSchema>;
+export type WireCalibration = z.infer<typeof wireSchema>;
+export type BoardCalibration = z.infer<typeof boardSchema>;
+/** A parsed, validated calibration file. */
+export type Calibration = z.infer<typeof calibrationSchema>;
+/** The calibration file as written (defaults not yet applied). */
+export type CalibrationInput = z.input<typeof calibrationSchema>;
+
+/** Parse and deep-freeze a calibration object; throws a ZodError listing every problem. */
+export function parseCalibration(raw: unknown): Calibration {
+  return deepFreeze(calibrationSchema.parse(raw));
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === "object") {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
