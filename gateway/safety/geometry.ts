@@ -1,0 +1,340 @@
+/**
+ * Clearance geometry shared by the pre-check and the runtime monitor: the robot's moving
+ * bodies (the tool point and every link capsule that rides on a moving frame) against the
+ * workspace box and the keep-out volumes.
+ *
+ * Clearance convention, per (body, volume) pair, in metres:
+ * - workspace: min distance from the body's surface to the box faces, negative when outside;
+ * - keep-out: distance between the body's segment and the volume minus both radii; it
+ *   saturates at −(radii) once the segment touches the volume (no penetration depth).
+ * A pair is violated when its clearance drops below `min(0, clearance at the measured start)`:
+ * a robot that already intrudes may move, but not deeper (otherwise it could never leave).
+ *
+ * Capsules on frame 0 (the base) never move, so they are not checked.
+ */
+import type { Mat4 } from "../../robots/math.ts";
+import type { RobotModel } from "../../robots/types.ts";
+import type { CompiledVolume, EffectiveLimits } from "./profile.ts";
+
+/** One moving body: a segment with radius on a kinematic frame (9 = tool). */
+export interface Body {
+  link: string;
+  /** frame index (1…7 joints, 8 flange, 9 tool) */
+  frame: number;
+  a: readonly [number, number, number];
+  b: readonly [number, number, number];
+  /** m */
+  radiusM: number;
+}
+
+/** Geometry compiled once per (robot, limits, tool offset). Immutable; evaluation uses caller scratch. */
+export interface CompiledGeometry {
+  bodies: readonly Body[];
+  volumes: readonly CompiledVolume[];
+  /** per body × (1 + volumes): 1 if the pair applies (ignoreLinks), body-major */
+  applies: Uint8Array;
+  /** pairs per body: 1 (workspace) + number of volumes */
+  stride: number;
+  /**
+   * per joint j: an upper bound on the distance from joint j's axis to any point of any body
+   * that joint j moves, m. A joint change Δ moves such a point by at most |Δ|·reachM[j].
+   */
+  reachM: Float64Array;
+  /** per joint j: the same bound for the tool point alone, m */
+  toolReachM: Float64Array;
+  wsMin: readonly number[];
+  wsMax: readonly number[];
+}
+
+export const TOOL_BODY = "tool";
+
+/** Compile bodies, pair masks and reach bounds. `tcp` is the flange→tool transform (identity when omitted). */
+export function compileGeometry(robot: RobotModel, limits: EffectiveLimits, tcp?: Mat4): CompiledGeometry {
+  const bodies: Body[] = [
+    { link: TOOL_BODY, frame: 9, a: [0, 0, 0], b: [0, 0, 0], radiusM: 0 },
+    ...robot.capsules
+      .filter((c) => c.frame >= 1)
+      .map((c) => ({ link: c.link, frame: c.frame, a: c.a, b: c.b, radiusM: c.radiusM })),
+  ];
+  const volumes = limits.keepOut;
+  const stride = 1 + volumes.length;
+  const applies = new Uint8Array(bodies.length * stride);
+  bodies.forEach((body, bi) => {
+    applies[bi * stride] = 1;
+    volumes.forEach((v, vi) => {
+      applies[bi * stride + 1 + vi] = v.ignoreLinks.includes(body.link) ? 0 : 1;
+    });
+  });
+  const dof = robot.joints.length;
+  const tcpLen = tcp ? Math.hypot(tcp[3]!, tcp[7]!, tcp[11]!) : 0;
+  // reach from frame j's origin (on joint j's axis) to a point fixed in frame f
+  const chain = (j: number, f: number): number => {
+    let r = 0;
+    for (let m = j + 1; m <= Math.min(f, 7); m++) r += Math.hypot(robot.dh[m - 1]!.a, robot.dh[m - 1]!.d);
+    if (f >= 8) r += robot.flangeOffsetM;
+    if (f >= 9) r += tcpLen;
+    return r;
+  };
+  const reachM = new Float64Array(dof);
+  const toolReachM = new Float64Array(dof);
+  for (let j = 1; j <= dof; j++) {
+    toolReachM[j - 1] = chain(j, 9);
+    let r = 0;
+    for (const body of bodies) {
+      if (body.frame < j) continue;
+      const local = Math.max(Math.hypot(...body.a), Math.hypot(...body.b));
+      r = Math.max(r, chain(j, body.frame) + local);
+    }
+    reachM[j - 1] = r;
+  }
+  return Object.freeze({
+    bodies: Object.freeze(bodies),
+    volumes,
+    applies,
+    stride,
+    reachM,
+    toolReachM,
+    wsMin: limits.workspace.minM,
+    wsMax: limits.workspace.maxM,
+  });
+}
+
+/** Scratch for clearance evaluation (reuse it: evaluation allocates nothing). */
+export interface GeometryScratch {
+  pa: Float64Array;
+  pb: Float64Array;
+  ba: Float64Array;
+  bb: Float64Array;
+  breaks: Float64Array;
+}
+
+export function geometryScratch(): GeometryScratch {
+  return {
+    pa: new Float64Array(3),
+    pb: new Float64Array(3),
+    ba: new Float64Array(3),
+    bb: new Float64Array(3),
+    breaks: new Float64Array(8),
+  };
+}
+
+function transformInto(m: Mat4, p: readonly number[], out: Float64Array): void {
+  const x = p[0]!;
+  const y = p[1]!;
+  const z = p[2]!;
+  out[0] = m[0]! * x + m[1]! * y + m[2]! * z + m[3]!;
+  out[1] = m[4]! * x + m[5]! * y + m[6]! * z + m[7]!;
+  out[2] = m[8]! * x + m[9]! * y + m[10]! * z + m[11]!;
+}
+
+/** Distance from point p to segment [a, b], m. */
+export function pointSegmentDistance(
+  p: ArrayLike<number>,
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+): number {
+  const dx = b[0]! - a[0]!;
+  const dy = b[1]! - a[1]!;
+  const dz = b[2]! - a[2]!;
+  const px = p[0]! - a[0]!;
+  const py = p[1]! - a[1]!;
+  const pz = p[2]! - a[2]!;
+  const dd = dx * dx + dy * dy + dz * dz;
+  let t = dd > 0 ? (px * dx + py * dy + pz * dz) / dd : 0;
+  t = t < 0 ? 0 : t > 1 ? 1 : t;
+  return Math.hypot(px - t * dx, py - t * dy, pz - t * dz);
+}
+
+/** Distance between segments [p1, q1] and [p2, q2], m (clamped closest points). */
+export function segmentSegmentDistance(
+  p1: ArrayLike<number>,
+  q1: ArrayLike<number>,
+  p2: ArrayLike<number>,
+  q2: ArrayLike<number>,
+): number {
+  const d1x = q1[0]! - p1[0]!;
+  const d1y = q1[1]! - p1[1]!;
+  const d1z = q1[2]! - p1[2]!;
+  const d2x = q2[0]! - p2[0]!;
+  const d2y = q2[1]! - p2[1]!;
+  const d2z = q2[2]! - p2[2]!;
+  const rx = p1[0]! - p2[0]!;
+  const ry = p1[1]! - p2[1]!;
+  const rz = p1[2]! - p2[2]!;
+  const a = d1x * d1x + d1y * d1y + d1z * d1z;
+  const e = d2x * d2x + d2y * d2y + d2z * d2z;
+  const f = d2x * rx + d2y * ry + d2z * rz;
+  const eps = 1e-15;
+  let s = 0;
+  let t = 0;
+  if (a <= eps && e <= eps) {
+    s = 0;
+    t = 0;
+  } else if (a <= eps) {
+    t = clamp01(f / e);
+  } else {
+    const c = d1x * rx + d1y * ry + d1z * rz;
+    if (e <= eps) {
+      s = clamp01(-c / a);
+    } else {
+      const b = d1x * d2x + d1y * d2y + d1z * d2z;
+      const denom = a * e - b * b;
+      s = denom > eps * a * e ? clamp01((b * f - c * e) / denom) : 0;
+      t = (b * s + f) / e;
+      if (t < 0) {
+        t = 0;
+        s = clamp01(-c / a);
+      } else if (t > 1) {
+        t = 1;
+        s = clamp01((b - c) / a);
+      }
+    }
+  }
+  return Math.hypot(rx + d1x * s - d2x * t, ry + d1y * s - d2y * t, rz + d1z * s - d2z * t);
+}
+
+function clamp01(x: number): number {
+  return x < 0 ? 0 : x > 1 ? 1 : x;
+}
+
+/**
+ * Exact distance from segment [a, b] to the box |x_k| ≤ half_k (box frame), m.
+ * The squared distance is convex and piecewise quadratic in the segment parameter, with
+ * breaks where a coordinate crosses a face plane; minimise each piece in closed form.
+ */
+export function segmentAabbDistance(
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  half: ArrayLike<number>,
+  breaks: Float64Array = new Float64Array(8),
+): number {
+  let n = 0;
+  breaks[n++] = 0;
+  breaks[n++] = 1;
+  for (let k = 0; k < 3; k++) {
+    const d = b[k]! - a[k]!;
+    if (d === 0) continue;
+    const t1 = (half[k]! - a[k]!) / d;
+    const t2 = (-half[k]! - a[k]!) / d;
+    if (t1 > 0 && t1 < 1) breaks[n++] = t1;
+    if (t2 > 0 && t2 < 1) breaks[n++] = t2;
+  }
+  // insertion sort of ≤ 8 values
+  for (let i = 1; i < n; i++) {
+    const v = breaks[i]!;
+    let k = i - 1;
+    while (k >= 0 && breaks[k]! > v) {
+      breaks[k + 1] = breaks[k]!;
+      k--;
+    }
+    breaks[k + 1] = v;
+  }
+  let best = Number.POSITIVE_INFINITY;
+  for (let i = 0; i + 1 < n; i++) {
+    const t0 = breaks[i]!;
+    const t1 = breaks[i + 1]!;
+    if (t1 <= t0 && i + 2 < n) continue;
+    const tm = 0.5 * (t0 + t1);
+    let A = 0;
+    let B = 0;
+    let C = 0;
+    for (let k = 0; k < 3; k++) {
+      const d = b[k]! - a[k]!;
+      const pm = a[k]! + tm * d;
+      const h = half[k]!;
+      let off: number;
+      if (pm > h) off = a[k]! - h;
+      else if (pm < -h) off = a[k]! + h;
+      else continue;
+      A += d * d;
+      B += 2 * d * off;
+      C += off * off;
+    }
+    let t = A > 0 ? -B / (2 * A) : t0;
+    t = t < t0 ? t0 : t > t1 ? t1 : t;
+    const f = A * t * t + B * t + C;
+    if (f < best) best = f;
+    if (best <= 0) return 0;
+  }
+  return Math.sqrt(Math.max(0, best));
+}
+
+/**
+ * Clearances of every (body, volume) pair for one configuration, written into `out`
+ * (body-major, `stride` = 1 + volumes; slot 0 of a body = workspace). Pairs that do not
+ * apply get +Infinity. Allocation-free. `frames` are FK frames (0 base … 8 flange, 9 tool).
+ * @returns the smallest clearance written, m
+ */
+export function evalClearances(
+  g: CompiledGeometry,
+  frames: readonly Mat4[],
+  s: GeometryScratch,
+  out: Float64Array,
+): number {
+  let minAll = Number.POSITIVE_INFINITY;
+  const { bodies, volumes, stride, applies, wsMin, wsMax } = g;
+  const pa = s.pa;
+  const pb = s.pb;
+  for (let bi = 0; bi < bodies.length; bi++) {
+    const body = bodies[bi]!;
+    const m = frames[body.frame]!;
+    transformInto(m, body.a, pa);
+    transformInto(m, body.b, pb);
+    // workspace: both end points inside the box shrunk by the radius
+    let ws = Number.POSITIVE_INFINITY;
+    for (let k = 0; k < 3; k++) {
+      const lo = wsMin[k]!;
+      const hi = wsMax[k]!;
+      const c = Math.min(pa[k]! - lo, hi - pa[k]!, pb[k]! - lo, hi - pb[k]!);
+      if (c < ws) ws = c;
+    }
+    ws -= body.radiusM;
+    const base = bi * stride;
+    out[base] = ws;
+    if (ws < minAll) minAll = ws;
+    for (let vi = 0; vi < volumes.length; vi++) {
+      const slot = base + 1 + vi;
+      if (applies[slot] === 0) {
+        out[slot] = Number.POSITIVE_INFINITY;
+        continue;
+      }
+      const v = volumes[vi]!;
+      let c: number;
+      switch (v.type) {
+        case "sphere":
+          c = pointSegmentDistance(v.center, pa, pb) - v.radiusM - body.radiusM;
+          break;
+        case "capsule":
+          c = segmentSegmentDistance(pa, pb, v.a, v.b) - v.radiusM - body.radiusM;
+          break;
+        case "box": {
+          const r = v.rot;
+          const ba = s.ba;
+          const bb = s.bb;
+          for (let k = 0; k < 3; k++) {
+            const r0 = r[k * 3]!;
+            const r1 = r[k * 3 + 1]!;
+            const r2 = r[k * 3 + 2]!;
+            ba[k] = r0 * (pa[0]! - v.center[0]) + r1 * (pa[1]! - v.center[1]) + r2 * (pa[2]! - v.center[2]);
+            bb[k] = r0 * (pb[0]! - v.center[0]) + r1 * (pb[1]! - v.center[1]) + r2 * (pb[2]! - v.center[2]);
+          }
+          c = segmentAabbDistance(ba, bb, v.half, s.breaks) - body.radiusM;
+          break;
+        }
+      }
+      out[slot] = c;
+      if (c < minAll) minAll = c;
+    }
+  }
+  return minAll;
+}
+
+/** Allowed floor per pair from the clearances at the measured start: min(0, start) − tolerance. */
+export function allowedFloor(
+  startClearance: Float64Array,
+  out: Float64Array,
+  toleranceM = 1e-9,
+): Float64Array {
+  for (let i = 0; i < startClearance.length; i++) out[i] = Math.min(0, startClearance[i]!) - toleranceM;
+  return out;
+}

@@ -1,0 +1,524 @@
+/**
+ * The chunk pre-check: pure functions that decide, before anything moves, whether the dense
+ * trajectory built by `gateway/motion/interpolate.ts` is safe to execute from the measured
+ * state. Sim and real call exactly these functions with the same inputs (robot, resolved
+ * limits, measured start, samples, tool offset); nothing backend-specific enters.
+ *
+ * Derivatives (per sample, every sample): backward finite differences at the control period T,
+ * starting from the measured state (q0, dq0) and the start acceleration (0 unless the caller
+ * passes the previous chunk's final acceleration):
+ *   v_i = (q_i − q_{i−1})/T,  a_i = (v_i − v_{i−1})/T,  j_i = (a_i − a_{i−1})/T,
+ * with q_{−1} = q0, v_{−1} = dq0, a_{−1} = a0. Tool speed is |p_i − p_{i−1}|/T for the tool
+ * point p (FK with the flange→tool offset); gripper speed is |w_i − w_{i−1}|/T.
+ *
+ * Geometry (workspace box, keep-outs, for the tool point and every moving link capsule) is
+ * exact per sample but evaluated lazily: the samples are cut into windows of `stride`
+ * samples; FK runs at each window's first sample, and a window is accepted without further FK
+ * when every pair's clearance exceeds its floor by δ = Σ_j maxdev_j · reach_j, where maxdev_j
+ * is the largest |q_j − q_j(anchor)| inside the window (exact, from the samples) and reach_j
+ * bounds the distance from joint j's axis to any body point (sum of link lengths). A joint
+ * change Δ moves a point at distance ≤ r from its axis by ≤ |Δ|·r, so no sample of an accepted
+ * window can be closer than the bound. Otherwise each sample of the window gets its own FK.
+ * The same bound (Σ_j |Δq_j|·toolReach_j / T) screens the tool speed; FK runs only where
+ * the bound exceeds the limit. The verdict therefore equals a brute-force per-sample check.
+ *
+ * Order: the chunk duration is checked first (a whole-chunk rule). Otherwise the earliest
+ * sample with a violation is reported; at one sample the order is position, velocity,
+ * acceleration, jerk, gripper_speed, tool_speed, then geometry (bodies in order: tool, then
+ * capsules; per body the workspace, then the keep-outs in profile order).
+ */
+import { type Mat4, mat4Identity } from "../../robots/math.ts";
+import { type FkWorkspace, fkWorkspace, forwardKinematicsInto } from "../../robots/franka/kinematics.ts";
+import type { RobotModel } from "../../robots/types.ts";
+import type { JointTrajectory } from "../seam/types.ts";
+import {
+  allowedFloor,
+  type CompiledGeometry,
+  compileGeometry,
+  evalClearances,
+  type GeometryScratch,
+  geometryScratch,
+} from "./geometry.ts";
+import type { EffectiveLimits } from "./profile.ts";
+
+export type ViolationKind =
+  | "velocity"
+  | "acceleration"
+  | "jerk"
+  | "position"
+  | "tool_speed"
+  | "workspace"
+  | "keep_out"
+  | "chunk_duration"
+  | "gripper_speed";
+
+/** The first thing in a chunk that breaks a limit. */
+export interface Violation {
+  kind: ViolationKind;
+  /** 0-based chunk row the sample belongs to */
+  row: number;
+  /** 0-based dense sample index (sample 0 is one control period after the measured start) */
+  sampleIndex: number;
+  /** seconds after the measured start at which the sample is commanded */
+  tS: number;
+  /** joint name (position / velocity / acceleration / jerk) */
+  joint?: string;
+  /** body name: "tool" or a capsule's link name (workspace / keep_out) */
+  link?: string;
+  /** keep-out volume name (keep_out) or "workspace" */
+  volume?: string;
+  /** the limit that was crossed, in `unit` (for geometry: the clearance floor) */
+  limit: number;
+  /** the offending value, in `unit` (for geometry: the clearance) */
+  value: number;
+  unit: "rad" | "rad/s" | "rad/s^2" | "rad/s^3" | "m/s" | "m" | "s";
+}
+
+/** Figures of an accepted chunk. */
+export interface PrecheckStats {
+  samples: number;
+  /** trajectory duration, s */
+  durationS: number;
+  /** largest |value| / limit over all joints and samples */
+  maxVelocityRatio: number;
+  maxAccelerationRatio: number;
+  maxJerkRatio: number;
+  /** largest gripper speed, m/s */
+  maxGripperSpeedMps: number;
+  /** upper bound on the tool speed (exact where FK ran), m/s */
+  maxToolSpeedBoundMps: number;
+  /** smallest clearance margin seen at evaluated samples, m */
+  minClearanceM: number;
+  /** FK evaluations spent */
+  fkEvaluations: number;
+}
+
+export type PrecheckResult = { ok: true; stats: PrecheckStats } | { ok: false; violation: Violation };
+
+export interface PrecheckInput {
+  robot: RobotModel;
+  limits: EffectiveLimits;
+  /** measured state the trajectory starts from */
+  start: { q: readonly number[]; dq: readonly number[]; gripperWidthM: number };
+  trajectory: JointTrajectory;
+  /** flange→tool transform (row-major Mat4); identity when omitted */
+  tcp?: Mat4;
+  /** joint accelerations at the start, rad/s² (default 0: the interpolation starts at rest in acceleration) */
+  previousAcceleration?: readonly number[];
+  /** geometry window in samples (speed only; the verdict does not depend on it). Default 16. */
+  geometryStride?: number;
+}
+
+/** One clipped entry of a chunk. */
+export interface ClipEntry {
+  row: number;
+  /** 0…6 joints, 7 gripper opening */
+  column: number;
+  requested: number;
+  applied: number;
+}
+
+/**
+ * Clip joint targets into the commanded position band and the gripper opening into its range.
+ * Pure: returns new rows and one entry per changed value.
+ */
+export function clipRows(
+  rows: readonly (readonly number[])[],
+  limits: EffectiveLimits,
+): { rows: number[][]; clipped: ClipEntry[] } {
+  const dof = limits.jointNames.length;
+  const clipped: ClipEntry[] = [];
+  const out = rows.map((row, r) =>
+    row.map((v, c) => {
+      const lo = c < dof ? limits.lowerRad[c]! : limits.gripper.minWidthM;
+      const hi = c < dof ? limits.upperRad[c]! : limits.gripper.maxWidthM;
+      const applied = v < lo ? lo : v > hi ? hi : v;
+      if (applied !== v) clipped.push({ row: r, column: c, requested: v, applied });
+      return applied;
+    }),
+  );
+  return { rows: out, clipped };
+}
+
+/** The chunk row a dense sample belongs to. */
+export function rowOfSample(traj: JointTrajectory, sampleIndex: number): number {
+  const ends = traj.rowEndIndex;
+  let lo = 0;
+  let hi = ends.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ends[mid]! >= sampleIndex) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+// Compiled geometry is cached per (limits, robot, tcp) — limits are frozen, so identity is a safe key.
+const geometryCache = new WeakMap<
+  EffectiveLimits,
+  { robot: RobotModel; tcp: Mat4 | undefined; g: CompiledGeometry }[]
+>();
+
+function geometryFor(robot: RobotModel, limits: EffectiveLimits, tcp: Mat4 | undefined): CompiledGeometry {
+  let list = geometryCache.get(limits);
+  if (!list) geometryCache.set(limits, (list = []));
+  for (const e of list) if (e.robot === robot && e.tcp === tcp) return e.g;
+  const g = compileGeometry(robot, limits, tcp);
+  if (list.length > 8) list.shift();
+  list.push({ robot, tcp, g });
+  return g;
+}
+
+interface Scratch {
+  fk: FkWorkspace;
+  geo: GeometryScratch;
+  clear: Float64Array;
+  floor: Float64Array;
+  qs: Float64Array;
+  prevTool: Float64Array;
+}
+
+function makeScratch(g: CompiledGeometry, dof: number): Scratch {
+  const n = g.bodies.length * g.stride;
+  return {
+    fk: fkWorkspace(),
+    geo: geometryScratch(),
+    clear: new Float64Array(n),
+    floor: new Float64Array(n),
+    qs: new Float64Array(dof),
+    prevTool: new Float64Array(3),
+  };
+}
+
+/**
+ * Judge a dense trajectory from the measured start. Pure (apart from a cache of compiled
+ * geometry keyed by the frozen limits). Returns the FIRST violation, or stats.
+ */
+export function precheckChunk(input: PrecheckInput): PrecheckResult {
+  const { robot, limits, start, trajectory: traj } = input;
+  const tcp = input.tcp;
+  const dof = limits.jointNames.length;
+  const T = traj.periodS;
+  const count = traj.count;
+  const invT = 1 / T;
+  const q = traj.q;
+  const grip = traj.gripperWidthM;
+
+  const mkViolation = (
+    kind: ViolationKind,
+    i: number,
+    limit: number,
+    value: number,
+    unit: Violation["unit"],
+    extra: { joint?: string; link?: string; volume?: string } = {},
+  ): PrecheckResult => ({
+    ok: false,
+    violation: {
+      kind,
+      row: rowOfSample(traj, i),
+      sampleIndex: i,
+      tS: (i + 1) * T,
+      ...extra,
+      limit,
+      value,
+      unit,
+    },
+  });
+
+  // 1. whole-chunk rule
+  const durationS = count * T;
+  if (durationS > limits.maxChunkDurationS + 1e-9) {
+    const i = Math.min(count - 1, Math.floor(limits.maxChunkDurationS / T + 1e-9));
+    return mkViolation("chunk_duration", i, limits.maxChunkDurationS, durationS, "s");
+  }
+
+  const g = geometryFor(robot, limits, tcp);
+  const s = makeScratch(g, dof);
+  const tcpM = tcp ?? mat4Identity();
+  let fkEvaluations = 0;
+  const fkAt = (i: number): Mat4[] => {
+    fkEvaluations++;
+    if (i < 0) return forwardKinematicsInto(robot, start.q, s.fk, tcpM);
+    const base = i * dof;
+    for (let j = 0; j < dof; j++) s.qs[j] = q[base + j]!;
+    return forwardKinematicsInto(robot, s.qs, s.fk, tcpM);
+  };
+
+  // 2. derivative pass, per sample; also per-window max joint deviation for the geometry pass
+  const stride = Math.max(1, Math.floor(input.geometryStride ?? 16));
+  const nWin = Math.ceil(count / stride);
+  const delta = new Float64Array(nWin);
+  const lo = limits.lowerRad;
+  const hi = limits.upperRad;
+  const vmax = limits.maxVelocityRadps;
+  const amax = limits.maxAccelerationRadps2;
+  const jmax = limits.maxJerkRadps3;
+  const reach = g.reachM;
+  const toolReach = g.toolReachM;
+  const toolMax = limits.maxToolSpeedMps;
+  const gripMax = limits.gripper.maxSpeedMps;
+  const names = limits.jointNames;
+
+  const qPrev = new Float64Array(dof);
+  const vPrev = new Float64Array(dof);
+  const aPrev = new Float64Array(dof);
+  const bandLo = new Float64Array(dof);
+  const bandHi = new Float64Array(dof);
+  const anchor = new Float64Array(dof);
+  const dev = new Float64Array(dof);
+  for (let j = 0; j < dof; j++) {
+    qPrev[j] = start.q[j]!;
+    vPrev[j] = start.dq[j]!;
+    aPrev[j] = input.previousAcceleration?.[j] ?? 0;
+    // a start outside the band may move back in, but not further out
+    bandLo[j] = Math.min(lo[j]!, start.q[j]!);
+    bandHi[j] = Math.max(hi[j]!, start.q[j]!);
+  }
+  let gPrev = start.gripperWidthM;
+  let prevToolIndex = -2; // index whose tool point is in s.prevTool
+  let maxV = 0;
+  let maxA = 0;
+  let maxJ = 0;
+  let maxGrip = 0;
+  let maxTool = 0;
+  let derivFail: PrecheckResult | undefined;
+  let derivFailIndex = count;
+
+  for (let i = 0; i < count && derivFail === undefined; i++) {
+    const base = i * dof;
+    const w = (i / stride) | 0;
+    const isAnchor = i % stride === 0;
+    let toolBound = 0;
+    let wDelta = 0;
+    for (let j = 0; j < dof; j++) {
+      const qi = q[base + j]!;
+      const dqStep = qi - qPrev[j]!;
+      const v = dqStep * invT;
+      const a = (v - vPrev[j]!) * invT;
+      const jk = (a - aPrev[j]!) * invT;
+      if (derivFail === undefined) {
+        if (qi < bandLo[j]! || qi > bandHi[j]!) {
+          const lim = qi < bandLo[j]! ? bandLo[j]! : bandHi[j]!;
+          derivFail = mkViolation("position", i, lim, qi, "rad", { joint: names[j]! });
+        } else {
+          const rv = Math.abs(v) / vmax[j]!;
+          const ra = Math.abs(a) / amax[j]!;
+          const rj = Math.abs(jk) / jmax[j]!;
+          if (rv > maxV) maxV = rv;
+          if (ra > maxA) maxA = ra;
+          if (rj > maxJ) maxJ = rj;
+          if (rv > 1) derivFail = mkViolation("velocity", i, vmax[j]!, v, "rad/s", { joint: names[j]! });
+          else if (ra > 1)
+            derivFail = mkViolation("acceleration", i, amax[j]!, a, "rad/s^2", { joint: names[j]! });
+          else if (rj > 1) derivFail = mkViolation("jerk", i, jmax[j]!, jk, "rad/s^3", { joint: names[j]! });
+        }
+      }
+      toolBound += Math.abs(dqStep) * toolReach[j]!;
+      if (isAnchor) {
+        anchor[j] = qi;
+        dev[j] = 0;
+      } else {
+        const d = Math.abs(qi - anchor[j]!);
+        if (d > dev[j]!) dev[j] = d;
+      }
+      wDelta += dev[j]! * reach[j]!;
+      qPrev[j] = qi;
+      vPrev[j] = v;
+      aPrev[j] = a;
+    }
+    // position/derivative failures at this sample beat later kinds, but kinds within the joint
+    // loop follow joint order; re-scan so that the kind order (position first) holds at a sample
+    if (derivFail !== undefined) {
+      derivFail = firstKindAtSample(
+        derivFail,
+        i,
+        q,
+        dof,
+        start,
+        input.previousAcceleration,
+        traj,
+        limits,
+        bandLo,
+        bandHi,
+        mkViolation,
+      );
+      derivFailIndex = i;
+      break;
+    }
+    delta[w] = wDelta;
+    const gv = (grip[i]! - gPrev) * invT;
+    gPrev = grip[i]!;
+    const ag = Math.abs(gv);
+    if (ag > maxGrip) maxGrip = ag;
+    if (ag > gripMax + 1e-12) {
+      derivFail = mkViolation("gripper_speed", i, gripMax, gv, "m/s");
+      derivFailIndex = i;
+      break;
+    }
+    const tb = toolBound * invT;
+    if (tb > toolMax) {
+      // screen failed: exact tool speed from FK at i−1 and i
+      if (prevToolIndex !== i - 1) {
+        const f = fkAt(i - 1);
+        const m = f[9]!;
+        s.prevTool[0] = m[3]!;
+        s.prevTool[1] = m[7]!;
+        s.prevTool[2] = m[11]!;
+      }
+      const f = fkAt(i);
+      const m = f[9]!;
+      const speed =
+        Math.hypot(m[3]! - s.prevTool[0]!, m[7]! - s.prevTool[1]!, m[11]! - s.prevTool[2]!) * invT;
+      s.prevTool[0] = m[3]!;
+      s.prevTool[1] = m[7]!;
+      s.prevTool[2] = m[11]!;
+      prevToolIndex = i;
+      if (speed > maxTool) maxTool = speed;
+      if (speed > toolMax) {
+        derivFail = mkViolation("tool_speed", i, toolMax, speed, "m/s", { link: "tool" });
+        derivFailIndex = i;
+        break;
+      }
+    } else if (tb > maxTool) maxTool = tb;
+  }
+
+  // 3. geometry pass, only before the first derivative failure
+  evalClearances(g, fkAt(-1), s.geo, s.clear);
+  allowedFloor(s.clear, s.floor);
+  const nPairs = s.clear.length;
+  let minMargin = Number.POSITIVE_INFINITY;
+  const checkSample = (i: number): PrecheckResult | undefined => {
+    evalClearances(g, fkAt(i), s.geo, s.clear);
+    for (let p = 0; p < nPairs; p++) {
+      const c = s.clear[p]!;
+      const fl = s.floor[p]!;
+      if (c - fl < minMargin) minMargin = c - fl;
+      if (c < fl) return geometryViolation(g, p, i, c, fl, mkViolation);
+    }
+    return undefined;
+  };
+  for (let w = 0; w < nWin; w++) {
+    const i0 = w * stride;
+    if (i0 >= derivFailIndex) break;
+    evalClearances(g, fkAt(i0), s.geo, s.clear);
+    const d = delta[w]!;
+    let windowSafe = true;
+    for (let p = 0; p < nPairs; p++) {
+      const m = s.clear[p]! - s.floor[p]!;
+      if (m - d < minMargin) minMargin = m - d;
+      if (m <= d) {
+        windowSafe = false;
+        break;
+      }
+    }
+    if (windowSafe) continue;
+    const i1 = Math.min(count, i0 + stride, derivFailIndex);
+    for (let i = i0; i < i1; i++) {
+      const v = checkSample(i);
+      if (v) return v;
+    }
+  }
+  if (derivFail) return derivFail;
+  return {
+    ok: true,
+    stats: {
+      samples: count,
+      durationS,
+      maxVelocityRatio: maxV,
+      maxAccelerationRatio: maxA,
+      maxJerkRatio: maxJ,
+      maxGripperSpeedMps: maxGrip,
+      maxToolSpeedBoundMps: maxTool,
+      minClearanceM: minMargin,
+      fkEvaluations,
+    },
+  };
+}
+
+type MkViolation = (
+  kind: ViolationKind,
+  i: number,
+  limit: number,
+  value: number,
+  unit: Violation["unit"],
+  extra?: { joint?: string; link?: string; volume?: string },
+) => PrecheckResult;
+
+function geometryViolation(
+  g: CompiledGeometry,
+  pair: number,
+  i: number,
+  c: number,
+  floor: number,
+  mk: MkViolation,
+): PrecheckResult {
+  const bi = Math.floor(pair / g.stride);
+  const slot = pair % g.stride;
+  const link = g.bodies[bi]!.link;
+  if (slot === 0) return mk("workspace", i, floor, c, "m", { link, volume: "workspace" });
+  return mk("keep_out", i, floor, c, "m", { link, volume: g.volumes[slot - 1]!.name });
+}
+
+/** At one sample, report kinds in the documented order (position, velocity, acceleration, jerk) over all joints. */
+function firstKindAtSample(
+  found: PrecheckResult,
+  i: number,
+  q: Float64Array,
+  dof: number,
+  start: PrecheckInput["start"],
+  a0: readonly number[] | undefined,
+  traj: JointTrajectory,
+  limits: EffectiveLimits,
+  bandLo: Float64Array,
+  bandHi: Float64Array,
+  mk: MkViolation,
+): PrecheckResult {
+  const invT = 1 / traj.periodS;
+  const at = (k: number, j: number): number => (k < 0 ? start.q[j]! : q[k * dof + j]!);
+  const vel = (k: number, j: number): number => (k < 0 ? start.dq[j]! : (at(k, j) - at(k - 1, j)) * invT);
+  const acc = (k: number, j: number): number => (k < 0 ? (a0?.[j] ?? 0) : (vel(k, j) - vel(k - 1, j)) * invT);
+  const names = limits.jointNames;
+  for (let j = 0; j < dof; j++) {
+    const qi = at(i, j);
+    if (qi < bandLo[j]! || qi > bandHi[j]!)
+      return mk("position", i, qi < bandLo[j]! ? bandLo[j]! : bandHi[j]!, qi, "rad", { joint: names[j]! });
+  }
+  for (let j = 0; j < dof; j++) {
+    const v = vel(i, j);
+    if (Math.abs(v) > limits.maxVelocityRadps[j]!)
+      return mk("velocity", i, limits.maxVelocityRadps[j]!, v, "rad/s", { joint: names[j]! });
+  }
+  for (let j = 0; j < dof; j++) {
+    const a = acc(i, j);
+    if (Math.abs(a) > limits.maxAccelerationRadps2[j]!)
+      return mk("acceleration", i, limits.maxAccelerationRadps2[j]!, a, "rad/s^2", { joint: names[j]! });
+  }
+  for (let j = 0; j < dof; j++) {
+    const jk = (acc(i, j) - acc(i - 1, j)) * invT;
+    if (Math.abs(jk) > limits.maxJerkRadps3[j]!)
+      return mk("jerk", i, limits.maxJerkRadps3[j]!, jk, "rad/s^3", { joint: names[j]! });
+  }
+  return found;
+}
+
+/**
+ * Fields for RB_ERR_UNSAFE_CHUNK's details (and its message template
+ * "{kind} limit at row {row} ({what}: {value} > {limit} {unit})").
+ */
+export function violationDetails(v: Violation): Record<string, string | number> {
+  const what = v.joint ?? (v.volume && v.link ? `${v.link} in ${v.volume}` : (v.link ?? v.kind));
+  const d: Record<string, string | number> = {
+    kind: v.kind,
+    row: v.row,
+    sample_index: v.sampleIndex,
+    t_s: v.tS,
+    what,
+    value: v.value,
+    limit: v.limit,
+    unit: v.unit,
+  };
+  if (v.joint !== undefined) d.joint = v.joint;
+  if (v.link !== undefined) d.link = v.link;
+  if (v.volume !== undefined) d.volume = v.volume;
+  return d;
+}
