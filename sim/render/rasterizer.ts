@@ -1,0 +1,722 @@
+/**
+ * Software z-buffer rasterizer for the simulator's cameras: a render `Scene` plus a camera
+ * pose → an RGB image and a depth image.
+ *
+ * ```ts
+ * const r = new Rasterizer(camera);                  // CameraDescription (or just its intrinsics)
+ * const out = r.createTarget();                      // { rgb, depthMm } — allocate once
+ * r.render(scene, worldFromCamera, out);             // every frame, no allocation
+ * ```
+ *
+ * Conventions
+ * - Camera frame: OpenCV pinhole (x right, y down, z forward); pixel (u, v) has its centre at
+ *   integer coordinates, u = fx·X/Z + cx, v = fy·Y/Z + cy.
+ * - `worldFromCamera`: row-major Mat4 (robots/math.ts), world ← camera optical frame. The caller
+ *   computes it (fixed camera: its pose; wrist camera: tool pose · camera pose).
+ * - Output `rgb`: Uint8Array, width·height·3, row-major, RGB. `depthMm`: Uint16Array,
+ *   width·height, millimetres along the camera z axis (not along the ray), 0 = no surface;
+ *   surfaces beyond 65.535 m read 65535.
+ *
+ * Method
+ * - Shapes are tessellated once, cached by shape identity (tessellate.ts); each frame the
+ *   vertices are moved by camera ← object, objects outside the view frustum are skipped.
+ * - Triangles crossing the near plane (`nearM`) are clipped against it (1 triangle → 1 or 2);
+ *   back faces are culled (every mesh is closed); depth is interpolated as 1/z, which is affine
+ *   in screen space, so depth is perspective-correct. Shading is Gouraud Lambert with an
+ *   ambient term (`ambient`), light from `scene.lightDir`, interpolated in screen space;
+ *   emissive objects are drawn at full colour.
+ * - Tubes and tori also draw their centreline as a depth-tested 1-pixel line at the
+ *   centreline's depth: hidden behind the tube's own surface when the tube is wider than a
+ *   pixel, and keeping a 1.5 mm wire visible when it projects below one pixel.
+ * - Lens distortion: when any of k1 k2 p1 p2 k3 is non-zero, the scene is drawn into a larger
+ *   ideal pinhole image and remapped per pixel (nearest neighbour) with a map precomputed in
+ *   the constructor (distortion.ts); when all are zero there is no remap.
+ * - Deterministic: the same scene and camera give bit-identical output (no randomness, fixed
+ *   iteration order, no time-dependent state).
+ *
+ * `render` runs in the simulator's capture path: it allocates nothing once the vertex scratch
+ * has grown to the largest mesh (first frame).
+ */
+import type { Mat4 } from "../../robots/math.ts";
+import type { CameraDescription } from "../../gateway/seam/types.ts";
+import { buildRemap, parseDistortion } from "./distortion.ts";
+import type { Scene } from "./scene.ts";
+import { type Mesh, meshFor } from "./tessellate.ts";
+
+/** The part of a camera description the rasterizer needs. */
+export type RasterCamera = Pick<
+  CameraDescription,
+  "width" | "height" | "fx" | "fy" | "cx" | "cy" | "distortion"
+>;
+
+/** Caller-owned output buffers. */
+export interface RenderTarget {
+  /** width·height·3 bytes, row-major RGB */
+  rgb: Uint8Array;
+  /** width·height, millimetres along the camera z axis, 0 = no surface */
+  depthMm: Uint16Array;
+}
+
+export interface RasterizerOptions {
+  /** near clipping plane, metres along camera z (default 0.01) */
+  nearM?: number;
+  /** ambient share of the Lambert shading, 0…1 (default 0.35) */
+  ambient?: number;
+  /** draw tube / torus centrelines so sub-pixel wires stay visible (default true) */
+  thinLines?: boolean;
+}
+
+/** inclusive tolerance (pixels) at triangle edges, so shared edges never leave cracks */
+const EDGE_EPS = 1e-3;
+
+export class Rasterizer {
+  /** output size, pixels */
+  readonly width: number;
+  readonly height: number;
+  readonly nearM: number;
+  readonly ambient: number;
+  readonly thinLines: boolean;
+
+  // ideal pinhole image that triangles are drawn into (= output when undistorted)
+  private readonly iw: number;
+  private readonly ih: number;
+  private readonly fx: number;
+  private readonly fy: number;
+  private readonly cx: number;
+  private readonly cy: number;
+  /** per ideal pixel: 1/z (1/m) of the nearest surface, 0 = none */
+  private readonly invZ: Float32Array;
+  /** ideal colour buffer, only when distorted (otherwise we draw straight into the output) */
+  private readonly idealRgb: Uint8ClampedArray | null;
+  private readonly remap: Int32Array | null;
+  /** view-frustum side planes (unit normals through the camera centre), 4 × xyz */
+  private readonly planes = new Float64Array(12);
+
+  // per-frame scratch
+  private readonly camFromWorld = new Float64Array(16);
+  private readonly camFromObj = new Float64Array(16);
+  private vx = new Float64Array(0);
+  private vy = new Float64Array(0);
+  private vz = new Float64Array(0);
+  private vu = new Float64Array(0);
+  private vv = new Float64Array(0);
+  private vi = new Float64Array(0);
+  /** clipped polygon scratch: up to 4 vertices × (x, y, z, intensity) */
+  private readonly clip = new Float64Array(16);
+  private readonly clipIn = new Float64Array(12);
+  private own: RenderTarget | null = null;
+  private lastRgb: Uint8Array | null = null;
+  private lastRgbClamped: Uint8ClampedArray | null = null;
+
+  // current object colour (set per object, read by the fill routines)
+  private cr = 0;
+  private cg = 0;
+  private cb = 0;
+  private target: Uint8ClampedArray = new Uint8ClampedArray(0);
+
+  constructor(camera: RasterCamera, options: RasterizerOptions = {}) {
+    const { width, height, fx, fy, cx, cy } = camera;
+    if (!(Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0)) {
+      throw new Error(`camera size must be positive integers, got ${width}×${height}`);
+    }
+    for (const [k, v] of Object.entries({ fx, fy, cx, cy })) {
+      if (!Number.isFinite(v)) throw new Error(`camera ${k} must be finite`);
+    }
+    if (!(fx > 0 && fy > 0)) throw new Error("camera fx and fy must be > 0");
+    this.width = width;
+    this.height = height;
+    this.nearM = options.nearM ?? 0.01;
+    if (!(this.nearM > 0)) throw new Error("nearM must be > 0");
+    this.ambient = options.ambient ?? 0.35;
+    this.thinLines = options.thinLines ?? true;
+    this.fx = fx;
+    this.fy = fy;
+    const dist = parseDistortion(camera.distortion);
+    if (dist === null) {
+      this.iw = width;
+      this.ih = height;
+      this.cx = cx;
+      this.cy = cy;
+      this.idealRgb = null;
+      this.remap = null;
+    } else {
+      const m = buildRemap(camera, dist);
+      this.iw = m.idealWidth;
+      this.ih = m.idealHeight;
+      this.cx = m.idealCx;
+      this.cy = m.idealCy;
+      this.idealRgb = new Uint8ClampedArray(this.iw * this.ih * 3);
+      this.remap = m.source;
+    }
+    this.invZ = new Float32Array(this.iw * this.ih);
+    // side planes: u ≥ -0.5, u ≤ W-0.5, v ≥ -0.5, v ≤ H-0.5, as n·X ≥ 0
+    const raw = [
+      [this.fx, 0, this.cx + 0.5],
+      [-this.fx, 0, this.iw - 0.5 - this.cx],
+      [0, this.fy, this.cy + 0.5],
+      [0, -this.fy, this.ih - 0.5 - this.cy],
+    ];
+    raw.forEach((p, k) => {
+      const n = Math.hypot(p[0]!, p[1]!, p[2]!);
+      this.planes[k * 3] = p[0]! / n;
+      this.planes[k * 3 + 1] = p[1]! / n;
+      this.planes[k * 3 + 2] = p[2]! / n;
+    });
+  }
+
+  /** Allocate a pair of output buffers of this camera's size. */
+  createTarget(): RenderTarget {
+    return {
+      rgb: new Uint8Array(this.width * this.height * 3),
+      depthMm: new Uint16Array(this.width * this.height),
+    };
+  }
+
+  /**
+   * Render the scene seen from `worldFromCamera` into `out` (or into buffers owned by this
+   * rasterizer, overwritten by the next call) and return them. Allocation-free per frame.
+   * Throws if `out` has the wrong size.
+   */
+  render(scene: Scene, worldFromCamera: Mat4, out?: RenderTarget): RenderTarget {
+    const target = out ?? (this.own ??= this.createTarget());
+    const n = this.width * this.height;
+    if (target.rgb.length !== n * 3 || target.depthMm.length !== n) {
+      throw new Error(`render target must be ${this.width}×${this.height} (rgb ×3, depth ×1)`);
+    }
+    invertRigid(worldFromCamera, this.camFromWorld);
+    this.invZ.fill(0);
+    this.target = this.idealRgb ?? this.clampedView(target.rgb);
+
+    const lw = scene.lightDir;
+    const ln = Math.hypot(lw[0], lw[1], lw[2]) || 1;
+    const lx = lw[0] / ln;
+    const ly = lw[1] / ln;
+    const lz = lw[2] / ln;
+    for (const obj of scene.objects) {
+      if (obj.visible === false) continue;
+      this.drawObject(meshFor(obj.shape), obj.pose, obj.color, obj.emissive === true, lx, ly, lz);
+    }
+    this.resolve(scene, target);
+    return target;
+  }
+
+  private clampedView(rgb: Uint8Array): Uint8ClampedArray {
+    if (this.lastRgb !== rgb || this.lastRgbClamped === null) {
+      this.lastRgb = rgb;
+      this.lastRgbClamped = new Uint8ClampedArray(rgb.buffer, rgb.byteOffset, rgb.length);
+    }
+    return this.lastRgbClamped;
+  }
+
+  /** Background and depth in one pass (and the lens remap when distorted). */
+  private resolve(scene: Scene, target: RenderTarget): void {
+    const [br, bg, bb] = scene.background;
+    const rgb = target.rgb;
+    const depth = target.depthMm;
+    const iz = this.invZ;
+    const n = this.width * this.height;
+    const remap = this.remap;
+    const ideal = this.idealRgb;
+    if (remap === null || ideal === null) {
+      for (let i = 0, o = 0; i < n; i++, o += 3) {
+        const z = iz[i]!;
+        if (z > 0) {
+          const mm = Math.round(1000 / z);
+          depth[i] = Math.min(mm, 65535);
+        } else {
+          depth[i] = 0;
+          rgb[o] = br;
+          rgb[o + 1] = bg;
+          rgb[o + 2] = bb;
+        }
+      }
+      return;
+    }
+    for (let i = 0, o = 0; i < n; i++, o += 3) {
+      const s = remap[i]!;
+      const z = s >= 0 ? iz[s]! : 0;
+      if (z > 0) {
+        const mm = Math.round(1000 / z);
+        depth[i] = Math.min(mm, 65535);
+        const so = s * 3;
+        rgb[o] = ideal[so]!;
+        rgb[o + 1] = ideal[so + 1]!;
+        rgb[o + 2] = ideal[so + 2]!;
+      } else {
+        depth[i] = 0;
+        rgb[o] = br;
+        rgb[o + 1] = bg;
+        rgb[o + 2] = bb;
+      }
+    }
+  }
+
+  private ensureScratch(nv: number): void {
+    if (this.vx.length >= nv) return;
+    const m = Math.max(nv, this.vx.length * 2);
+    this.vx = new Float64Array(m);
+    this.vy = new Float64Array(m);
+    this.vz = new Float64Array(m);
+    this.vu = new Float64Array(m);
+    this.vv = new Float64Array(m);
+    this.vi = new Float64Array(m);
+  }
+
+  private drawObject(
+    mesh: Mesh,
+    pose: Mat4,
+    color: readonly [number, number, number],
+    emissive: boolean,
+    lx: number,
+    ly: number,
+    lz: number,
+  ): void {
+    const M = this.camFromObj;
+    mul(this.camFromWorld, pose, M);
+    const m0 = M[0]!;
+    const m1 = M[1]!;
+    const m2 = M[2]!;
+    const m3 = M[3]!;
+    const m4 = M[4]!;
+    const m5 = M[5]!;
+    const m6 = M[6]!;
+    const m7 = M[7]!;
+    const m8 = M[8]!;
+    const m9 = M[9]!;
+    const m10 = M[10]!;
+    const m11 = M[11]!;
+
+    // bounding-sphere culling against near plane and the four side planes
+    const bc = mesh.boundCentreM;
+    const bx = m0 * bc[0] + m1 * bc[1] + m2 * bc[2] + m3;
+    const by = m4 * bc[0] + m5 * bc[1] + m6 * bc[2] + m7;
+    const bz = m8 * bc[0] + m9 * bc[1] + m10 * bc[2] + m11;
+    const br = mesh.boundRadiusM;
+    if (bz + br < this.nearM) return;
+    const P = this.planes;
+    for (let k = 0; k < 12; k += 3) {
+      if (P[k]! * bx + P[k + 1]! * by + P[k + 2]! * bz < -br) return;
+    }
+
+    this.cr = color[0];
+    this.cg = color[1];
+    this.cb = color[2];
+    // light direction in the object frame: pose rotationᵀ · light (world)
+    const olx = pose[0]! * lx + pose[4]! * ly + pose[8]! * lz;
+    const oly = pose[1]! * lx + pose[5]! * ly + pose[9]! * lz;
+    const olz = pose[2]! * lx + pose[6]! * ly + pose[10]! * lz;
+    const amb = this.ambient;
+    const dif = 1 - amb;
+
+    const pos = mesh.positionsM;
+    const nrm = mesh.normals;
+    const nv = pos.length / 3;
+    this.ensureScratch(nv);
+    const vx = this.vx;
+    const vy = this.vy;
+    const vz = this.vz;
+    const vu = this.vu;
+    const vv = this.vv;
+    const vi = this.vi;
+    const fx = this.fx;
+    const fy = this.fy;
+    const cx = this.cx;
+    const cy = this.cy;
+    const near = this.nearM;
+    for (let i = 0, k = 0; i < nv; i++, k += 3) {
+      const px = pos[k]!;
+      const py = pos[k + 1]!;
+      const pz = pos[k + 2]!;
+      const x = m0 * px + m1 * py + m2 * pz + m3;
+      const y = m4 * px + m5 * py + m6 * pz + m7;
+      const z = m8 * px + m9 * py + m10 * pz + m11;
+      vx[i] = x;
+      vy[i] = y;
+      vz[i] = z;
+      if (z >= near) {
+        const w = 1 / z;
+        vu[i] = fx * x * w + cx;
+        vv[i] = fy * y * w + cy;
+      }
+      if (emissive) vi[i] = 1;
+      else {
+        const d = nrm[k]! * olx + nrm[k + 1]! * oly + nrm[k + 2]! * olz;
+        vi[i] = d > 0 ? amb + dif * d : amb;
+      }
+    }
+
+    const idx = mesh.indices;
+    const nt = idx.length;
+    for (let t = 0; t < nt; t += 3) {
+      const a = idx[t]!;
+      const b = idx[t + 1]!;
+      const c = idx[t + 2]!;
+      const za = vz[a]!;
+      const zb = vz[b]!;
+      const zc = vz[c]!;
+      if (za >= near && zb >= near && zc >= near) {
+        this.fillTri(
+          vu[a]!,
+          vv[a]!,
+          1 / za,
+          vi[a]!,
+          vu[b]!,
+          vv[b]!,
+          1 / zb,
+          vi[b]!,
+          vu[c]!,
+          vv[c]!,
+          1 / zc,
+          vi[c]!,
+        );
+      } else if (za >= near || zb >= near || zc >= near) {
+        this.clipAndFill(a, b, c);
+      }
+    }
+
+    if (this.thinLines) {
+      for (const line of mesh.lines) this.drawLine(line.pointsM, line.closed, emissive, olx, oly, olz);
+    }
+  }
+
+  /** Clip a triangle crossing the near plane (Sutherland–Hodgman, one plane) and fill it. */
+  private clipAndFill(a: number, b: number, c: number): void {
+    const near = this.nearM;
+    const src = this.clipIn;
+    const dst = this.clip;
+    for (let k = 0; k < 3; k++) {
+      const i = k === 0 ? a : k === 1 ? b : c;
+      src[k * 4] = this.vx[i]!;
+      src[k * 4 + 1] = this.vy[i]!;
+      src[k * 4 + 2] = this.vz[i]!;
+      src[k * 4 + 3] = this.vi[i]!;
+    }
+    let n = 0;
+    for (let k = 0; k < 3; k++) {
+      const p = k * 4;
+      const q = ((k + 1) % 3) * 4;
+      const zp = src[p + 2]!;
+      const zq = src[q + 2]!;
+      const pin = zp >= near;
+      const qin = zq >= near;
+      if (pin) {
+        dst[n * 4] = src[p]!;
+        dst[n * 4 + 1] = src[p + 1]!;
+        dst[n * 4 + 2] = zp;
+        dst[n * 4 + 3] = src[p + 3]!;
+        n++;
+      }
+      if (pin !== qin) {
+        const s = (near - zp) / (zq - zp);
+        dst[n * 4] = src[p]! + s * (src[q]! - src[p]!);
+        dst[n * 4 + 1] = src[p + 1]! + s * (src[q + 1]! - src[p + 1]!);
+        dst[n * 4 + 2] = near;
+        dst[n * 4 + 3] = src[p + 3]! + s * (src[q + 3]! - src[p + 3]!);
+        n++;
+      }
+    }
+    // project in place: (x, y, z, I) → (u, v, 1/z, I)
+    for (let k = 0; k < n; k++) {
+      const w = 1 / dst[k * 4 + 2]!;
+      dst[k * 4] = this.fx * dst[k * 4]! * w + this.cx;
+      dst[k * 4 + 1] = this.fy * dst[k * 4 + 1]! * w + this.cy;
+      dst[k * 4 + 2] = w;
+    }
+    for (let k = 1; k + 1 < n; k++) {
+      const p = k * 4;
+      const q = (k + 1) * 4;
+      this.fillTri(
+        dst[0]!,
+        dst[1]!,
+        dst[2]!,
+        dst[3]!,
+        dst[p]!,
+        dst[p + 1]!,
+        dst[p + 2]!,
+        dst[p + 3]!,
+        dst[q]!,
+        dst[q + 1]!,
+        dst[q + 2]!,
+        dst[q + 3]!,
+      );
+    }
+  }
+
+  /**
+   * Fill one projected triangle (screen u, v; w = 1/z; intensity i) with depth test.
+   * Back faces (counter-clockwise on screen with v down, i.e. positive area) are culled.
+   */
+  private fillTri(
+    u0: number,
+    v0: number,
+    w0: number,
+    i0: number,
+    u1: number,
+    v1: number,
+    w1: number,
+    i1: number,
+    u2: number,
+    v2: number,
+    w2: number,
+    i2: number,
+  ): void {
+    // front faces have negative area in (u right, v down); swap 1 ↔ 2 to work with positive area
+    const area0 = (u1 - u0) * (v2 - v0) - (v1 - v0) * (u2 - u0);
+    if (!(area0 < 0)) return;
+    let t = u1;
+    u1 = u2;
+    u2 = t;
+    t = v1;
+    v1 = v2;
+    v2 = t;
+    t = w1;
+    w1 = w2;
+    w2 = t;
+    t = i1;
+    i1 = i2;
+    i2 = t;
+    const area = -area0;
+
+    const W = this.iw;
+    const H = this.ih;
+    let minU = Math.min(u0, u1);
+    if (u2 < minU) minU = u2;
+    let maxU = Math.max(u0, u1);
+    if (u2 > maxU) maxU = u2;
+    let minV = Math.min(v0, v1);
+    if (v2 < minV) minV = v2;
+    let maxV = Math.max(v0, v1);
+    if (v2 > maxV) maxV = v2;
+    let xs0 = Math.ceil(minU - EDGE_EPS);
+    let xe0 = Math.floor(maxU + EDGE_EPS);
+    let ys = Math.ceil(minV - EDGE_EPS);
+    let ye = Math.floor(maxV + EDGE_EPS);
+    if (xs0 < 0) xs0 = 0;
+    if (xe0 > W - 1) xe0 = W - 1;
+    if (ys < 0) ys = 0;
+    if (ye > H - 1) ye = H - 1;
+    if (xs0 > xe0 || ys > ye) return;
+
+    // plane gradients of 1/z and intensity
+    const du1 = u1 - u0;
+    const dv1 = v1 - v0;
+    const du2 = u2 - u0;
+    const dv2 = v2 - v0;
+    const inv = 1 / area;
+    const dwdx = ((w1 - w0) * dv2 - (w2 - w0) * dv1) * inv;
+    const dwdy = ((w2 - w0) * du1 - (w1 - w0) * du2) * inv;
+    const didx = ((i1 - i0) * dv2 - (i2 - i0) * dv1) * inv;
+    const didy = ((i2 - i0) * du1 - (i1 - i0) * du2) * inv;
+    const w00 = w0 - dwdx * u0 - dwdy * v0; // 1/z at pixel (0, 0)
+    const i00 = i0 - didx * u0 - didy * v0;
+
+    // Edge a→b, inside where (bu−au)(y−av) − (bv−av)(x−au) ≥ 0. For a non-horizontal edge
+    // the boundary is x = au + (bu−au)(y−av)/(bv−av); it bounds x from below when bv < av.
+    // Boundary x(y) = e0 + e1·y; kind: 1 = lower bound, −1 = upper bound, 0 = horizontal.
+    const k01 = v1 < v0 ? 1 : v1 > v0 ? -1 : 0;
+    const s01 = k01 === 0 ? 0 : (u1 - u0) / (v1 - v0);
+    const e01 = u0 - s01 * v0;
+    const k12 = v2 < v1 ? 1 : v2 > v1 ? -1 : 0;
+    const s12 = k12 === 0 ? 0 : (u2 - u1) / (v2 - v1);
+    const e12 = u1 - s12 * v1;
+    const k20 = v0 < v2 ? 1 : v0 > v2 ? -1 : 0;
+    const s20 = k20 === 0 ? 0 : (u0 - u2) / (v0 - v2);
+    const e20 = u2 - s20 * v2;
+
+    const zbuf = this.invZ;
+    const rgb = this.target;
+    const r = this.cr;
+    const g = this.cg;
+    const b = this.cb;
+    for (let y = ys; y <= ye; y++) {
+      let lo = xs0 - EDGE_EPS;
+      let hi = xe0 + EDGE_EPS;
+      let x = e01 + s01 * y;
+      if (k01 > 0) {
+        if (x > lo) lo = x;
+      } else if (k01 < 0 && x < hi) hi = x;
+      x = e12 + s12 * y;
+      if (k12 > 0) {
+        if (x > lo) lo = x;
+      } else if (k12 < 0 && x < hi) hi = x;
+      x = e20 + s20 * y;
+      if (k20 > 0) {
+        if (x > lo) lo = x;
+      } else if (k20 < 0 && x < hi) hi = x;
+      const xs = Math.ceil(lo - EDGE_EPS);
+      const xe = Math.floor(hi + EDGE_EPS);
+      if (xs > xe) continue;
+      const wRow = w00 + dwdy * y;
+      const iRow = i00 + didy * y;
+      const row = y * W;
+      for (let xi = xs; xi <= xe; xi++) {
+        const w = wRow + dwdx * xi;
+        const p = row + xi;
+        if (w > zbuf[p]!) {
+          zbuf[p] = w;
+          const it = iRow + didx * xi;
+          const o = p * 3;
+          rgb[o] = r * it;
+          rgb[o + 1] = g * it;
+          rgb[o + 2] = b * it;
+        }
+      }
+    }
+  }
+
+  /**
+   * Draw a centreline (object frame) as a depth-tested 1-pixel line, shaded as the side of a
+   * tube facing the camera. Uses the current camFromObj and colour.
+   */
+  private drawLine(
+    pts: Float32Array,
+    closed: boolean,
+    emissive: boolean,
+    olx: number,
+    oly: number,
+    olz: number,
+  ): void {
+    const M = this.camFromObj;
+    const np = pts.length / 3;
+    this.ensureScratch(np);
+    const vx = this.vx;
+    const vy = this.vy;
+    const vz = this.vz;
+    for (let i = 0, k = 0; i < np; i++, k += 3) {
+      const px = pts[k]!;
+      const py = pts[k + 1]!;
+      const pz = pts[k + 2]!;
+      vx[i] = M[0]! * px + M[1]! * py + M[2]! * pz + M[3]!;
+      vy[i] = M[4]! * px + M[5]! * py + M[6]! * pz + M[7]!;
+      vz[i] = M[8]! * px + M[9]! * py + M[10]! * pz + M[11]!;
+    }
+    // light in the camera frame: camFromObj rotation · object-frame light
+    const lx = M[0]! * olx + M[1]! * oly + M[2]! * olz;
+    const ly = M[4]! * olx + M[5]! * oly + M[6]! * olz;
+    const lz = M[8]! * olx + M[9]! * oly + M[10]! * olz;
+    const amb = this.ambient;
+    const near = this.nearM;
+    const nSeg = closed ? np : np - 1;
+    for (let s = 0; s < nSeg; s++) {
+      const a = s;
+      const b = s + 1 === np ? 0 : s + 1;
+      let ax = vx[a]!;
+      let ay = vy[a]!;
+      let az = vz[a]!;
+      let bx = vx[b]!;
+      let by = vy[b]!;
+      let bz = vz[b]!;
+      if (az < near && bz < near) continue;
+      if (az < near) {
+        const t = (near - az) / (bz - az);
+        ax += t * (bx - ax);
+        ay += t * (by - ay);
+        az = near;
+      } else if (bz < near) {
+        const t = (near - bz) / (az - bz);
+        bx += t * (ax - bx);
+        by += t * (ay - by);
+        bz = near;
+      }
+      let it = 1;
+      if (!emissive) {
+        // normal: from the segment axis towards the camera, perpendicular to the segment
+        let tx = bx - ax;
+        let ty = by - ay;
+        let tz = bz - az;
+        const tl = Math.hypot(tx, ty, tz) || 1;
+        tx /= tl;
+        ty /= tl;
+        tz /= tl;
+        const mx = -(ax + bx) / 2;
+        const my = -(ay + by) / 2;
+        const mz = -(az + bz) / 2;
+        const d = mx * tx + my * ty + mz * tz;
+        const nx = mx - d * tx;
+        const ny = my - d * ty;
+        const nz = mz - d * tz;
+        const nl = Math.hypot(nx, ny, nz) || 1;
+        const l = (nx * lx + ny * ly + nz * lz) / nl;
+        it = l > 0 ? amb + (1 - amb) * l : amb;
+      }
+      this.lineSeg(ax, ay, az, bx, by, bz, it);
+    }
+  }
+
+  private lineSeg(ax: number, ay: number, az: number, bx: number, by: number, bz: number, it: number): void {
+    const wa = 1 / az;
+    const wb = 1 / bz;
+    const ua = this.fx * ax * wa + this.cx;
+    const va = this.fy * ay * wa + this.cy;
+    const ub = this.fx * bx * wb + this.cx;
+    const vb = this.fy * by * wb + this.cy;
+    const W = this.iw;
+    const H = this.ih;
+    // trivially outside?
+    if ((ua < -0.5 && ub < -0.5) || (va < -0.5 && vb < -0.5)) return;
+    if ((ua > W - 0.5 && ub > W - 0.5) || (va > H - 0.5 && vb > H - 0.5)) return;
+    const du = ub - ua;
+    const dv = vb - va;
+    let steps = Math.ceil(Math.max(Math.abs(du), Math.abs(dv)));
+    if (steps < 1) steps = 1;
+    if (steps > 4 * (W + H)) steps = 4 * (W + H); // a segment crossing the whole view (clipped at near)
+    const zbuf = this.invZ;
+    const rgb = this.target;
+    const r = this.cr * it;
+    const g = this.cg * it;
+    const b = this.cb * it;
+    const inv = 1 / steps;
+    for (let k = 0; k <= steps; k++) {
+      const t = k * inv;
+      const x = Math.round(ua + du * t);
+      const y = Math.round(va + dv * t);
+      if (x < 0 || y < 0 || x >= W || y >= H) continue;
+      const w = wa + (wb - wa) * t;
+      const p = y * W + x;
+      if (w > zbuf[p]!) {
+        zbuf[p] = w;
+        const o = p * 3;
+        rgb[o] = r;
+        rgb[o + 1] = g;
+        rgb[o + 2] = b;
+      }
+    }
+  }
+}
+
+/** out = rigid inverse of m (row-major). */
+function invertRigid(m: Mat4, out: Float64Array): void {
+  out[0] = m[0]!;
+  out[1] = m[4]!;
+  out[2] = m[8]!;
+  out[4] = m[1]!;
+  out[5] = m[5]!;
+  out[6] = m[9]!;
+  out[8] = m[2]!;
+  out[9] = m[6]!;
+  out[10] = m[10]!;
+  const tx = m[3]!;
+  const ty = m[7]!;
+  const tz = m[11]!;
+  out[3] = -(out[0]! * tx + out[1]! * ty + out[2]! * tz);
+  out[7] = -(out[4]! * tx + out[5]! * ty + out[6]! * tz);
+  out[11] = -(out[8]! * tx + out[9]! * ty + out[10]! * tz);
+  out[12] = out[13] = out[14] = 0;
+  out[15] = 1;
+}
+
+/** out = a · b for rigid 4×4 row-major transforms (bottom row assumed 0 0 0 1). */
+function mul(a: Float64Array, b: Float64Array, out: Float64Array): void {
+  for (let r = 0; r < 12; r += 4) {
+    const a0 = a[r]!;
+    const a1 = a[r + 1]!;
+    const a2 = a[r + 2]!;
+    const a3 = a[r + 3]!;
+    out[r] = a0 * b[0]! + a1 * b[4]! + a2 * b[8]!;
+    out[r + 1] = a0 * b[1]! + a1 * b[5]! + a2 * b[9]!;
+    out[r + 2] = a0 * b[2]! + a1 * b[6]! + a2 * b[10]!;
+    out[r + 3] = a0 * b[3]! + a1 * b[7]! + a2 * b[11]! + a3;
+  }
+  out[12] = out[13] = out[14] = 0;
+  out[15] = 1;
+}

@@ -1,0 +1,42 @@
+/**
+ * Render the demo scene from its three viewpoints and write PNGs into docs/images/
+ * (RGB, and a false-colour depth image for the front view).
+ * Usage: npx tsx sim/render/write-examples.ts [outDir]
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { DEMO_CAMERA, demoScene, demoViews } from "./demo-scene.ts";
+import { encodeRgb } from "./encode.ts";
+import { Rasterizer } from "./rasterizer.ts";
+
+const outDir = process.argv[2] ?? join("docs", "images");
+mkdirSync(outDir, { recursive: true });
+const scene = demoScene();
+const r = new Rasterizer(DEMO_CAMERA);
+const out = r.createTarget();
+const { width: w, height: h } = DEMO_CAMERA;
+for (const [name, view] of Object.entries(demoViews())) {
+  r.render(scene, view, out);
+  const file = join(outDir, `render-${name}.png`);
+  writeFileSync(file, await encodeRgb(out.rgb, w, h, "png"));
+  console.log(`wrote ${file}`);
+  if (name === "front") {
+    // depth as grey: near = bright, no surface = black
+    let lo = Infinity;
+    let hi = 0;
+    for (const d of out.depthMm) {
+      if (d > 0) {
+        lo = Math.min(lo, d);
+        hi = Math.max(hi, d);
+      }
+    }
+    const vis = new Uint8Array(w * h * 3);
+    out.depthMm.forEach((d, i) => {
+      const g = d === 0 ? 0 : Math.round(255 - (200 * (d - lo)) / Math.max(1, hi - lo));
+      vis.fill(g, i * 3, i * 3 + 3);
+    });
+    const dfile = join(outDir, `render-${name}-depth.png`);
+    writeFileSync(dfile, await encodeRgb(vis, w, h, "png"));
+    console.log(`wrote ${dfile} (depth ${lo}…${hi} mm)`);
+  }
+}
