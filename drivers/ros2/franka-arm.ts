@@ -1,0 +1,642 @@
+/**
+ * Driver: a Franka arm (and its gripper) under franka_ros2, over any RosTransport.
+ *
+ * Lifecycle (ros2_control style, STYLE.md §2):
+ * - `unconfigured`: nothing subscribed; only configure() is allowed.
+ * - `inactive`: connected, joint states flowing; read() yes, motion and gripper no.
+ * - `active`: everything allowed.
+ * - `error`: the connection dropped or the robot reported an error (reflex); read() answers
+ *   the last reading, motion no; an operator calls recover() (runs franka error recovery).
+ * - `finalized`: shut down.
+ *
+ * The driver does not own the transport's life: configure() connects it if needed, shutdown()
+ * only removes the driver's subscriptions (cameras may share the transport).
+ */
+import {
+  assertLifecycle,
+  type ExecuteOptions,
+  type ExecuteResult,
+  type JointReading,
+  type JointTrajectory,
+  type LifecycleState,
+  type SensorEvent,
+  type SensorEventListener,
+} from "../../gateway/seam/types.ts";
+import type { RobotModel } from "../../robots/types.ts";
+import { RosDriverError } from "./errors.ts";
+import type { FrankaRosConfig } from "./franka-config.ts";
+import { parseFrankaRosConfig } from "./franka-config.ts";
+import {
+  FJT_ERROR_CODES,
+  FJT_SUCCESSFUL,
+  type FollowJointTrajectoryFeedback,
+  type FollowJointTrajectoryGoal,
+  type FollowJointTrajectoryResult,
+  type GripperGraspGoal,
+  type GripperMoveGoal,
+  type GripperResult,
+  type JointStateMsg,
+  type TriggerResponse,
+  timeToS,
+} from "./messages.ts";
+import { StampClock } from "./stamp-clock.ts";
+import { buildFollowJointTrajectoryGoal } from "./trajectory-goal.ts";
+import { type ActionOutcome, GoalStatus, type RosTransport, type Unsubscribe } from "./transport.ts";
+
+/** A joint reading as the ROS driver measured it. */
+export interface RosJointReading extends JointReading {
+  /** header stamp of the joint state message, ROS seconds */
+  stampS: number;
+  /** gateway time at which the message arrived, s */
+  receivedT: number;
+}
+
+/** What the trajectory controller answered (FollowJointTrajectory result). */
+export interface ControllerResult {
+  /** goal status (action_msgs/GoalStatus) */
+  status: number;
+  /** FollowJointTrajectory error_code (0 = SUCCESSFUL) */
+  errorCode: number;
+  /** name of the error code, e.g. "PATH_TOLERANCE_VIOLATED" */
+  errorCodeName: string;
+  /** the controller's error_string (franka_ros2: reflex / libfranka error names) */
+  errorString: string;
+}
+
+export interface FrankaExecuteResult extends ExecuteResult {
+  controller?: ControllerResult;
+}
+
+export interface FrankaArmDriverOptions {
+  transport: RosTransport;
+  robot: RobotModel;
+  /** parsed resource config; default franka_ros2's names */
+  config?: FrankaRosConfig;
+  /** gateway monotonic clock, s */
+  now: () => number;
+  /** shared stamp → gateway time mapping (share it with cameras stamped by the same machine) */
+  stampClock?: StampClock;
+}
+
+const TYPES = {
+  jointState: "sensor_msgs/msg/JointState",
+  fjt: "control_msgs/action/FollowJointTrajectory",
+  move: "franka_msgs/action/Move",
+  grasp: "franka_msgs/action/Grasp",
+  homing: "franka_msgs/action/Homing",
+  trigger: "std_srvs/srv/Trigger",
+  errorRecovery: "franka_msgs/action/ErrorRecovery",
+  cancelGoal: "action_msgs/srv/CancelGoal",
+} as const;
+
+interface RunningGoal {
+  cancel(reason: "aborted" | "stopped"): void;
+  settled: Promise<unknown>;
+}
+
+export class FrankaArmDriver {
+  readonly config: FrankaRosConfig;
+  readonly stampClock: StampClock;
+  private state: LifecycleState = "unconfigured";
+  private readonly transport: RosTransport;
+  private readonly robot: RobotModel;
+  private readonly now: () => number;
+  private readonly jointNames: readonly string[];
+  private readonly subs: Unsubscribe[] = [];
+  private readonly readingListeners = new Set<(r: RosJointReading) => void>();
+  private readonly eventListeners = new Set<SensorEventListener>();
+  private latest: RosJointReading | undefined;
+  private gripperWidthM = Number.NaN;
+  private lastNames: string[] = [];
+  private readonly index: number[] = [];
+  private goal: RunningGoal | undefined;
+  private goalLostOnDisconnect = false;
+  private lostAtT = Number.NEGATIVE_INFINITY;
+
+  constructor(opts: FrankaArmDriverOptions) {
+    this.transport = opts.transport;
+    this.robot = opts.robot;
+    this.config = opts.config ?? parseFrankaRosConfig();
+    this.now = opts.now;
+    this.stampClock = opts.stampClock ?? new StampClock(opts.now);
+    this.jointNames = this.config.jointNames ?? opts.robot.joints.map((j) => j.name);
+    this.index = new Array(this.jointNames.length).fill(-1);
+  }
+
+  get lifecycle(): LifecycleState {
+    return this.state;
+  }
+
+  /** device name used in faults */
+  get device(): string {
+    return `ros2:${this.transport.endpoint}`;
+  }
+
+  // ───────────────────────── lifecycle (may throw) ─────────────────────────
+
+  async configure(): Promise<void> {
+    assertLifecycle("configure", this.state, ["unconfigured"]);
+    await this.transport.connect();
+    const c = this.config;
+    this.subs.push(
+      this.transport.subscribe<JointStateMsg>(c.jointStatesTopic, TYPES.jointState, (m) =>
+        this.onJointState(m),
+      ),
+      this.transport.subscribe<JointStateMsg>(`${c.gripperNode}/joint_states`, TYPES.jointState, (m) =>
+        this.onGripperState(m),
+      ),
+      this.transport.onConnectionChange((e) => {
+        if (e.type === "lost") this.onConnectionLost(e.reason);
+        else if (e.type === "connected") this.onReconnected();
+      }),
+    );
+    try {
+      await this.waitForReading(c.firstJointStateTimeoutS, Number.NEGATIVE_INFINITY);
+    } catch (e) {
+      this.dropSubscriptions();
+      throw e;
+    }
+    this.state = "inactive";
+  }
+
+  async activate(): Promise<void> {
+    assertLifecycle("activate", this.state, ["inactive"]);
+    if (!this.transport.connected) {
+      throw new RosDriverError("RB_ERR_ROS_NOT_CONNECTED", {
+        url: this.transport.endpoint,
+        operation: "activate",
+      });
+    }
+    this.state = "active";
+  }
+
+  async deactivate(): Promise<void> {
+    assertLifecycle("deactivate", this.state, ["active", "inactive"]);
+    await this.stop("deactivate");
+    this.state = "inactive";
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.state === "finalized") return;
+    await this.stop("shutdown");
+    this.dropSubscriptions();
+    this.state = "finalized";
+  }
+
+  /**
+   * Operator only: leave the error state. Needs a live connection and a joint state newer than
+   * the fault; runs franka error recovery (clears reflexes), then the driver is `inactive`.
+   */
+  async recover(): Promise<void> {
+    assertLifecycle("recover", this.state, ["error"]);
+    if (!this.transport.connected) {
+      throw new RosDriverError("RB_ERR_ROS_NOT_CONNECTED", {
+        url: this.transport.endpoint,
+        operation: "recover",
+      });
+    }
+    await this.waitForReading(this.config.firstJointStateTimeoutS, this.lostAtT);
+    await this.errorRecovery();
+    this.state = "inactive";
+  }
+
+  /** Operator only: call franka error recovery (franka_msgs/action/ErrorRecovery). */
+  async errorRecovery(): Promise<void> {
+    assertLifecycle("errorRecovery", this.state, ["inactive", "active", "error"]);
+    const action = this.config.errorRecoveryAction;
+    const out = await this.transport.sendActionGoal<object, unknown, object>(action, TYPES.errorRecovery, {})
+      .result;
+    if (out.status !== GoalStatus.SUCCEEDED) {
+      throw new RosDriverError("RB_ERR_ROS_ACTION_FAILED", { action, reason: describeOutcome(out) });
+    }
+  }
+
+  // ───────────────────────── readings ─────────────────────────
+
+  /** latest reading; throws RB_ERR_ROS_NO_JOINT_STATE before the first one */
+  read(): RosJointReading {
+    assertLifecycle("read", this.state, ["inactive", "active", "error"]);
+    if (!this.latest)
+      throw new RosDriverError("RB_ERR_ROS_NO_JOINT_STATE", { topic: this.config.jointStatesTopic });
+    return this.latest;
+  }
+
+  /** latest reading or undefined (any state) */
+  peek(): RosJointReading | undefined {
+    return this.latest;
+  }
+
+  /** be called with every joint state (control loop: keep listeners light) */
+  onReading(listener: (r: RosJointReading) => void): Unsubscribe {
+    this.readingListeners.add(listener);
+    return () => this.readingListeners.delete(listener);
+  }
+
+  /** fault events (connection lost, robot errors) */
+  onEvent(listener: SensorEventListener): Unsubscribe {
+    this.eventListeners.add(listener);
+    return () => this.eventListeners.delete(listener);
+  }
+
+  // ───────────────────────── motion ─────────────────────────
+
+  /**
+   * Execute a dense trajectory as one FollowJointTrajectory goal. `onTick` runs once per joint
+   * state message with the sample index estimated from elapsed time. Setup problems throw;
+   * how the motion ended is returned.
+   */
+  async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<FrankaExecuteResult> {
+    assertLifecycle("execute", this.state, ["active"]);
+    if (this.goal)
+      throw new RosDriverError("RB_ERR_ROS_MOTION_BUSY", { action: this.config.trajectoryAction });
+    const start = this.read();
+    const dof = this.jointNames.length;
+    for (let j = 0; j < dof && traj.count > 0; j++) {
+      const d = Math.abs(traj.q[j]! - start.q[j]!);
+      if (d > this.config.startToleranceRad) {
+        throw new RosDriverError("RB_ERR_ROS_START_MISMATCH", {
+          joint: this.jointNames[j],
+          distanceRad: Number(d.toFixed(4)),
+          toleranceRad: this.config.startToleranceRad,
+        });
+      }
+    }
+    if (opts.signal?.aborted || traj.count === 0) {
+      return {
+        outcome: opts.signal?.aborted ? "aborted" : "completed",
+        samplesExecuted: 0,
+        final: start,
+        frames: [],
+      };
+    }
+    const goalMsg = buildFollowJointTrajectoryGoal(
+      traj,
+      start,
+      this.jointNames,
+      this.config.goalPointPeriodS,
+      this.config.goalTimeToleranceS,
+    );
+    return this.runGoal(traj, goalMsg, opts);
+  }
+
+  /**
+   * Hold: the controller keeps its last target by itself; this waits `seconds` on the gateway
+   * clock, calling `onTick` per reading, and returns early on abort or "stop".
+   */
+  async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
+    assertLifecycle("hold", this.state, ["active", "inactive"]);
+    const t0 = this.now();
+    const period = this.robot.controlPeriodS;
+    return new Promise<ExecuteResult>((resolve) => {
+      let done = false;
+      const finish = (outcome: ExecuteResult["outcome"], fault?: ExecuteResult["fault"]) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        offReading();
+        offEvent();
+        opts.signal?.removeEventListener("abort", onAbort);
+        const final = this.latest!;
+        const samples = Math.min(
+          Math.round(seconds / period),
+          Math.max(0, Math.round((final.t - t0) / period)),
+        );
+        resolve({ outcome, samplesExecuted: samples, final, frames: [], ...(fault ? { fault } : {}) });
+      };
+      const onAbort = () => finish("aborted");
+      const offReading = this.onReading((r) => {
+        if (opts.onTick?.(r, Math.max(0, Math.floor((r.t - t0) / period))) === "stop") finish("stopped");
+      });
+      const offEvent = this.onEvent((e) => {
+        if (e.type === "fault") finish("fault", { device: e.device, message: e.message });
+      });
+      opts.signal?.addEventListener("abort", onAbort);
+      const timer = setTimeout(() => finish("completed"), seconds * 1000);
+      if (opts.signal?.aborted) finish("aborted");
+    });
+  }
+
+  /** Hold position now: cancel the running goal and wait for its end. Safe to call any number of times. */
+  async stop(_reason: string): Promise<void> {
+    const g = this.goal;
+    if (!g) return;
+    g.cancel("stopped");
+    await g.settled;
+  }
+
+  // ───────────────────────── gripper ─────────────────────────
+
+  /** move the fingers to `widthM` at `speedMps` (franka_msgs/action/Move) */
+  async gripperMove(widthM: number, speedMps = this.config.gripperSpeedMps): Promise<void> {
+    assertLifecycle("gripperMove", this.state, ["active"]);
+    const goal: GripperMoveGoal = { width: widthM, speed: speedMps };
+    await this.gripperAction("move", TYPES.move, goal);
+  }
+
+  /** grasp at `widthM` ± epsilon with `forceN` (franka_msgs/action/Grasp) */
+  async gripperGrasp(
+    widthM: number,
+    forceN = this.config.graspForceN,
+    speedMps = this.config.gripperSpeedMps,
+    epsilonM = this.config.graspEpsilonM,
+  ): Promise<void> {
+    assertLifecycle("gripperGrasp", this.state, ["active"]);
+    const goal: GripperGraspGoal = {
+      width: widthM,
+      epsilon: { inner: epsilonM, outer: epsilonM },
+      speed: speedMps,
+      force: forceN,
+    };
+    await this.gripperAction("grasp", TYPES.grasp, goal);
+  }
+
+  /** home the gripper (operator; franka_msgs/action/Homing) */
+  async gripperHoming(): Promise<void> {
+    assertLifecycle("gripperHoming", this.state, ["active", "inactive"]);
+    await this.gripperAction("homing", TYPES.homing, {});
+  }
+
+  /** stop the fingers (std_srvs/srv/Trigger on <gripper>/stop); allowed in every live state */
+  async gripperStop(): Promise<void> {
+    assertLifecycle("gripperStop", this.state, ["active", "inactive", "error"]);
+    const service = `${this.config.gripperNode}/stop`;
+    const res = await this.transport.callService<object, TriggerResponse>(service, TYPES.trigger, {});
+    if (!res.success)
+      throw new RosDriverError("RB_ERR_ROS_GRIPPER_FAILED", { operation: "stop", reason: res.message });
+  }
+
+  // ───────────────────────── internals ─────────────────────────
+
+  private async gripperAction(operation: string, type: string, goal: object): Promise<void> {
+    const action = `${this.config.gripperNode}/${operation}`;
+    const out = await this.transport.sendActionGoal<object, unknown, GripperResult>(action, type, goal)
+      .result;
+    if (out.status !== GoalStatus.SUCCEEDED || !out.values?.success) {
+      throw new RosDriverError("RB_ERR_ROS_GRIPPER_FAILED", {
+        operation,
+        reason: out.values?.error || describeOutcome(out),
+      });
+    }
+  }
+
+  private runGoal(
+    traj: JointTrajectory,
+    goalMsg: FollowJointTrajectoryGoal,
+    opts: ExecuteOptions,
+  ): Promise<FrankaExecuteResult> {
+    const action = this.config.trajectoryAction;
+    const period = traj.periodS;
+    const t0 = this.now();
+    let cancelReason: "aborted" | "stopped" | undefined;
+    const handle = this.transport.sendActionGoal<
+      FollowJointTrajectoryGoal,
+      FollowJointTrajectoryFeedback,
+      FollowJointTrajectoryResult
+    >(action, TYPES.fjt, goalMsg);
+
+    // gripper: one Move goal towards the final width when the trajectory changes it
+    const g0 = traj.gripperWidthM[0]!;
+    const g1 = traj.gripperWidthM[traj.count - 1]!;
+    const durationS = traj.count * period;
+    const gripper =
+      Math.abs(g1 - g0) > 1e-4 ||
+      (Number.isFinite(this.gripperWidthM) && Math.abs(g1 - this.gripperWidthM) > 2e-3)
+        ? this.transport
+            .sendActionGoal<GripperMoveGoal, unknown, GripperResult>(
+              `${this.config.gripperNode}/move`,
+              TYPES.move,
+              {
+                width: g1,
+                speed: Math.min(
+                  this.robot.gripper.maxSpeedMps,
+                  Math.max(0.005, Math.abs(g1 - g0) / durationS),
+                ),
+              },
+            )
+            .result.catch(() => undefined)
+        : Promise.resolve(undefined);
+
+    const cancel = (reason: "aborted" | "stopped") => {
+      if (cancelReason) return;
+      cancelReason = reason;
+      handle.cancel();
+    };
+    const onAbort = () => cancel("aborted");
+    opts.signal?.addEventListener("abort", onAbort);
+    const offReading = this.onReading((r) => {
+      if (!opts.onTick || cancelReason) return;
+      const idx = Math.min(traj.count - 1, Math.max(0, Math.floor((r.t - t0) / period)));
+      if (opts.onTick(r, idx) === "stop") cancel("stopped");
+    });
+
+    const settle = async (): Promise<FrankaExecuteResult> => {
+      let outcome: ActionOutcome<FollowJointTrajectoryResult> | undefined;
+      let transportError: Error | undefined;
+      try {
+        outcome = await withCancelTimeout(
+          handle.result,
+          () => cancelReason !== undefined,
+          this.config.cancelTimeoutS,
+        );
+      } catch (e) {
+        transportError = e instanceof Error ? e : new Error(String(e));
+      } finally {
+        offReading();
+        opts.signal?.removeEventListener("abort", onAbort);
+      }
+      await gripper;
+      const final = this.latest!;
+      const elapsedSamples = Math.min(traj.count, Math.max(0, Math.floor((final.t - t0) / period) + 1));
+      if (transportError || !outcome) {
+        const message = transportError?.message ?? "no result";
+        return {
+          outcome: "fault",
+          samplesExecuted: elapsedSamples,
+          final,
+          frames: [],
+          fault: { device: this.device, message },
+        };
+      }
+      const values = outcome.values;
+      const errorCode =
+        values?.error_code ?? (outcome.status === GoalStatus.SUCCEEDED ? FJT_SUCCESSFUL : Number.NaN);
+      const controller: ControllerResult = {
+        status: outcome.status,
+        errorCode,
+        errorCodeName: FJT_ERROR_CODES[errorCode] ?? `UNKNOWN(${errorCode})`,
+        errorString: values?.error_string ?? outcome.message ?? "",
+      };
+      if (outcome.status === GoalStatus.SUCCEEDED && errorCode === FJT_SUCCESSFUL) {
+        return { outcome: "completed", samplesExecuted: traj.count, final, frames: [], controller };
+      }
+      if (outcome.status === GoalStatus.CANCELED) {
+        return {
+          outcome: cancelReason ?? "stopped",
+          samplesExecuted: elapsedSamples,
+          final,
+          frames: [],
+          controller,
+        };
+      }
+      // aborted / rejected by the controller or the robot (reflex): the arm needs recovery
+      const robotError = controller.errorString || controller.errorCodeName;
+      const message = `${action}: ${controller.errorCodeName}${controller.errorString ? ` (${controller.errorString})` : ""}`;
+      this.fail(message, "franka");
+      return {
+        outcome: "fault",
+        samplesExecuted: elapsedSamples,
+        final,
+        frames: [],
+        fault: { device: "franka", message },
+        robotErrors: [robotError],
+        controller,
+      };
+    };
+
+    const settled = settle();
+    const running: RunningGoal = { cancel, settled: settled.catch(() => undefined) };
+    this.goal = running;
+    void settled.finally(() => {
+      if (this.goal === running) this.goal = undefined;
+    });
+    return settled;
+  }
+
+  /** hot path: one joint state message */
+  private onJointState(m: JointStateMsg): void {
+    const names = m.name;
+    if (!sameNames(names, this.lastNames)) {
+      this.lastNames = names.slice();
+      for (let j = 0; j < this.jointNames.length; j++) this.index[j] = names.indexOf(this.jointNames[j]!);
+      this.updateGripperFrom(m);
+    } else if (names.length > this.jointNames.length) {
+      this.updateGripperFrom(m);
+    }
+    const dof = this.jointNames.length;
+    const q: number[] = new Array(dof);
+    const dq: number[] = new Array(dof);
+    const tau: number[] | undefined = m.effort.length === names.length ? new Array(dof) : undefined;
+    for (let j = 0; j < dof; j++) {
+      const k = this.index[j]!;
+      if (k < 0) {
+        this.emit({
+          type: "fault",
+          t: this.now(),
+          device: this.device,
+          message: new RosDriverError("RB_ERR_ROS_JOINT_MISSING", {
+            topic: this.config.jointStatesTopic,
+            joint: this.jointNames[j],
+          }).message,
+        });
+        return;
+      }
+      q[j] = m.position[k]!;
+      dq[j] = m.velocity[k] ?? 0;
+      if (tau) tau[j] = m.effort[k]!;
+    }
+    const stampS = timeToS(m.header.stamp);
+    const r: RosJointReading = {
+      t: this.stampClock.observe(stampS),
+      q,
+      dq,
+      gripperWidthM: Number.isFinite(this.gripperWidthM) ? this.gripperWidthM : 0,
+      stampS,
+      receivedT: this.now(),
+    };
+    if (tau) r.tau = tau;
+    this.latest = r;
+    for (const l of this.readingListeners) l(r);
+  }
+
+  private onGripperState(m: JointStateMsg): void {
+    this.updateGripperFrom(m);
+  }
+
+  private updateGripperFrom(m: JointStateMsg): void {
+    const [a, b] = this.config.gripperFingerJoints;
+    const ia = m.name.indexOf(a);
+    const ib = m.name.indexOf(b);
+    if (ia >= 0 && ib >= 0) this.gripperWidthM = m.position[ia]! + m.position[ib]!;
+  }
+
+  private onConnectionLost(reason: string): void {
+    this.lostAtT = this.now();
+    if (this.goal) this.goalLostOnDisconnect = true;
+    if (this.state === "unconfigured" || this.state === "finalized") return;
+    this.fail(`connection lost: ${reason}`, this.device);
+  }
+
+  private onReconnected(): void {
+    if (!this.goalLostOnDisconnect) return;
+    this.goalLostOnDisconnect = false;
+    // a goal may still run on the robot side: cancel every goal of the trajectory action
+    // (zero goal id and zero stamp = all goals, action_msgs/srv/CancelGoal)
+    const service = `${this.config.trajectoryAction}/_action/cancel_goal`;
+    this.transport
+      .callService(
+        service,
+        TYPES.cancelGoal,
+        {
+          goal_info: { goal_id: { uuid: new Array(16).fill(0) }, stamp: { sec: 0, nanosec: 0 } },
+        },
+        { timeoutMs: 2000 },
+      )
+      .catch(() => {});
+  }
+
+  private fail(message: string, device: string): void {
+    if (this.state !== "finalized" && this.state !== "unconfigured") this.state = "error";
+    this.emit({ type: "fault", t: this.now(), device, message });
+  }
+
+  private emit(e: SensorEvent): void {
+    for (const l of [...this.eventListeners]) l(e);
+  }
+
+  private waitForReading(timeoutS: number, afterT: number): Promise<void> {
+    if (this.latest && this.latest.receivedT > afterT) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        off();
+        reject(new RosDriverError("RB_ERR_ROS_NO_JOINT_STATE", { topic: this.config.jointStatesTopic }));
+      }, timeoutS * 1000);
+      const off = this.onReading((r) => {
+        if (r.receivedT <= afterT) return;
+        clearTimeout(timer);
+        off();
+        resolve();
+      });
+    });
+  }
+
+  private dropSubscriptions(): void {
+    for (const u of this.subs.splice(0)) u();
+  }
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function describeOutcome(out: ActionOutcome<unknown>): string {
+  const names = ["UNKNOWN", "ACCEPTED", "EXECUTING", "CANCELING", "SUCCEEDED", "CANCELED", "ABORTED"];
+  return `status ${names[out.status] ?? out.status}${out.message ? `: ${out.message}` : ""}`;
+}
+
+/** After a cancel was requested, give the result `timeoutS` to arrive. */
+function withCancelTimeout<T>(p: Promise<T>, cancelled: () => boolean, timeoutS: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const poll = setInterval(() => {
+      if (cancelled() && !timer) {
+        timer = setTimeout(() => reject(new Error(`no result ${timeoutS} s after cancel`)), timeoutS * 1000);
+      }
+    }, 5);
+    p.then(resolve, reject).finally(() => {
+      clearInterval(poll);
+      if (timer) clearTimeout(timer);
+    });
+  });
+}

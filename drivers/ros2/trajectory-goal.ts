@@ -1,0 +1,70 @@
+/**
+ * Dense JointTrajectory (control-period samples, gateway/seam) → FollowJointTrajectory goal.
+ *
+ * The controller (joint_trajectory_controller in franka_ros2) interpolates between points
+ * itself, so the dense samples are thinned to one point every `pointPeriodS` (always keeping
+ * the last sample). Each point carries positions plus velocities and accelerations from
+ * central finite differences over the dense samples; the sequence is extended by the measured
+ * start state before sample 0 (t = 0) and by a hold after the last sample, so the first point
+ * is continuous with the measured state and the last one comes to rest. No point at t = 0 is
+ * sent: the controller starts from its current state. Pure function.
+ */
+import type { JointTrajectory } from "../../gateway/seam/types.ts";
+import { type FollowJointTrajectoryGoal, type JointTrajectoryPointMsg, sToTime } from "./messages.ts";
+
+export interface GoalStart {
+  /** measured joint positions, rad, model order */
+  q: readonly number[];
+}
+
+/** The sample indices kept as goal points. */
+export function goalSampleIndices(count: number, periodS: number, pointPeriodS: number): number[] {
+  const stride = Math.max(1, Math.round(pointPeriodS / periodS));
+  const out: number[] = [];
+  for (let i = stride - 1; i < count; i += stride) out.push(i);
+  if (count > 0 && out[out.length - 1] !== count - 1) out.push(count - 1);
+  return out;
+}
+
+export function buildFollowJointTrajectoryGoal(
+  traj: JointTrajectory,
+  start: GoalStart,
+  jointNames: readonly string[],
+  pointPeriodS: number,
+  goalTimeToleranceS = 0.1,
+): FollowJointTrajectoryGoal {
+  const dof = jointNames.length;
+  const h = traj.periodS;
+  const n = traj.count;
+  // sample s(i) for i in -1 … n (−1 = measured start, n = hold at the last sample)
+  const s = (i: number, j: number): number => {
+    if (i < 0) return start.q[j]!;
+    const k = Math.min(i, n - 1);
+    return traj.q[k * dof + j]!;
+  };
+  const points: JointTrajectoryPointMsg[] = goalSampleIndices(n, h, pointPeriodS).map((i) => {
+    const positions: number[] = new Array(dof);
+    const velocities: number[] = new Array(dof);
+    const accelerations: number[] = new Array(dof);
+    const last = i === n - 1;
+    for (let j = 0; j < dof; j++) {
+      const prev = s(i - 1, j);
+      const cur = s(i, j);
+      const next = s(i + 1, j);
+      positions[j] = cur;
+      velocities[j] = last ? 0 : (next - prev) / (2 * h);
+      accelerations[j] = last ? 0 : (next - 2 * cur + prev) / (h * h);
+    }
+    return { positions, velocities, accelerations, effort: [], time_from_start: sToTime((i + 1) * h) };
+  });
+  return {
+    trajectory: {
+      header: { stamp: { sec: 0, nanosec: 0 }, frame_id: "" },
+      joint_names: [...jointNames],
+      points,
+    },
+    path_tolerance: [],
+    goal_tolerance: [],
+    goal_time_tolerance: sToTime(goalTimeToleranceS),
+  };
+}
