@@ -194,7 +194,13 @@ export class RoslibTransport implements RosTransport {
     const timeoutMs = opts?.timeoutMs ?? 10_000;
     const id = nextId("call_service", service);
     return new Promise<Res>((resolve, reject) => {
-      const p: Pending = { reject: (e) => (cleanup(), reject(e)), operation };
+      const p: Pending = {
+        reject: (e) => {
+          cleanup();
+          reject(e);
+        },
+        operation,
+      };
       const onMessage = (m: WireMessage) => {
         if (m.op !== "service_response") return;
         cleanup();
@@ -236,7 +242,13 @@ export class RoslibTransport implements RosTransport {
     const id = nextId("send_action_goal", action);
     let settled = false;
     const result = new Promise<ActionOutcome<R>>((resolve, reject) => {
-      const p: Pending = { reject: (e) => (cleanup(), reject(e)), operation };
+      const p: Pending = {
+        reject: (e) => {
+          cleanup();
+          reject(e);
+        },
+        operation,
+      };
       const onMessage = (m: WireMessage) => {
         if (m.op === "action_feedback") {
           opts?.onFeedback?.(m.values as F);

@@ -1,0 +1,293 @@
+/**
+ * Driver: camera frames from ROS 2 image topics (capability: CameraSource).
+ *
+ * - `sensor_msgs/CompressedImage` (JPEG or PNG) passes through as encoded ImageData;
+ * - `sensor_msgs/Image` in rgb8, bgr8 or mono8 becomes raw RGB;
+ * - `sensor_msgs/CameraInfo` gives width, height, K (fx fy cx cy) and D → CameraDescription
+ *   (the pose comes from calibration and is passed in with the camera's resource).
+ * The latest frame per camera is kept, its header stamp mapped to gateway time with the
+ * StampClock shared with the arm. capture() pairs each frame with the joint reading nearest
+ * in time (from a JointHistory the arm driver feeds).
+ */
+import type { Pose } from "../../robots/math.ts";
+import type { CameraDescription, Frame, ImageData, JointReading } from "../../gateway/seam/types.ts";
+import { RosDriverError } from "../ros2/errors.ts";
+import { bytesOf, type CameraInfoMsg, type CompressedImageMsg, type ImageMsg, timeToS } from "../ros2/messages.ts";
+import { StampClock } from "../ros2/stamp-clock.ts";
+import type { RosTransport, Unsubscribe } from "../ros2/transport.ts";
+
+/** Resource: one camera's topics and its calibrated mounting. */
+export interface RosCameraResource {
+  name: string;
+  /** image topic, e.g. "/camera/color/image_raw/compressed" or "/camera/color/image_raw" */
+  imageTopic: string;
+  /** "compressed" → sensor_msgs/CompressedImage, "raw" → sensor_msgs/Image */
+  imageKind: "compressed" | "raw";
+  /** e.g. "/camera/color/camera_info" */
+  cameraInfoTopic: string;
+  /** frame the pose is given in (from calibration) */
+  frame: "world" | "tool";
+  /** camera optical frame in `frame` (from calibration) */
+  pose: Pose;
+}
+
+/** A frame with the joint reading nearest to its exposure time. */
+export interface AlignedFrame extends Frame {
+  /** header stamp of the image message, ROS seconds */
+  stampS: number;
+  /** gateway time at which the message arrived, s */
+  receivedT: number;
+  /** joint reading nearest in time to `t` (absent when none is known) */
+  reading?: JointReading;
+}
+
+/** Ring buffer of recent joint readings for time alignment. */
+export class JointHistory {
+  private readonly buf: (JointReading | undefined)[];
+  private head = 0;
+  private size = 0;
+  constructor(capacity = 2048) {
+    this.buf = new Array(capacity);
+  }
+  /** add a reading (readings arrive in time order); allocation-free */
+  push(r: JointReading): void {
+    this.buf[this.head] = r;
+    this.head = (this.head + 1) % this.buf.length;
+    if (this.size < this.buf.length) this.size++;
+  }
+  /** the reading nearest to gateway time `t` */
+  nearest(t: number): JointReading | undefined {
+    let best: JointReading | undefined;
+    let bestD = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < this.size; i++) {
+      const r = this.buf[(this.head - 1 - i + this.buf.length) % this.buf.length]!;
+      const d = Math.abs(r.t - t);
+      if (d < bestD) {
+        bestD = d;
+        best = r;
+      } else if (r.t < t) break; // going further back only gets worse
+    }
+    return best;
+  }
+}
+
+export interface RosCameraSourceOptions {
+  transport: RosTransport;
+  cameras: readonly RosCameraResource[];
+  /** gateway monotonic clock, s */
+  now: () => number;
+  /** share the arm driver's StampClock when both are stamped by the same machine */
+  stampClock?: StampClock;
+  /** joint readings for alignment (feed it from FrankaArmDriver.onReading) */
+  history?: JointHistory;
+}
+
+interface CameraSlot {
+  res: RosCameraResource;
+  info?: CameraInfoMsg;
+  frame?: AlignedFrame;
+  waiters: (() => void)[];
+}
+
+const TYPES = {
+  compressed: "sensor_msgs/msg/CompressedImage",
+  raw: "sensor_msgs/msg/Image",
+  info: "sensor_msgs/msg/CameraInfo",
+} as const;
+
+export class RosCameraSource {
+  readonly stampClock: StampClock;
+  readonly history: JointHistory;
+  private readonly slots = new Map<string, CameraSlot>();
+  private readonly subs: Unsubscribe[] = [];
+  private readonly errorListeners = new Set<(e: RosDriverError) => void>();
+
+  constructor(private readonly opts: RosCameraSourceOptions) {
+    this.stampClock = opts.stampClock ?? new StampClock(opts.now);
+    this.history = opts.history ?? new JointHistory();
+    for (const res of opts.cameras) this.slots.set(res.name, { res, waiters: [] });
+  }
+
+  /** subscribe to every camera's image and info topics (connects the transport if needed) */
+  async configure(): Promise<void> {
+    await this.opts.transport.connect();
+    for (const slot of this.slots.values()) {
+      const { res } = slot;
+      this.subs.push(
+        this.opts.transport.subscribe<CameraInfoMsg>(res.cameraInfoTopic, TYPES.info, (m) => {
+          slot.info = m;
+        }),
+        res.imageKind === "compressed"
+          ? this.opts.transport.subscribe<CompressedImageMsg>(res.imageTopic, TYPES.compressed, (m) =>
+              this.store(slot, m.header.stamp, () => decodeCompressed(res.name, m, slot.info)),
+            )
+          : this.opts.transport.subscribe<ImageMsg>(res.imageTopic, TYPES.raw, (m) =>
+              this.store(slot, m.header.stamp, () => decodeRaw(res.name, m)),
+            ),
+      );
+    }
+  }
+
+  /** remove the subscriptions */
+  async shutdown(): Promise<void> {
+    for (const u of this.subs.splice(0)) u();
+  }
+
+  /** decoding problems (e.g. an unsupported encoding) */
+  onError(listener: (e: RosDriverError) => void): Unsubscribe {
+    this.errorListeners.add(listener);
+    return () => this.errorListeners.delete(listener);
+  }
+
+  /** wait until every camera has delivered CameraInfo and one frame */
+  async waitReady(timeoutS = 5): Promise<void> {
+    const deadline = Date.now() + timeoutS * 1000;
+    for (const slot of this.slots.values()) {
+      while (!slot.info || !slot.frame) {
+        if (Date.now() > deadline) {
+          throw new RosDriverError("RB_ERR_ROS_NO_FRAME", { camera: slot.res.name, topic: slot.res.imageTopic });
+        }
+        await new Promise<void>((r) => {
+          slot.waiters.push(r);
+          setTimeout(r, 20);
+        });
+      }
+    }
+  }
+
+  /** CameraDescriptions from the latest CameraInfo (cameras without one are left out) */
+  describe(): CameraDescription[] {
+    const out: CameraDescription[] = [];
+    for (const { res, info } of this.slots.values()) {
+      if (!info) continue;
+      out.push({
+        name: res.name,
+        width: info.width,
+        height: info.height,
+        fx: info.k[0]!,
+        fy: info.k[4]!,
+        cx: info.k[2]!,
+        cy: info.k[5]!,
+        distortion: [0, 1, 2, 3, 4].map((i) => info.d[i] ?? 0),
+        frame: res.frame,
+        pose: res.pose,
+        depth: false,
+      });
+    }
+    return out;
+  }
+
+  /** latest frame of one camera, or undefined */
+  latest(camera: string): AlignedFrame | undefined {
+    return this.slot(camera).frame;
+  }
+
+  /**
+   * The latest frame of each named camera (all when empty), each with the joint reading
+   * nearest to its exposure time. Depth is not offered by ROS image topics here.
+   */
+  async capture(cameras: readonly string[], _opts: { depth: boolean } = { depth: false }): Promise<AlignedFrame[]> {
+    const names = cameras.length > 0 ? cameras : [...this.slots.keys()];
+    return names.map((name) => {
+      const slot = this.slot(name);
+      const f = slot.frame;
+      if (!f) throw new RosDriverError("RB_ERR_ROS_NO_FRAME", { camera: name, topic: slot.res.imageTopic });
+      const reading = this.history.nearest(f.t);
+      return reading ? { ...f, reading } : { ...f };
+    });
+  }
+
+  private slot(camera: string): CameraSlot {
+    const s = this.slots.get(camera);
+    if (!s) throw new RosDriverError("RB_ERR_ROS_UNKNOWN_CAMERA", { camera, cameras: [...this.slots.keys()] });
+    return s;
+  }
+
+  private store(slot: CameraSlot, stamp: { sec: number; nanosec: number }, decode: () => ImageData): void {
+    let rgb: ImageData;
+    try {
+      rgb = decode();
+    } catch (e) {
+      if (e instanceof RosDriverError) for (const l of this.errorListeners) l(e);
+      return;
+    }
+    const stampS = timeToS(stamp);
+    slot.frame = {
+      camera: slot.res.name,
+      t: this.stampClock.observe(stampS),
+      rgb,
+      stampS,
+      receivedT: this.opts.now(),
+    };
+    for (const w of slot.waiters.splice(0)) w();
+  }
+}
+
+/** CompressedImage → encoded ImageData (size from CameraInfo, else from the JPEG/PNG header). */
+export function decodeCompressed(camera: string, m: CompressedImageMsg, info?: CameraInfoMsg): ImageData {
+  const data = bytesOf(m.data);
+  const fmt = m.format.toLowerCase();
+  const format = fmt.includes("jpeg") || fmt.includes("jpg") ? "jpeg" : fmt.includes("png") ? "png" : undefined;
+  if (!format) throw new RosDriverError("RB_ERR_ROS_CAMERA_ENCODING", { camera, encoding: m.format });
+  const size = (format === "jpeg" ? jpegSize(data) : pngSize(data)) ?? {
+    width: info?.width ?? 0,
+    height: info?.height ?? 0,
+  };
+  return { kind: "encoded", format, width: size.width, height: size.height, data };
+}
+
+/** Image (rgb8 / bgr8 / mono8) → raw RGB ImageData. */
+export function decodeRaw(camera: string, m: ImageMsg): ImageData {
+  const src = bytesOf(m.data);
+  const { width, height } = m;
+  const out = new Uint8Array(width * height * 3);
+  const enc = m.encoding.toLowerCase();
+  const step = m.step || width * (enc === "mono8" ? 1 : 3);
+  if (enc === "rgb8" || enc === "bgr8") {
+    const swap = enc === "bgr8";
+    for (let y = 0; y < height; y++) {
+      let s = y * step;
+      let d = y * width * 3;
+      for (let x = 0; x < width; x++, s += 3, d += 3) {
+        out[d] = src[swap ? s + 2 : s]!;
+        out[d + 1] = src[s + 1]!;
+        out[d + 2] = src[swap ? s : s + 2]!;
+      }
+    }
+  } else if (enc === "mono8") {
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const v = src[y * step + x]!;
+        const d = (y * width + x) * 3;
+        out[d] = v;
+        out[d + 1] = v;
+        out[d + 2] = v;
+      }
+    }
+  } else {
+    throw new RosDriverError("RB_ERR_ROS_CAMERA_ENCODING", { camera, encoding: m.encoding });
+  }
+  return { kind: "raw", width, height, channels: 3, data: out };
+}
+
+/** width/height from a JPEG's SOF marker, or undefined */
+export function jpegSize(d: Uint8Array): { width: number; height: number } | undefined {
+  if (d[0] !== 0xff || d[1] !== 0xd8) return undefined;
+  let i = 2;
+  while (i + 9 < d.length) {
+    if (d[i] !== 0xff) return undefined;
+    const marker = d[i + 1]!;
+    const len = (d[i + 2]! << 8) | d[i + 3]!;
+    const isSof = marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
+    if (isSof) return { height: (d[i + 5]! << 8) | d[i + 6]!, width: (d[i + 7]! << 8) | d[i + 8]! };
+    i += 2 + len;
+  }
+  return undefined;
+}
+
+/** width/height from a PNG's IHDR, or undefined */
+export function pngSize(d: Uint8Array): { width: number; height: number } | undefined {
+  if (d.length < 24 || d[0] !== 0x89 || d[1] !== 0x50) return undefined;
+  const v = new DataView(d.buffer, d.byteOffset, d.byteLength);
+  return { width: v.getUint32(16), height: v.getUint32(20) };
+}

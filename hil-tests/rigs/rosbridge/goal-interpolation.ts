@@ -1,0 +1,87 @@
+/**
+ * Rig side of FollowJointTrajectory: goal points → dense control-period samples, the way a
+ * joint trajectory controller does it. Segments between knots are quintic Hermite splines
+ * through the knots' positions, velocities and accelerations (missing velocities: central
+ * differences; missing accelerations: 0). Knot 0 is the measured state at t = 0. Pure.
+ */
+export interface Knot {
+  /** s from the start of the goal */
+  t: number;
+  /** rad */
+  q: number[];
+  /** rad/s */
+  v: number[];
+  /** rad/s² */
+  a: number[];
+}
+
+export interface GoalPointIn {
+  positions: number[];
+  velocities?: number[];
+  accelerations?: number[];
+  /** s */
+  t: number;
+}
+
+/**
+ * @param start measured state (q, dq) at t = 0
+ * @param points goal points in model joint order, strictly increasing t > 0
+ * @returns dense samples at t = periodS, 2·periodS, … up to the last point's time (count × dof)
+ */
+export function densifyGoal(
+  start: { q: readonly number[]; dq: readonly number[] },
+  points: readonly GoalPointIn[],
+  periodS: number,
+): { count: number; q: Float64Array } {
+  const dof = start.q.length;
+  const knots: Knot[] = [{ t: 0, q: [...start.q], v: [...start.dq], a: new Array(dof).fill(0) }];
+  for (const p of points) {
+    knots.push({
+      t: p.t,
+      q: p.positions,
+      v: p.velocities?.length === dof ? p.velocities : [],
+      a: p.accelerations?.length === dof ? p.accelerations : new Array(dof).fill(0),
+    });
+  }
+  // fill missing velocities by central differences (zero at the end)
+  for (let k = 1; k < knots.length; k++) {
+    const kn = knots[k]!;
+    if (kn.v.length === dof) continue;
+    const prev = knots[k - 1]!;
+    const next = knots[k + 1];
+    kn.v = kn.q.map((_, j) => (next ? (next.q[j]! - prev.q[j]!) / (next.t - prev.t) : 0));
+  }
+  const endT = knots[knots.length - 1]!.t;
+  const count = Math.max(0, Math.round(endT / periodS));
+  const q = new Float64Array(count * dof);
+  let seg = 0;
+  for (let i = 0; i < count; i++) {
+    const t = Math.min((i + 1) * periodS, endT);
+    while (seg < knots.length - 2 && t > knots[seg + 1]!.t) seg++;
+    const k0 = knots[seg]!;
+    const k1 = knots[seg + 1]!;
+    const T = k1.t - k0.t;
+    const u = T > 0 ? (t - k0.t) / T : 1;
+    const u2 = u * u;
+    const u3 = u2 * u;
+    const u4 = u3 * u;
+    const u5 = u4 * u;
+    // quintic Hermite basis (position, velocity·T, acceleration·T² at both ends)
+    const h00 = 1 - 10 * u3 + 15 * u4 - 6 * u5;
+    const h10 = u - 6 * u3 + 8 * u4 - 3 * u5;
+    const h20 = 0.5 * (u2 - 3 * u3 + 3 * u4 - u5);
+    const h01 = 10 * u3 - 15 * u4 + 6 * u5;
+    const h11 = -4 * u3 + 7 * u4 - 3 * u5;
+    const h21 = 0.5 * (u3 - 2 * u4 + u5);
+    for (let j = 0; j < dof; j++) {
+      q[i * dof + j] =
+        h00 * k0.q[j]! +
+        h10 * T * k0.v[j]! +
+        h20 * T * T * k0.a[j]! +
+        h01 * k1.q[j]! +
+        h11 * T * k1.v[j]! +
+        h21 * T * T * k1.a[j]!;
+    }
+  }
+  return { count, q };
+}
