@@ -31,6 +31,8 @@ export interface Body {
 export interface CompiledGeometry {
   bodies: readonly Body[];
   volumes: readonly CompiledVolume[];
+  /** the volumes packed for the hot loop (see packVolumes) */
+  packed: Float64Array;
   /** per body × (1 + volumes): 1 if the pair applies (ignoreLinks), body-major */
   applies: Uint8Array;
   /** pairs per body: 1 (workspace) + number of volumes */
@@ -90,6 +92,7 @@ export function compileGeometry(robot: RobotModel, limits: EffectiveLimits, tcp?
   return Object.freeze({
     bodies: Object.freeze(bodies),
     volumes,
+    packed: packVolumes(volumes),
     applies,
     stride,
     reachM,
@@ -106,6 +109,56 @@ export interface GeometryScratch {
   ba: Float64Array;
   bb: Float64Array;
   breaks: Float64Array;
+  c1: Float64Array;
+  c2: Float64Array;
+}
+
+function copy3(src: Float64Array, o: number, dst: Float64Array): void {
+  dst[0] = src[o]!;
+  dst[1] = src[o + 1]!;
+  dst[2] = src[o + 2]!;
+}
+
+const KIND_BOX = 0;
+const KIND_SPHERE = 1;
+const KIND_CAPSULE = 2;
+/** packed volume record length (see packVolumes) */
+const VOL_STRIDE = 17;
+
+/**
+ * Volumes packed into one Float64Array, VOL_STRIDE numbers each:
+ * [kind, bounding centre xyz, bounding radius, …] then for a box: half extents (3) and the
+ * base→box rotation rows (9); for a capsule: a (3), b (3), radius; a sphere needs only the
+ * bounding sphere.
+ */
+function packVolumes(volumes: readonly CompiledVolume[]): Float64Array {
+  const out = new Float64Array(volumes.length * VOL_STRIDE);
+  volumes.forEach((v, i) => {
+    const o = i * VOL_STRIDE;
+    switch (v.type) {
+      case "box":
+        out[o] = KIND_BOX;
+        out.set(v.center, o + 1);
+        out[o + 4] = Math.hypot(...v.half);
+        out.set(v.half, o + 5);
+        out.set(v.rot, o + 8);
+        break;
+      case "sphere":
+        out[o] = KIND_SPHERE;
+        out.set(v.center, o + 1);
+        out[o + 4] = v.radiusM;
+        break;
+      case "capsule":
+        out[o] = KIND_CAPSULE;
+        for (let k = 0; k < 3; k++) out[o + 1 + k] = 0.5 * (v.a[k]! + v.b[k]!);
+        out[o + 4] = 0.5 * Math.hypot(v.b[0] - v.a[0], v.b[1] - v.a[1], v.b[2] - v.a[2]) + v.radiusM;
+        out.set(v.a, o + 5);
+        out.set(v.b, o + 8);
+        out[o + 11] = v.radiusM;
+        break;
+    }
+  });
+  return out;
 }
 
 export function geometryScratch(): GeometryScratch {
@@ -115,6 +168,8 @@ export function geometryScratch(): GeometryScratch {
     ba: new Float64Array(3),
     bb: new Float64Array(3),
     breaks: new Float64Array(8),
+    c1: new Float64Array(3),
+    c2: new Float64Array(3),
   };
 }
 
@@ -142,7 +197,10 @@ export function pointSegmentDistance(
   const dd = dx * dx + dy * dy + dz * dz;
   let t = dd > 0 ? (px * dx + py * dy + pz * dz) / dd : 0;
   t = t < 0 ? 0 : t > 1 ? 1 : t;
-  return Math.hypot(px - t * dx, py - t * dy, pz - t * dz);
+  const ex = px - t * dx;
+  const ey = py - t * dy;
+  const ez = pz - t * dz;
+  return Math.sqrt(ex * ex + ey * ey + ez * ez);
 }
 
 /** Distance between segments [p1, q1] and [p2, q2], m (clamped closest points). */
@@ -190,7 +248,10 @@ export function segmentSegmentDistance(
       }
     }
   }
-  return Math.hypot(rx + d1x * s - d2x * t, ry + d1y * s - d2y * t, rz + d1z * s - d2z * t);
+  const ex = rx + d1x * s - d2x * t;
+  const ey = ry + d1y * s - d2y * t;
+  const ez = rz + d1z * s - d2z * t;
+  return Math.sqrt(ex * ex + ey * ey + ez * ez);
 }
 
 function clamp01(x: number): number {
@@ -263,64 +324,101 @@ export function segmentAabbDistance(
  * Clearances of every (body, volume) pair for one configuration, written into `out`
  * (body-major, `stride` = 1 + volumes; slot 0 of a body = workspace). Pairs that do not
  * apply get +Infinity. Allocation-free. `frames` are FK frames (0 base … 8 flange, 9 tool).
- * @returns the smallest clearance written, m
+ *
+ * With `floor` given, a keep-out pair whose cheap bounding-sphere lower bound already exceeds
+ * `floor[p] + extraM` gets that lower bound instead of its exact clearance (enough to prove
+ * the pair safe); without `floor` every clearance is exact.
+ * @returns the smallest value written, m
  */
 export function evalClearances(
   g: CompiledGeometry,
   frames: readonly Mat4[],
   s: GeometryScratch,
   out: Float64Array,
+  floor?: Float64Array,
+  extraM = 0,
 ): number {
   let minAll = Number.POSITIVE_INFINITY;
-  const { bodies, volumes, stride, applies, wsMin, wsMax } = g;
+  const { bodies, stride, applies, wsMin, wsMax } = g;
+  const vols = g.packed;
   const pa = s.pa;
   const pb = s.pb;
+  const ba = s.ba;
+  const bb = s.bb;
+  const nv = stride - 1;
   for (let bi = 0; bi < bodies.length; bi++) {
     const body = bodies[bi]!;
     const m = frames[body.frame]!;
     transformInto(m, body.a, pa);
     transformInto(m, body.b, pb);
+    const br = body.radiusM;
     // workspace: both end points inside the box shrunk by the radius
     let ws = Number.POSITIVE_INFINITY;
     for (let k = 0; k < 3; k++) {
       const lo = wsMin[k]!;
       const hi = wsMax[k]!;
-      const c = Math.min(pa[k]! - lo, hi - pa[k]!, pb[k]! - lo, hi - pb[k]!);
-      if (c < ws) ws = c;
+      const c1 = pa[k]! - lo;
+      const c2 = hi - pa[k]!;
+      const c3 = pb[k]! - lo;
+      const c4 = hi - pb[k]!;
+      if (c1 < ws) ws = c1;
+      if (c2 < ws) ws = c2;
+      if (c3 < ws) ws = c3;
+      if (c4 < ws) ws = c4;
     }
-    ws -= body.radiusM;
+    ws -= br;
     const base = bi * stride;
     out[base] = ws;
     if (ws < minAll) minAll = ws;
-    for (let vi = 0; vi < volumes.length; vi++) {
+    // body bounding sphere
+    const mx = 0.5 * (pa[0]! + pb[0]!);
+    const my = 0.5 * (pa[1]! + pb[1]!);
+    const mz = 0.5 * (pa[2]! + pb[2]!);
+    const hx = pa[0]! - mx;
+    const hy = pa[1]! - my;
+    const hz = pa[2]! - mz;
+    const bodyRad = Math.sqrt(hx * hx + hy * hy + hz * hz) + br;
+    for (let vi = 0; vi < nv; vi++) {
       const slot = base + 1 + vi;
       if (applies[slot] === 0) {
         out[slot] = Number.POSITIVE_INFINITY;
         continue;
       }
-      const v = volumes[vi]!;
-      let c: number;
-      switch (v.type) {
-        case "sphere":
-          c = pointSegmentDistance(v.center, pa, pb) - v.radiusM - body.radiusM;
-          break;
-        case "capsule":
-          c = segmentSegmentDistance(pa, pb, v.a, v.b) - v.radiusM - body.radiusM;
-          break;
-        case "box": {
-          const r = v.rot;
-          const ba = s.ba;
-          const bb = s.bb;
-          for (let k = 0; k < 3; k++) {
-            const r0 = r[k * 3]!;
-            const r1 = r[k * 3 + 1]!;
-            const r2 = r[k * 3 + 2]!;
-            ba[k] = r0 * (pa[0]! - v.center[0]) + r1 * (pa[1]! - v.center[1]) + r2 * (pa[2]! - v.center[2]);
-            bb[k] = r0 * (pb[0]! - v.center[0]) + r1 * (pb[1]! - v.center[1]) + r2 * (pb[2]! - v.center[2]);
-          }
-          c = segmentAabbDistance(ba, bb, v.half, s.breaks) - body.radiusM;
-          break;
+      const o = vi * VOL_STRIDE;
+      const kind = vols[o]!;
+      if (floor !== undefined) {
+        const dx = mx - vols[o + 1]!;
+        const dy = my - vols[o + 2]!;
+        const dz = mz - vols[o + 3]!;
+        const lb = Math.sqrt(dx * dx + dy * dy + dz * dz) - vols[o + 4]! - bodyRad;
+        if (lb > floor[slot]! + extraM) {
+          out[slot] = lb;
+          if (lb < minAll) minAll = lb;
+          continue;
         }
+      }
+      let c: number;
+      if (kind === KIND_SPHERE) {
+        copy3(vols, o + 1, s.c1);
+        c = pointSegmentDistance(s.c1, pa, pb) - vols[o + 4]! - br;
+      } else if (kind === KIND_CAPSULE) {
+        copy3(vols, o + 5, s.c1);
+        copy3(vols, o + 8, s.c2);
+        c = segmentSegmentDistance(pa, pb, s.c1, s.c2) - vols[o + 11]! - br;
+      } else {
+        // box: rows of the base→box rotation at o+8…o+16, half extents at o+5…o+7
+        const cx = vols[o + 1]!;
+        const cy = vols[o + 2]!;
+        const cz = vols[o + 3]!;
+        for (let k = 0; k < 3; k++) {
+          const r0 = vols[o + 8 + k * 3]!;
+          const r1 = vols[o + 9 + k * 3]!;
+          const r2 = vols[o + 10 + k * 3]!;
+          ba[k] = r0 * (pa[0]! - cx) + r1 * (pa[1]! - cy) + r2 * (pa[2]! - cz);
+          bb[k] = r0 * (pb[0]! - cx) + r1 * (pb[1]! - cy) + r2 * (pb[2]! - cz);
+        }
+        copy3(vols, o + 5, s.c1);
+        c = segmentAabbDistance(ba, bb, s.c1, s.breaks) - br;
       }
       out[slot] = c;
       if (c < minAll) minAll = c;

@@ -19,8 +19,12 @@
  * bounds the distance from joint j's axis to any body point (sum of link lengths). A joint
  * change Δ moves a point at distance ≤ r from its axis by ≤ |Δ|·r, so no sample of an accepted
  * window can be closer than the bound. Otherwise each sample of the window gets its own FK.
- * The same bound (Σ_j |Δq_j|·toolReach_j / T) screens the tool speed; FK runs only where
- * the bound exceeds the limit. The verdict therefore equals a brute-force per-sample check.
+ * Tool speed is screened per sample with the tool Jacobian J taken at the window's anchor:
+ * |p_i − p_{i−1}| ≤ |J·Δq_i| + Σ_j |Δq_{i,j}|·E_j, where E_j bounds how far column j can drift
+ * inside the window (its axis turns by at most the summed upstream deviations; the lever
+ * moves by at most 2·Σ_k maxdev_k·toolReach_k). Exact FK runs only where the bound exceeds
+ * the limit. The verdict therefore equals a brute-force per-sample check; the stride only
+ * changes the cost.
  *
  * Order: the chunk duration is checked first (a whole-chunk rule). Otherwise the earliest
  * sample with a violation is reported; at one sample the order is position, velocity,
@@ -244,17 +248,20 @@ export function precheckChunk(input: PrecheckInput): PrecheckResult {
     return forwardKinematicsInto(robot, s.qs, s.fk, tcpM);
   };
 
-  // 2. derivative pass, per sample; also per-window max joint deviation for the geometry pass
+  // 2. derivative pass, per sample; also per-window max joint deviation from the anchor,
+  //    over the window's samples and the sample just before it (for the geometry/tool pass)
   const stride = Math.max(1, Math.floor(input.geometryStride ?? 16));
   const nWin = Math.ceil(count / stride);
-  const delta = new Float64Array(nWin);
-  const lo = limits.lowerRad;
-  const hi = limits.upperRad;
-  const vmax = limits.maxVelocityRadps;
-  const amax = limits.maxAccelerationRadps2;
-  const jmax = limits.maxJerkRadps3;
-  const reach = g.reachM;
-  const toolReach = g.toolReachM;
+  const dev = new Float64Array(nWin * dof);
+  const lo = Float64Array.from(limits.lowerRad);
+  const hi = Float64Array.from(limits.upperRad);
+  // typed copies: the hot loop reads them 3 × count × dof times
+  const invV = Float64Array.from(limits.maxVelocityRadps, (x) => 1 / x);
+  const invA = Float64Array.from(limits.maxAccelerationRadps2, (x) => 1 / x);
+  const invJ = Float64Array.from(limits.maxJerkRadps3, (x) => 1 / x);
+  // ratios trigger an exact re-check (firstKindAtSample) slightly early, so rounding of
+  // the ratio can never hide a violation that the exact comparison would report
+  const TRIGGER = 1 - 1e-9;
   const toolMax = limits.maxToolSpeedMps;
   const gripMax = limits.gripper.maxSpeedMps;
   const names = limits.jointNames;
@@ -264,8 +271,6 @@ export function precheckChunk(input: PrecheckInput): PrecheckResult {
   const aPrev = new Float64Array(dof);
   const bandLo = new Float64Array(dof);
   const bandHi = new Float64Array(dof);
-  const anchor = new Float64Array(dof);
-  const dev = new Float64Array(dof);
   for (let j = 0; j < dof; j++) {
     qPrev[j] = start.q[j]!;
     vPrev[j] = start.dq[j]!;
@@ -275,62 +280,41 @@ export function precheckChunk(input: PrecheckInput): PrecheckResult {
     bandHi[j] = Math.max(hi[j]!, start.q[j]!);
   }
   let gPrev = start.gripperWidthM;
-  let prevToolIndex = -2; // index whose tool point is in s.prevTool
   let maxV = 0;
   let maxA = 0;
   let maxJ = 0;
   let maxGrip = 0;
-  let maxTool = 0;
   let derivFail: PrecheckResult | undefined;
-  let derivFailIndex = count;
+  let failIndex = count;
 
-  for (let i = 0; i < count && derivFail === undefined; i++) {
+  for (let i = 0; i < count; i++) {
     const base = i * dof;
     const w = (i / stride) | 0;
+    const anchorBase = w * stride * dof;
+    const devBase = w * dof;
     const isAnchor = i % stride === 0;
-    let toolBound = 0;
-    let wDelta = 0;
+    let bad = false;
     for (let j = 0; j < dof; j++) {
       const qi = q[base + j]!;
-      const dqStep = qi - qPrev[j]!;
-      const v = dqStep * invT;
+      const v = (qi - qPrev[j]!) * invT;
       const a = (v - vPrev[j]!) * invT;
       const jk = (a - aPrev[j]!) * invT;
-      if (derivFail === undefined) {
-        if (qi < bandLo[j]! || qi > bandHi[j]!) {
-          const lim = qi < bandLo[j]! ? bandLo[j]! : bandHi[j]!;
-          derivFail = mkViolation("position", i, lim, qi, "rad", { joint: names[j]! });
-        } else {
-          const rv = Math.abs(v) / vmax[j]!;
-          const ra = Math.abs(a) / amax[j]!;
-          const rj = Math.abs(jk) / jmax[j]!;
-          if (rv > maxV) maxV = rv;
-          if (ra > maxA) maxA = ra;
-          if (rj > maxJ) maxJ = rj;
-          if (rv > 1) derivFail = mkViolation("velocity", i, vmax[j]!, v, "rad/s", { joint: names[j]! });
-          else if (ra > 1)
-            derivFail = mkViolation("acceleration", i, amax[j]!, a, "rad/s^2", { joint: names[j]! });
-          else if (rj > 1) derivFail = mkViolation("jerk", i, jmax[j]!, jk, "rad/s^3", { joint: names[j]! });
-        }
-      }
-      toolBound += Math.abs(dqStep) * toolReach[j]!;
-      if (isAnchor) {
-        anchor[j] = qi;
-        dev[j] = 0;
-      } else {
-        const d = Math.abs(qi - anchor[j]!);
-        if (d > dev[j]!) dev[j] = d;
-      }
-      wDelta += dev[j]! * reach[j]!;
+      const rv = Math.abs(v) * invV[j]!;
+      const ra = Math.abs(a) * invA[j]!;
+      const rj = Math.abs(jk) * invJ[j]!;
+      if (rv > maxV) maxV = rv;
+      if (ra > maxA) maxA = ra;
+      if (rj > maxJ) maxJ = rj;
+      if (qi < bandLo[j]! || qi > bandHi[j]! || rv > TRIGGER || ra > TRIGGER || rj > TRIGGER) bad = true;
+      // window deviation: |q − q(anchor)| over the window and the sample before its anchor
+      const d = isAnchor ? Math.abs(qPrev[j]! - qi) : Math.abs(qi - q[anchorBase + j]!);
+      if (d > dev[devBase + j]!) dev[devBase + j] = d;
       qPrev[j] = qi;
       vPrev[j] = v;
       aPrev[j] = a;
     }
-    // position/derivative failures at this sample beat later kinds, but kinds within the joint
-    // loop follow joint order; re-scan so that the kind order (position first) holds at a sample
-    if (derivFail !== undefined) {
+    if (bad) {
       derivFail = firstKindAtSample(
-        derivFail,
         i,
         q,
         dof,
@@ -342,80 +326,112 @@ export function precheckChunk(input: PrecheckInput): PrecheckResult {
         bandHi,
         mkViolation,
       );
-      derivFailIndex = i;
+      failIndex = i;
       break;
     }
-    delta[w] = wDelta;
     const gv = (grip[i]! - gPrev) * invT;
     gPrev = grip[i]!;
     const ag = Math.abs(gv);
     if (ag > maxGrip) maxGrip = ag;
-    if (ag > gripMax + 1e-12) {
+    if (ag > gripMax) {
       derivFail = mkViolation("gripper_speed", i, gripMax, gv, "m/s");
-      derivFailIndex = i;
+      failIndex = i;
       break;
     }
-    const tb = toolBound * invT;
-    if (tb > toolMax) {
-      // screen failed: exact tool speed from FK at i−1 and i
-      if (prevToolIndex !== i - 1) {
-        const f = fkAt(i - 1);
-        const m = f[9]!;
-        s.prevTool[0] = m[3]!;
-        s.prevTool[1] = m[7]!;
-        s.prevTool[2] = m[11]!;
-      }
-      const f = fkAt(i);
-      const m = f[9]!;
-      const speed =
-        Math.hypot(m[3]! - s.prevTool[0]!, m[7]! - s.prevTool[1]!, m[11]! - s.prevTool[2]!) * invT;
-      s.prevTool[0] = m[3]!;
-      s.prevTool[1] = m[7]!;
-      s.prevTool[2] = m[11]!;
-      prevToolIndex = i;
-      if (speed > maxTool) maxTool = speed;
-      if (speed > toolMax) {
-        derivFail = mkViolation("tool_speed", i, toolMax, speed, "m/s", { link: "tool" });
-        derivFailIndex = i;
-        break;
-      }
-    } else if (tb > maxTool) maxTool = tb;
   }
 
-  // 3. geometry pass, only before the first derivative failure
+  // 3. tool speed and geometry, window by window, only before the first derivative failure
   evalClearances(g, fkAt(-1), s.geo, s.clear);
   allowedFloor(s.clear, s.floor);
   const nPairs = s.clear.length;
+  const reach = g.reachM;
+  const toolReach = g.toolReachM;
+  const jac = new Float64Array(3 * dof);
+  const colErr = new Float64Array(dof);
   let minMargin = Number.POSITIVE_INFINITY;
-  const checkSample = (i: number): PrecheckResult | undefined => {
-    evalClearances(g, fkAt(i), s.geo, s.clear);
-    for (let p = 0; p < nPairs; p++) {
-      const c = s.clear[p]!;
-      const fl = s.floor[p]!;
-      if (c - fl < minMargin) minMargin = c - fl;
-      if (c < fl) return geometryViolation(g, p, i, c, fl, mkViolation);
-    }
-    return undefined;
-  };
+  let maxTool = 0;
+  let prevToolIndex = -2; // sample whose exact tool point is in s.prevTool
   for (let w = 0; w < nWin; w++) {
     const i0 = w * stride;
-    if (i0 >= derivFailIndex) break;
-    evalClearances(g, fkAt(i0), s.geo, s.clear);
-    const d = delta[w]!;
+    if (i0 >= failIndex) break;
+    const i1 = Math.min(count, i0 + stride, failIndex);
+    const devBase = w * dof;
+    const frames = fkAt(i0);
+    // geometry screen: clearance at the anchor minus how far any body point can move in the window
+    let delta = 0;
+    let deltaTool = 0;
+    for (let j = 0; j < dof; j++) {
+      delta += dev[devBase + j]! * reach[j]!;
+      deltaTool += dev[devBase + j]! * toolReach[j]!;
+    }
+    evalClearances(g, frames, s.geo, s.clear, s.floor, delta);
     let windowSafe = true;
     for (let p = 0; p < nPairs; p++) {
-      const m = s.clear[p]! - s.floor[p]!;
-      if (m - d < minMargin) minMargin = m - d;
-      if (m <= d) {
-        windowSafe = false;
-        break;
-      }
+      const m = s.clear[p]! - s.floor[p]! - delta;
+      if (m < minMargin) minMargin = m;
+      if (m <= 0) windowSafe = false;
     }
-    if (windowSafe) continue;
-    const i1 = Math.min(count, i0 + stride, derivFailIndex);
+    // tool Jacobian at the anchor, J_j = z_j × (p − o_j), and a bound E_j on how far column j
+    // can drift inside the window: |Δz_j|·|p − o_j| + |Δ(p − o_j)| ≤ φ_j·toolReach_j + 2·δ_tool
+    const tool = frames[9]!;
+    const px = tool[3]!;
+    const py = tool[7]!;
+    const pz = tool[11]!;
+    let phi = 0;
+    for (let j = 0; j < dof; j++) {
+      const f = frames[j + 1]!;
+      const zx = f[2]!;
+      const zy = f[6]!;
+      const zz = f[10]!;
+      const rx = px - f[3]!;
+      const ry = py - f[7]!;
+      const rz = pz - f[11]!;
+      jac[j * 3] = zy * rz - zz * ry;
+      jac[j * 3 + 1] = zz * rx - zx * rz;
+      jac[j * 3 + 2] = zx * ry - zy * rx;
+      colErr[j] = phi * toolReach[j]! + 2 * deltaTool;
+      phi += dev[devBase + j]!;
+    }
     for (let i = i0; i < i1; i++) {
-      const v = checkSample(i);
-      if (v) return v;
+      // tool speed screen: |p_i − p_{i−1}| ≤ |J(anchor)·Δq| + Σ_j |Δq_j|·E_j
+      const base = i * dof;
+      let lx = 0;
+      let ly = 0;
+      let lz = 0;
+      let err = 0;
+      for (let j = 0; j < dof; j++) {
+        const dq = q[base + j]! - (i === 0 ? start.q[j]! : q[base - dof + j]!);
+        lx += jac[j * 3]! * dq;
+        ly += jac[j * 3 + 1]! * dq;
+        lz += jac[j * 3 + 2]! * dq;
+        err += Math.abs(dq) * colErr[j]!;
+      }
+      const bound = (Math.sqrt(lx * lx + ly * ly + lz * lz) + err) * invT;
+      if (bound > toolMax) {
+        if (prevToolIndex !== i - 1) {
+          const m = fkAt(i - 1)[9]!;
+          s.prevTool[0] = m[3]!;
+          s.prevTool[1] = m[7]!;
+          s.prevTool[2] = m[11]!;
+        }
+        const m = fkAt(i)[9]!;
+        const speed =
+          Math.hypot(m[3]! - s.prevTool[0]!, m[7]! - s.prevTool[1]!, m[11]! - s.prevTool[2]!) * invT;
+        s.prevTool[0] = m[3]!;
+        s.prevTool[1] = m[7]!;
+        s.prevTool[2] = m[11]!;
+        prevToolIndex = i;
+        if (speed > maxTool) maxTool = speed;
+        if (speed > toolMax) return mkViolation("tool_speed", i, toolMax, speed, "m/s", { link: "tool" });
+      } else if (bound > maxTool) maxTool = bound;
+      if (!windowSafe) {
+        evalClearances(g, fkAt(i), s.geo, s.clear);
+        for (let p = 0; p < nPairs; p++) {
+          const c = s.clear[p]!;
+          const fl = s.floor[p]!;
+          if (c < fl) return geometryViolation(g, p, i, c, fl, mkViolation);
+        }
+      }
     }
   }
   if (derivFail) return derivFail;
@@ -459,9 +475,11 @@ function geometryViolation(
   return mk("keep_out", i, floor, c, "m", { link, volume: g.volumes[slot - 1]!.name });
 }
 
-/** At one sample, report kinds in the documented order (position, velocity, acceleration, jerk) over all joints. */
+/**
+ * Exact re-check of one sample: the first violation in the documented kind order (position,
+ * velocity, acceleration, jerk) over all joints, or undefined.
+ */
 function firstKindAtSample(
-  found: PrecheckResult,
   i: number,
   q: Float64Array,
   dof: number,
@@ -472,7 +490,7 @@ function firstKindAtSample(
   bandLo: Float64Array,
   bandHi: Float64Array,
   mk: MkViolation,
-): PrecheckResult {
+): PrecheckResult | undefined {
   const invT = 1 / traj.periodS;
   const at = (k: number, j: number): number => (k < 0 ? start.q[j]! : q[k * dof + j]!);
   const vel = (k: number, j: number): number => (k < 0 ? start.dq[j]! : (at(k, j) - at(k - 1, j)) * invT);
@@ -498,7 +516,7 @@ function firstKindAtSample(
     if (Math.abs(jk) > limits.maxJerkRadps3[j]!)
       return mk("jerk", i, limits.maxJerkRadps3[j]!, jk, "rad/s^3", { joint: names[j]! });
   }
-  return found;
+  return undefined;
 }
 
 /**

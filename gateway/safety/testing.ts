@@ -32,7 +32,7 @@ export const BENCH_PROFILE: SafetyProfileInput = {
   accelerationFraction: 0.5,
   jerkFraction: 0.5,
   maxToolSpeedMps: 0.5,
-  workspace: { minM: [-0.2, -0.7, -0.02], maxM: [0.9, 0.7, 1.2] },
+  workspace: { minM: [-0.5, -0.8, -0.02], maxM: [0.9, 0.7, 1.2] },
   keepOut: [
     {
       type: "box",
