@@ -111,7 +111,10 @@ export const wireSchema = z
     checkpointCount: z.number().int().positive().default(5),
   })
   .strict()
-  .refine((w) => w.endMarkM > w.startMarkM, { message: "endMarkM must exceed startMarkM", path: ["endMarkM"] });
+  .refine((w) => w.endMarkM > w.startMarkM, {
+    message: "endMarkM must exceed startMarkM",
+    path: ["endMarkM"],
+  });
 
 /** The board the wire stands on. */
 export const boardSchema = z
@@ -138,7 +141,11 @@ export const calibrationSchema = z
     const seen = new Set<string>();
     c.cameras.forEach((cam, i) => {
       if (seen.has(cam.name))
-        ctx.addIssue({ code: "custom", message: `duplicate camera name "${cam.name}"`, path: ["cameras", i, "name"] });
+        ctx.addIssue({
+          code: "custom",
+          message: `duplicate camera name "${cam.name}"`,
+          path: ["cameras", i, "name"],
+        });
       seen.add(cam.name);
     });
   });

@@ -122,5 +122,5 @@ export function servoStep(
   else if (g < p.gripperMinM) g = p.gripperMinM;
   const dgMax = p.gripperMaxSpeedMps * dtS;
   const dg = g - s.gripperWidthM;
-  s.gripperWidthM += dg > dgMax ? dgMax : dg < -dgMax ? -dgMax : dg;
+  s.gripperWidthM += Math.min(dgMax, Math.max(-dgMax, dg));
 }

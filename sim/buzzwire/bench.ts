@@ -1,0 +1,138 @@
+/**
+ * The default simulated buzz-wire bench: a calibration (robots/ + calibration/ shapes) built
+ * from a seed. The simulator always builds its scene from a `Calibration`; a sim-only bench
+ * samples the wire here, a digital twin passes the real bench's calibration file instead.
+ */
+import type { Calibration, CameraCalibration, PoseM, ToolCalibration } from "../../calibration/schema.ts";
+import { FRANKA_HAND_TCP_OFFSET_M, FRANKA_HAND_YAW_RAD } from "../../robots/franka/models.ts";
+import {
+  type Mat4,
+  mat4ToPose,
+  mat4Identity,
+  type Vec3,
+  vcross,
+  vnorm,
+  vscale,
+  vsub,
+} from "../../robots/math.ts";
+import type { RobotModel } from "../../robots/types.ts";
+import { sampleWire } from "./wire-sampler.ts";
+
+/** The loop and its handle, held by the Franka Hand. */
+export const DEFAULT_LOOP = Object.freeze({
+  loopInnerRadiusM: 0.015,
+  loopWireRadiusM: 0.0015,
+  handleLengthM: 0.08,
+});
+
+/** Flange → loop frame for a loop held at the fingertips with its handle along the approach axis. */
+export function defaultTool(): ToolCalibration {
+  const { loopInnerRadiusM, loopWireRadiusM, handleLengthM } = DEFAULT_LOOP;
+  const c = Math.cos(FRANKA_HAND_YAW_RAD);
+  const s = Math.sin(FRANKA_HAND_YAW_RAD);
+  // loop x = flange z (away from the handle), loop z = hand x, loop y = z × x
+  const zl: Vec3 = [c, s, 0];
+  const xl: Vec3 = [0, 0, 1];
+  const yl = vcross(zl, xl);
+  const m = mat4Identity();
+  m[0] = xl[0];
+  m[1] = yl[0];
+  m[2] = zl[0];
+  m[4] = xl[1];
+  m[5] = yl[1];
+  m[6] = zl[1];
+  m[8] = xl[2];
+  m[9] = yl[2];
+  m[10] = zl[2];
+  m[11] = FRANKA_HAND_TCP_OFFSET_M + handleLengthM + loopInnerRadiusM + 2 * loopWireRadiusM;
+  return { loopPoseFlange: mat4ToPose(m), loopInnerRadiusM, loopWireRadiusM, handleLengthM };
+}
+
+/** Camera optical frame (OpenCV: x right, y down, z forward) looking from `eye` at `target`. */
+export function lookAt(eye: Vec3, target: Vec3, up: Vec3 = [0, 0, 1]): Mat4 {
+  const z0 = vsub(target, eye);
+  const z = vscale(z0, 1 / vnorm(z0));
+  let x = vcross(z, up);
+  if (vnorm(x) < 1e-6) x = vcross(z, [1, 0, 0]);
+  x = vscale(x, 1 / vnorm(x));
+  const y = vcross(z, x);
+  const m = mat4Identity();
+  m[0] = x[0];
+  m[1] = y[0];
+  m[2] = z[0];
+  m[3] = eye[0];
+  m[4] = x[1];
+  m[5] = y[1];
+  m[6] = z[1];
+  m[7] = eye[1];
+  m[8] = x[2];
+  m[9] = y[2];
+  m[10] = z[2];
+  m[11] = eye[2];
+  return m;
+}
+
+const INTRINSICS_640 = Object.freeze({
+  widthPx: 640,
+  heightPx: 480,
+  fxPx: 554,
+  fyPx: 554,
+  cxPx: 319.5,
+  cyPx: 239.5,
+  distortion: [0, 0, 0, 0, 0],
+});
+
+/** Three fixed cameras (front, side, top) aimed at the wire, and a wrist camera on the flange. */
+export function defaultCameras(wireCentreWorld: Vec3, loopCentreFlange: Vec3): CameraCalibration[] {
+  const [cx, cy, cz] = wireCentreWorld;
+  const fixed = (name: string, eye: Vec3, up?: Vec3): CameraCalibration => ({
+    name,
+    intrinsics: { ...INTRINSICS_640, distortion: [0, 0, 0, 0, 0] },
+    extrinsics: { mount: "world", poseWorld: mat4ToPose(lookAt(eye, wireCentreWorld, up)) },
+    depth: true,
+  });
+  const wristEye: Vec3 = [0.07, 0.0, 0.02];
+  return [
+    fixed("front", [cx + 0.75, cy, cz + 0.3]),
+    fixed("side", [cx, cy - 0.8, cz + 0.25]),
+    fixed("top", [cx + 0.05, cy, cz + 0.85], [1, 0, 0]),
+    {
+      name: "wrist",
+      intrinsics: { ...INTRINSICS_640, distortion: [0, 0, 0, 0, 0] },
+      extrinsics: { mount: "tool", poseFlange: mat4ToPose(lookAt(wristEye, loopCentreFlange, [1, 0, 0])) },
+      depth: true,
+    },
+  ];
+}
+
+const IDENTITY_POSE: PoseM = { xyz: [0, 0, 0], quat_xyzw: [0, 0, 0, 1] };
+
+/**
+ * A complete sim calibration from a seed: robot base at the world origin on the table top,
+ * a board in front of it, a sampled wire, the default loop and four cameras.
+ */
+export function sampleBenchCalibration(robot: RobotModel, seed: number): Calibration {
+  const tool = defaultTool();
+  const wire = sampleWire(robot, tool, seed);
+  const pts = wire.pointsBase;
+  let mx = 0;
+  let my = 0;
+  let mz = 0;
+  for (const p of pts) {
+    mx += p[0] / pts.length;
+    my += p[1] / pts.length;
+    mz += p[2] / pts.length;
+  }
+  const boardThicknessM = 0.02;
+  return {
+    version: 1,
+    robotBasePoseWorld: IDENTITY_POSE,
+    cameras: defaultCameras([mx, my, mz], tool.loopPoseFlange.xyz),
+    tool,
+    wire,
+    board: {
+      poseWorld: { xyz: [mx, my, boardThicknessM], quat_xyzw: [0, 0, 0, 1] },
+      sizeM: [0.3, 0.62, boardThicknessM],
+    },
+  };
+}

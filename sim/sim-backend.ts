@@ -1,0 +1,455 @@
+/**
+ * The simulated buzz-wire bench behind the Backend seam.
+ *
+ * Time is simulated: `execute` steps physics one control period per trajectory sample as fast
+ * as the CPU allows, and `now()` is the number of steps taken × the period (monotonic over
+ * resets). Everything is deterministic: the same seed and the same commands give bit-identical
+ * readings, events and frames (no Math.random, no wall clock in the physics path).
+ *
+ * Lifecycle: `unconfigured` → configure() builds the world → `inactive` (read, capture,
+ * reset, snapshot) → activate() → `active` (motion) → deactivate() / shutdown() (frees WASM memory).
+ */
+import type { Calibration } from "../calibration/schema.ts";
+import {
+  assertLifecycle,
+  type Backend,
+  type BackendDescription,
+  type CameraDescription,
+  type ExecuteOptions,
+  type ExecuteResult,
+  type Frame,
+  type JointReading,
+  type JointTrajectory,
+  type LifecycleState,
+  type SensorEvent,
+  type SensorEventListener,
+} from "../gateway/seam/types.ts";
+import { type Mat4, mat4Mul, mat4RigidInverse, mat4ToPose, type Pose, poseToMat4 } from "../robots/math.ts";
+import type { RobotModel } from "../robots/types.ts";
+import { Rasterizer } from "./render/rasterizer.ts";
+import { sampleBenchCalibration } from "./buzzwire/bench.ts";
+import { BuzzWireBench } from "./buzzwire/scene.ts";
+import { startMarkJoints } from "./buzzwire/wire-sampler.ts";
+import { type ServoParams, type ServoState, servoAtRest, servoParams, servoStep } from "./servo.ts";
+import { loadRapier, type Rapier } from "./world.ts";
+
+export interface SimBackendOptions {
+  robot: RobotModel;
+  /** seed of the first bench (wire sampling when no calibration is given) */
+  seed: number;
+  /** a real bench's calibration: the sim becomes its digital twin (the wire is not sampled) */
+  calibration?: Calibration;
+  /** contact prediction distance, m (default 3 mm: above the 1.7 mm a 1.7 m/s tool moves per ms) */
+  predictionDistanceM?: number;
+  /** servo proportional gain, 1/s */
+  servoKpPerS?: number;
+  /** let the event loop run every this many simulated ticks during execute/hold (default 1000) */
+  yieldEveryTicks?: number;
+}
+
+/** Gripper opening while holding the loop's handle, m. */
+export const HANDLE_GRIP_WIDTH_M = 0.008;
+
+const SNAPSHOT_MAGIC = "robot-gateway/sim-snapshot/1";
+
+export function createSimBackend(opts: SimBackendOptions): SimBackend {
+  return new SimBackend(opts);
+}
+
+export class SimBackend implements Backend {
+  readonly kind = "sim" as const;
+  private state: LifecycleState = "unconfigured";
+  private R: Rapier | null = null;
+  private bench: BuzzWireBench | null = null;
+  private calibration: Calibration | null = null;
+  private seed: number;
+  private readonly params: ServoParams;
+  private servo: ServoState;
+  /** the last commanded target (held between motions) */
+  private target: Float64Array;
+  private targetGripperM: number;
+  private steps = 0;
+  private contactClosed = false;
+  private collisions = new Set<string>();
+  private readonly listeners = new Set<SensorEventListener>();
+  private stopRequested = false;
+  private readonly rasterizers = new Map<string, Rasterizer>();
+  private cameras: CameraDescription[] = [];
+  private startQ: number[] = [];
+  private readonly dt: number;
+  private readonly tmpM = new Float64Array(16);
+
+  constructor(private readonly opts: SimBackendOptions) {
+    this.seed = opts.seed;
+    this.dt = opts.robot.controlPeriodS;
+    this.params = servoParams(opts.robot, opts.servoKpPerS);
+    this.servo = servoAtRest(opts.robot.homeQ, HANDLE_GRIP_WIDTH_M);
+    this.target = Float64Array.from(opts.robot.homeQ);
+    this.targetGripperM = HANDLE_GRIP_WIDTH_M;
+  }
+
+  get lifecycle(): LifecycleState {
+    return this.state;
+  }
+
+  async configure(): Promise<void> {
+    assertLifecycle("configure", this.state, ["unconfigured"]);
+    this.R = await loadRapier();
+    this.build(this.seed);
+    this.state = "inactive";
+  }
+
+  async activate(): Promise<void> {
+    assertLifecycle("activate", this.state, ["inactive"]);
+    this.state = "active";
+  }
+
+  async deactivate(): Promise<void> {
+    assertLifecycle("deactivate", this.state, ["active"]);
+    this.holdHere();
+    this.state = "inactive";
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.state === "finalized") return;
+    this.stopRequested = true;
+    this.bench?.free();
+    this.bench = null;
+    this.rasterizers.clear();
+    this.state = "finalized";
+  }
+
+  describe(): BackendDescription {
+    assertLifecycle("describe", this.state, ["inactive", "active", "error"]);
+    const cal = this.calibration!;
+    return {
+      robot: this.opts.robot,
+      cameras: this.cameras.map((c) => ({ ...c, distortion: [...c.distortion] })),
+      controlPeriodS: this.dt,
+      basePose: clonePose(cal.robotBasePoseWorld),
+      toolOffset: clonePose(cal.tool.loopPoseFlange),
+    };
+  }
+
+  now(): number {
+    return this.steps * this.dt;
+  }
+
+  read(): JointReading {
+    assertLifecycle("read", this.state, ["inactive", "active", "error"]);
+    return {
+      t: this.now(),
+      q: Array.from(this.servo.q),
+      dq: Array.from(this.servo.dq),
+      gripperWidthM: this.servo.gripperWidthM,
+    };
+  }
+
+  async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
+    assertLifecycle("execute", this.state, ["active"]);
+    if (Math.abs(traj.periodS - this.dt) > 1e-12)
+      throw new Error(`trajectory period ${traj.periodS} s differs from the control period ${this.dt} s`);
+    if (traj.q.length < traj.count * 7 || traj.gripperWidthM.length < traj.count)
+      throw new Error("trajectory arrays are shorter than its sample count");
+    return this.run(traj.count, opts, (i) => {
+      this.target.set(traj.q.subarray(i * 7, i * 7 + 7));
+      this.targetGripperM = traj.gripperWidthM[i]!;
+    });
+  }
+
+  async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
+    assertLifecycle("hold", this.state, ["active"]);
+    if (!(seconds >= 0)) throw new Error(`hold seconds must be ≥ 0, got ${seconds}`);
+    return this.run(Math.round(seconds / this.dt), opts, null);
+  }
+
+  async capture(cameras: readonly string[], opts: { depth: boolean }): Promise<Frame[]> {
+    assertLifecycle("capture", this.state, ["inactive", "active"]);
+    return this.render(cameras, opts.depth);
+  }
+
+  onEvent(listener: SensorEventListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  async stop(_reason: string): Promise<void> {
+    this.stopRequested = true;
+    if (this.bench) this.holdHere();
+  }
+
+  async reset(opts: { seed: number }): Promise<void> {
+    assertLifecycle("reset", this.state, ["inactive", "active"]);
+    this.stopRequested = true;
+    this.seed = opts.seed;
+    this.build(opts.seed);
+  }
+
+  snapshot(): Uint8Array {
+    assertLifecycle("snapshot", this.state, ["inactive", "active"]);
+    const bench = this.bench!;
+    const header = JSON.stringify({
+      magic: SNAPSHOT_MAGIC,
+      seed: this.seed,
+      calibration: this.calibration,
+      steps: this.steps,
+      servo: {
+        q: Array.from(this.servo.q),
+        dq: Array.from(this.servo.dq),
+        qRefPrev: Array.from(this.servo.qRefPrev),
+        gripperWidthM: this.servo.gripperWidthM,
+      },
+      target: Array.from(this.target),
+      targetGripperM: this.targetGripperM,
+      contactClosed: this.contactClosed,
+      collisions: [...this.collisions],
+      candidates: bench.physics.candidatePairs(),
+    });
+    const head = new TextEncoder().encode(header);
+    const world = bench.physics.takeSnapshot();
+    const out = new Uint8Array(4 + head.length + world.length);
+    new DataView(out.buffer).setUint32(0, head.length, true);
+    out.set(head, 4);
+    out.set(world, 4 + head.length);
+    return out;
+  }
+
+  restore(snap: Uint8Array): void {
+    assertLifecycle("restore", this.state, ["inactive", "active"]);
+    const len = new DataView(snap.buffer, snap.byteOffset, snap.byteLength).getUint32(0, true);
+    const h = JSON.parse(new TextDecoder().decode(snap.subarray(4, 4 + len))) as SnapshotHeader;
+    if (h.magic !== SNAPSHOT_MAGIC) throw new Error("not a simulator snapshot");
+    this.stopRequested = true;
+    if (JSON.stringify(h.calibration) !== JSON.stringify(this.calibration)) {
+      this.seed = h.seed;
+      this.build(h.seed, h.calibration);
+    }
+    this.seed = h.seed;
+    this.bench!.physics.restoreSnapshot(snap.slice(4 + len), h.candidates);
+    this.steps = h.steps;
+    this.servo = {
+      q: Float64Array.from(h.servo.q),
+      dq: Float64Array.from(h.servo.dq),
+      qRefPrev: Float64Array.from(h.servo.qRefPrev),
+      gripperWidthM: h.servo.gripperWidthM,
+    };
+    this.target = Float64Array.from(h.target);
+    this.targetGripperM = h.targetGripperM;
+    this.contactClosed = h.contactClosed;
+    this.collisions = new Set(h.collisions);
+    this.bench!.updateKinematics(this.servo.q);
+  }
+
+  privilegedState(): Record<string, unknown> {
+    assertLifecycle("privilegedState", this.state, ["inactive", "active", "error"]);
+    const bench = this.bench!;
+    const cal = this.calibration!;
+    const loopWorld = bench.loopWorld(new Float64Array(16));
+    const baseFromWorld = mat4RigidInverse(bench.worldFromBase);
+    return {
+      seed: this.seed,
+      t: this.now(),
+      wire: {
+        pointsBase: cal.wire.pointsBase.map((p) => [...p]),
+        wireRadiusM: cal.wire.wireRadiusM,
+        startMarkM: cal.wire.startMarkM,
+        endMarkM: cal.wire.endMarkM,
+        checkpointCount: cal.wire.checkpointCount,
+      },
+      loop: {
+        innerRadiusM: cal.tool.loopInnerRadiusM,
+        poseWorld: mat4ToPose(loopWorld),
+        poseBase: mat4ToPose(mat4Mul(baseFromWorld, loopWorld)),
+      },
+      contactClosed: this.contactClosed,
+      collisions: [...this.collisions],
+      startQ: [...this.startQ],
+    };
+  }
+
+  /** The current calibration (sampled or given). */
+  currentCalibration(): Calibration {
+    return this.calibration!;
+  }
+
+  // ---------------------------------------------------------------------------------------
+
+  private build(seed: number, given?: Calibration): void {
+    const robot = this.opts.robot;
+    const cal = given ?? this.opts.calibration ?? sampleBenchCalibration(robot, seed);
+    this.bench?.free();
+    this.calibration = cal;
+    this.bench = new BuzzWireBench(this.R!, robot, cal, {
+      timestepS: this.dt,
+      predictionDistanceM: this.opts.predictionDistanceM ?? 0.003,
+    });
+    const tool = poseToMat4(cal.tool.loopPoseFlange);
+    this.startQ = startMarkJoints(robot, cal.wire, tool, robot.homeQ) ?? [...robot.homeQ];
+    this.servo = servoAtRest(this.startQ, HANDLE_GRIP_WIDTH_M);
+    this.target = Float64Array.from(this.startQ);
+    this.targetGripperM = HANDLE_GRIP_WIDTH_M;
+    this.bench.applyArm(this.servo.q, this.servo.gripperWidthM, true);
+    this.cameras = cameraDescriptions(cal, tool);
+    this.rasterizers.clear();
+    // a fresh bench starts open; tell listeners if the circuit was closed
+    if (this.contactClosed) {
+      this.contactClosed = false;
+      this.emit({ type: "contact", closed: false, t: this.now(), source: "sim" });
+    }
+    this.collisions.clear();
+  }
+
+  private holdHere(): void {
+    this.target.set(this.servo.q);
+    this.servo.qRefPrev.set(this.servo.q);
+    this.targetGripperM = this.servo.gripperWidthM;
+  }
+
+  /** One control tick: servo, kinematic bodies, physics step, contact edges (hot path). */
+  private tick(): void {
+    const bench = this.bench!;
+    servoStep(this.servo, this.params, this.target, 0, this.targetGripperM, this.dt);
+    bench.applyArm(this.servo.q, this.servo.gripperWidthM);
+    const c = bench.step();
+    this.steps++;
+    const t = this.now();
+    if (c.loopOnWire !== this.contactClosed) {
+      this.contactClosed = c.loopOnWire;
+      this.emit({ type: "contact", closed: c.loopOnWire, t, source: "sim" });
+    }
+    if (c.collisions.length > 0 || this.collisions.size > 0) {
+      const now = new Set(c.collisions);
+      for (const pair of c.collisions) {
+        if (this.collisions.has(pair)) continue;
+        const [link, other] = pair.split("|") as [string, string];
+        this.emit({ type: "collision", t, link, other, source: "sim" });
+      }
+      this.collisions = now;
+    }
+  }
+
+  private async run(
+    count: number,
+    opts: ExecuteOptions,
+    setTarget: ((i: number) => void) | null,
+  ): Promise<ExecuteResult> {
+    this.stopRequested = false;
+    const frames: Frame[] = [];
+    const cap = opts.capture;
+    if (cap && cap.everyTicks < 1) throw new Error("capture.everyTicks must be ≥ 1");
+    if (cap) frames.push(...this.render(cap.cameras, cap.depth));
+    const yieldEvery = this.opts.yieldEveryTicks ?? 1000;
+    let outcome: ExecuteResult["outcome"] = "completed";
+    let done = 0;
+    for (let i = 0; i < count; i++) {
+      if (opts.signal?.aborted) {
+        outcome = "aborted";
+        break;
+      }
+      if (this.stopRequested || this.state !== "active") {
+        outcome = "stopped";
+        break;
+      }
+      setTarget?.(i);
+      this.tick();
+      done = i + 1;
+      if (opts.onTick && opts.onTick(this.read(), i) === "stop") {
+        outcome = "stopped";
+        break;
+      }
+      if (cap && done % cap.everyTicks === 0) frames.push(...this.render(cap.cameras, cap.depth));
+      if (yieldEvery > 0 && done % yieldEvery === 0) await new Promise<void>((r) => setImmediate(r));
+    }
+    if (outcome !== "completed" && this.bench) this.holdHere();
+    return { outcome, samplesExecuted: done, final: this.read(), frames };
+  }
+
+  private render(names: readonly string[], depth: boolean): Frame[] {
+    const bench = this.bench!;
+    const wanted = names.length === 0 ? this.cameras : names.map((n) => this.cameraByName(n));
+    const scene = bench.syncRender(this.contactClosed);
+    const t = this.now();
+    const out: Frame[] = [];
+    for (const cam of wanted) {
+      let r = this.rasterizers.get(cam.name);
+      if (!r) {
+        r = new Rasterizer(cam);
+        this.rasterizers.set(cam.name, r);
+      }
+      const worldFromCam = this.cameraWorld(cam);
+      const img = r.render(scene, worldFromCam, r.createTarget());
+      const frame: Frame = {
+        camera: cam.name,
+        t,
+        rgb: { kind: "raw", width: cam.width, height: cam.height, channels: 3, data: img.rgb },
+      };
+      if (depth && cam.depth) frame.depthMm = { width: cam.width, height: cam.height, data: img.depthMm };
+      out.push(frame);
+    }
+    return out;
+  }
+
+  private cameraByName(name: string): CameraDescription {
+    const c = this.cameras.find((x) => x.name === name);
+    if (!c) throw new Error(`unknown camera "${name}" (have: ${this.cameras.map((x) => x.name).join(", ")})`);
+    return c;
+  }
+
+  private cameraWorld(cam: CameraDescription): Mat4 {
+    const camPose = poseToMat4(cam.pose);
+    if (cam.frame === "world") return camPose;
+    // tool camera: world ← tool (loop frame) · tool ← camera
+    return mat4Mul(this.bench!.loopWorld(this.tmpM), camPose);
+  }
+
+  private emit(e: SensorEvent): void {
+    for (const l of this.listeners) l(e);
+  }
+}
+
+interface SnapshotHeader {
+  magic: string;
+  seed: number;
+  calibration: Calibration;
+  steps: number;
+  servo: { q: number[]; dq: number[]; qRefPrev: number[]; gripperWidthM: number };
+  target: number[];
+  targetGripperM: number;
+  contactClosed: boolean;
+  collisions: string[];
+  candidates: [number, number][];
+}
+
+function clonePose(p: Pose | Calibration["robotBasePoseWorld"]): Pose {
+  return {
+    xyz: [p.xyz[0], p.xyz[1], p.xyz[2]],
+    quat_xyzw: [p.quat_xyzw[0], p.quat_xyzw[1], p.quat_xyzw[2], p.quat_xyzw[3]],
+  };
+}
+
+/** Camera descriptions as the seam states them (wrist cameras relative to the tool frame). */
+export function cameraDescriptions(cal: Calibration, toolFromFlange: Mat4): CameraDescription[] {
+  const loopInv = mat4RigidInverse(toolFromFlange);
+  return cal.cameras.map((c) => {
+    const i = c.intrinsics;
+    const pose =
+      c.extrinsics.mount === "world"
+        ? clonePose(c.extrinsics.poseWorld)
+        : mat4ToPose(mat4Mul(loopInv, poseToMat4(c.extrinsics.poseFlange)));
+    return {
+      name: c.name,
+      width: i.widthPx,
+      height: i.heightPx,
+      fx: i.fxPx,
+      fy: i.fyPx,
+      cx: i.cxPx,
+      cy: i.cyPx,
+      distortion: [...i.distortion],
+      frame: c.extrinsics.mount,
+      pose,
+      depth: c.depth,
+    };
+  });
+}

@@ -1,0 +1,385 @@
+/**
+ * The simulator's physics world: a thin owner of one Rapier world with a fixed step, named
+ * collision groups, kinematic (position-driven) and free dynamic bodies, exact contact
+ * checks, and bit-exact snapshots. No globals besides the memoised WASM initialisation;
+ * call `free()` on teardown.
+ *
+ * Contact sensing: Rapier reports collision start/stop for collider pairs whose distance is
+ * within the prediction distance (one step behind, at the start of the step). Those pairs are
+ * kept as candidates; after each step every candidate's exact distance is computed at the new
+ * positions, and a pair "touches" when it is ≤ 0. The prediction distance must therefore
+ * exceed the largest relative motion per step (tool speed × step), see docs/sim-decisions.md.
+ */
+import RAPIER from "@dimforge/rapier3d-compat";
+import type { Mat4, Vec3 } from "../robots/math.ts";
+
+export type Rapier = typeof RAPIER;
+
+let rapierReady: Promise<Rapier> | undefined;
+
+/** Initialise Rapier's WASM module once per process (idempotent). */
+export function loadRapier(): Promise<Rapier> {
+  rapierReady ??= RAPIER.init().then(() => RAPIER);
+  return rapierReady;
+}
+
+/** Collision groups: who may touch whom. */
+export const GROUP = Object.freeze({
+  /** table, board, posts */
+  env: 1 << 0,
+  /** the buzz wire */
+  wire: 1 << 1,
+  /** arm links and fingers */
+  arm: 1 << 2,
+  /** the metal ring of the loop (part of the circuit) */
+  loop: 1 << 3,
+  /** the insulated handle of the loop */
+  handle: 1 << 4,
+  /** free dynamic objects */
+  free: 1 << 5,
+});
+export type GroupName = keyof typeof GROUP;
+
+const FILTER: Record<GroupName, number> = {
+  env: GROUP.arm | GROUP.loop | GROUP.handle | GROUP.free,
+  wire: GROUP.loop | GROUP.free,
+  arm: GROUP.env | GROUP.free,
+  loop: GROUP.wire | GROUP.env | GROUP.free,
+  handle: GROUP.env | GROUP.free,
+  free: GROUP.env | GROUP.wire | GROUP.arm | GROUP.loop | GROUP.handle | GROUP.free,
+};
+
+/** Collider geometry in its body's frame; lengths in m. */
+export type ColliderSpec =
+  | { kind: "capsule"; a: Vec3; b: Vec3; radiusM: number }
+  | { kind: "box"; centre: Vec3; halfExtentsM: Vec3 }
+  | { kind: "ball"; centre: Vec3; radiusM: number };
+
+export type BodyKind = "fixed" | "kinematic" | "dynamic";
+
+export interface WorldOptions {
+  /** fixed physics step, s */
+  timestepS: number;
+  /** contact prediction distance, m (must exceed the largest relative motion per step) */
+  predictionDistanceM: number;
+  /** gravity in the world frame, m/s² */
+  gravityMps2?: Vec3;
+}
+
+/** What a collider is, for contact reports. */
+export interface ColliderTag {
+  group: GroupName;
+  /** name of the object it belongs to, e.g. "link3", "wire", "table" */
+  name: string;
+}
+
+/** A colliding pair found by `touching`, tags ordered as the groups were asked for. */
+export type TouchVisitor = (a: ColliderTag, b: ColliderTag) => void;
+
+export class PhysicsWorld {
+  private world: RAPIER.World;
+  private readonly queue: RAPIER.EventQueue;
+  private readonly tags = new Map<number, ColliderTag>();
+  /** candidate pairs within prediction distance, keyed "h1:h2" (h1 < h2) */
+  private candidates = new Map<string, [number, number]>();
+  private readonly contactTmp: RAPIER.ShapeContact;
+
+  constructor(
+    private readonly R: Rapier,
+    readonly opts: WorldOptions,
+  ) {
+    const g = opts.gravityMps2 ?? [0, 0, -9.81];
+    this.world = new R.World({ x: g[0], y: g[1], z: g[2] });
+    this.applyParams();
+    this.queue = new R.EventQueue(true);
+    this.contactTmp = new R.ShapeContact(
+      0,
+      { x: 0, y: 0, z: 0 },
+      { x: 0, y: 0, z: 0 },
+      { x: 0, y: 0, z: 0 },
+      {
+        x: 0,
+        y: 0,
+        z: 0,
+      },
+    );
+  }
+
+  private applyParams(): void {
+    this.world.timestep = this.opts.timestepS;
+    // lengthUnit is 1 (metres), so the normalised distance is in metres
+    this.world.integrationParameters.normalizedPredictionDistance = this.opts.predictionDistanceM;
+  }
+
+  /** Number of colliders (for benchmarks and tests). */
+  get colliderCount(): number {
+    return this.world.colliders.len();
+  }
+
+  /**
+   * Add a body with its colliders.
+   * @param pose world ← body transform
+   * @returns the body handle
+   */
+  addBody(
+    kind: BodyKind,
+    pose: Mat4,
+    colliders: readonly ColliderSpec[],
+    tag: ColliderTag,
+    opts: { densityKgM3?: number; friction?: number } = {},
+  ): number {
+    const R = this.R;
+    const desc =
+      kind === "fixed"
+        ? R.RigidBodyDesc.fixed()
+        : kind === "kinematic"
+          ? R.RigidBodyDesc.kinematicPositionBased()
+          : R.RigidBodyDesc.dynamic();
+    const q = rotationQuat(pose);
+    desc.setTranslation(pose[3]!, pose[7]!, pose[11]!).setRotation(q);
+    const body = this.world.createRigidBody(desc);
+    const groups = (GROUP[tag.group] << 16) | FILTER[tag.group];
+    // several parts become one compound collider: far fewer broad-phase entries and pairs
+    const descs =
+      colliders.length > 1 ? [compoundDesc(R, colliders)] : colliders.map((c) => colliderDesc(R, c));
+    for (const d of descs) {
+      const cd = d
+        .setCollisionGroups(groups)
+        .setActiveEvents(R.ActiveEvents.COLLISION_EVENTS)
+        .setActiveCollisionTypes(
+          R.ActiveCollisionTypes.DEFAULT |
+            R.ActiveCollisionTypes.KINEMATIC_FIXED |
+            R.ActiveCollisionTypes.KINEMATIC_KINEMATIC,
+        )
+        .setDensity(opts.densityKgM3 ?? 1000)
+        .setFriction(opts.friction ?? 0.5);
+      const c = this.world.createCollider(cd, body);
+      this.tags.set(c.handle, tag);
+    }
+    return body.handle;
+  }
+
+  /** Command a kinematic body's pose for the end of the next step (world ← body). */
+  setKinematicPose(body: number, pose: Mat4): void {
+    const b = this.world.getRigidBody(body);
+    b.setNextKinematicTranslation({ x: pose[3]!, y: pose[7]!, z: pose[11]! });
+    b.setNextKinematicRotation(rotationQuat(pose));
+  }
+
+  /** Move a body to a pose at once (reset, restore); kinematic bodies also get it as next pose. */
+  teleport(body: number, pose: Mat4): void {
+    const b = this.world.getRigidBody(body);
+    const q = rotationQuat(pose);
+    b.setTranslation({ x: pose[3]!, y: pose[7]!, z: pose[11]! }, true);
+    b.setRotation(q, true);
+    if (b.isKinematic()) {
+      b.setNextKinematicTranslation({ x: pose[3]!, y: pose[7]!, z: pose[11]! });
+      b.setNextKinematicRotation(q);
+    }
+  }
+
+  /** Current world ← body transform. */
+  bodyPose(body: number, out: Mat4 = new Float64Array(16)): Mat4 {
+    const b = this.world.getRigidBody(body);
+    const t = b.translation();
+    const r = b.rotation();
+    quatToMat4(r.x, r.y, r.z, r.w, out);
+    out[3] = t.x;
+    out[7] = t.y;
+    out[11] = t.z;
+    return out;
+  }
+
+  /** Advance one fixed step and refresh the contact candidates. */
+  step(): void {
+    this.world.step(this.queue);
+    this.queue.drainCollisionEvents((h1, h2, started) => {
+      const a = Math.min(h1, h2);
+      const b = Math.max(h1, h2);
+      const key = `${a}:${b}`;
+      if (started) this.candidates.set(key, [a, b]);
+      else this.candidates.delete(key);
+    });
+  }
+
+  /**
+   * Visit every pair of colliders from groups `ga` and `gb` that touch (distance ≤ 0) at the
+   * current positions. Runs in the physics loop: allocation-free unless pairs are near.
+   */
+  touching(ga: GroupName, gb: GroupName, visit: TouchVisitor): void {
+    if (this.candidates.size === 0) return;
+    for (const [h1, h2] of this.candidates.values()) {
+      const t1 = this.tags.get(h1);
+      const t2 = this.tags.get(h2);
+      if (!t1 || !t2) continue;
+      let a: number;
+      let b: number;
+      let ta: ColliderTag;
+      let tb: ColliderTag;
+      if (t1.group === ga && t2.group === gb) {
+        a = h1;
+        b = h2;
+        ta = t1;
+        tb = t2;
+      } else if (t2.group === ga && t1.group === gb) {
+        a = h2;
+        b = h1;
+        ta = t2;
+        tb = t1;
+      } else continue;
+      const ca = this.world.getCollider(a);
+      const cb = this.world.getCollider(b);
+      const c = ca.contactCollider(cb, 0, this.contactTmp);
+      if (c && c.distance <= 0) visit(ta, tb);
+    }
+  }
+
+  /** Candidate pairs, in a deterministic order (for snapshots). */
+  candidatePairs(): [number, number][] {
+    return [...this.candidates.values()].map(([a, b]) => [a, b]);
+  }
+
+  /** Rapier world bytes. */
+  takeSnapshot(): Uint8Array {
+    return this.world.takeSnapshot();
+  }
+
+  /** Replace the Rapier world by a snapshot taken from this world (handles are preserved). */
+  restoreSnapshot(bytes: Uint8Array, candidates: readonly (readonly [number, number])[]): void {
+    const next = this.R.World.restoreSnapshot(bytes);
+    this.world.free();
+    this.world = next;
+    this.applyParams();
+    this.candidates = new Map(candidates.map(([a, b]) => [`${a}:${b}`, [a, b] as [number, number]]));
+  }
+
+  free(): void {
+    this.world.free();
+    this.queue.free();
+  }
+}
+
+type Placed = { shape: RAPIER.Shape; pos: Vec3; rot: { x: number; y: number; z: number; w: number } };
+
+function placedShape(R: Rapier, spec: ColliderSpec): Placed {
+  const id = { x: 0, y: 0, z: 0, w: 1 };
+  switch (spec.kind) {
+    case "ball":
+      return { shape: new R.Ball(spec.radiusM), pos: spec.centre, rot: id };
+    case "box":
+      return { shape: new R.Cuboid(...spec.halfExtentsM), pos: spec.centre, rot: id };
+    case "capsule": {
+      const d: Vec3 = [spec.b[0] - spec.a[0], spec.b[1] - spec.a[1], spec.b[2] - spec.a[2]];
+      const len = Math.hypot(d[0], d[1], d[2]);
+      const mid: Vec3 = [
+        (spec.a[0] + spec.b[0]) / 2,
+        (spec.a[1] + spec.b[1]) / 2,
+        (spec.a[2] + spec.b[2]) / 2,
+      ];
+      const rot = len > 0 ? quatFromTo([0, 1, 0], [d[0] / len, d[1] / len, d[2] / len]) : id;
+      return { shape: new R.Capsule(len / 2, spec.radiusM), pos: mid, rot };
+    }
+  }
+}
+
+function compoundDesc(R: Rapier, specs: readonly ColliderSpec[]): RAPIER.ColliderDesc {
+  const parts = specs.map((s) => placedShape(R, s));
+  return R.ColliderDesc.compound(
+    parts.map((p) => p.shape),
+    parts.map((p) => ({ x: p.pos[0], y: p.pos[1], z: p.pos[2] })),
+    parts.map((p) => p.rot),
+  );
+}
+
+function colliderDesc(R: Rapier, spec: ColliderSpec): RAPIER.ColliderDesc {
+  switch (spec.kind) {
+    case "ball":
+      return R.ColliderDesc.ball(spec.radiusM).setTranslation(...spec.centre);
+    case "box":
+      return R.ColliderDesc.cuboid(...spec.halfExtentsM).setTranslation(...spec.centre);
+    case "capsule": {
+      // Rapier capsules run along y: rotate y onto (b − a)
+      const d: Vec3 = [spec.b[0] - spec.a[0], spec.b[1] - spec.a[1], spec.b[2] - spec.a[2]];
+      const len = Math.hypot(d[0], d[1], d[2]);
+      const mid: Vec3 = [
+        (spec.a[0] + spec.b[0]) / 2,
+        (spec.a[1] + spec.b[1]) / 2,
+        (spec.a[2] + spec.b[2]) / 2,
+      ];
+      const desc = R.ColliderDesc.capsule(len / 2, spec.radiusM).setTranslation(...mid);
+      if (len > 0) desc.setRotation(quatFromTo([0, 1, 0], [d[0] / len, d[1] / len, d[2] / len]));
+      return desc;
+    }
+  }
+}
+
+/** Shortest-arc rotation taking unit vector u onto unit vector v. */
+export function quatFromTo(u: Vec3, v: Vec3): { x: number; y: number; z: number; w: number } {
+  const dot = u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
+  if (dot < -0.999999) {
+    // 180°: any axis orthogonal to u
+    const ax: Vec3 = Math.abs(u[0]) < 0.9 ? [0, -u[2], u[1]] : [-u[2], 0, u[0]];
+    const n = Math.hypot(...ax);
+    return { x: ax[0] / n, y: ax[1] / n, z: ax[2] / n, w: 0 };
+  }
+  const cx = u[1] * v[2] - u[2] * v[1];
+  const cy = u[2] * v[0] - u[0] * v[2];
+  const cz = u[0] * v[1] - u[1] * v[0];
+  const w = 1 + dot;
+  const n = Math.hypot(cx, cy, cz, w);
+  return { x: cx / n, y: cy / n, z: cz / n, w: w / n };
+}
+
+/** Rotation part of a row-major transform as a Rapier quaternion object. */
+export function rotationQuat(m: Mat4): { x: number; y: number; z: number; w: number } {
+  const m00 = m[0]!;
+  const m11 = m[5]!;
+  const m22 = m[10]!;
+  const tr = m00 + m11 + m22;
+  let x: number;
+  let y: number;
+  let z: number;
+  let w: number;
+  if (tr > 0) {
+    const s = Math.sqrt(tr + 1) * 2;
+    w = 0.25 * s;
+    x = (m[9]! - m[6]!) / s;
+    y = (m[2]! - m[8]!) / s;
+    z = (m[4]! - m[1]!) / s;
+  } else if (m00 > m11 && m00 > m22) {
+    const s = Math.sqrt(1 + m00 - m11 - m22) * 2;
+    w = (m[9]! - m[6]!) / s;
+    x = 0.25 * s;
+    y = (m[1]! + m[4]!) / s;
+    z = (m[2]! + m[8]!) / s;
+  } else if (m11 > m22) {
+    const s = Math.sqrt(1 + m11 - m00 - m22) * 2;
+    w = (m[2]! - m[8]!) / s;
+    x = (m[1]! + m[4]!) / s;
+    y = 0.25 * s;
+    z = (m[6]! + m[9]!) / s;
+  } else {
+    const s = Math.sqrt(1 + m22 - m00 - m11) * 2;
+    w = (m[4]! - m[1]!) / s;
+    x = (m[2]! + m[8]!) / s;
+    y = (m[6]! + m[9]!) / s;
+    z = 0.25 * s;
+  }
+  return { x, y, z, w };
+}
+
+/** Row-major rotation (translation zeroed) from a unit quaternion. */
+export function quatToMat4(x: number, y: number, z: number, w: number, out: Mat4): Mat4 {
+  out[0] = 1 - 2 * (y * y + z * z);
+  out[1] = 2 * (x * y - z * w);
+  out[2] = 2 * (x * z + y * w);
+  out[4] = 2 * (x * y + z * w);
+  out[5] = 1 - 2 * (x * x + z * z);
+  out[6] = 2 * (y * z - x * w);
+  out[8] = 2 * (x * z - y * w);
+  out[9] = 2 * (y * z + x * w);
+  out[10] = 1 - 2 * (x * x + y * y);
+  out[3] = out[7] = out[11] = out[12] = out[13] = out[14] = 0;
+  out[15] = 1;
+  return out;
+}
