@@ -196,7 +196,7 @@ export function pointSegmentDistance(
   const pz = p[2]! - a[2]!;
   const dd = dx * dx + dy * dy + dz * dz;
   let t = dd > 0 ? (px * dx + py * dy + pz * dz) / dd : 0;
-  t = t < 0 ? 0 : t > 1 ? 1 : t;
+  t = t < 0 ? 0 : Math.min(t, 1);
   const ex = px - t * dx;
   const ey = py - t * dy;
   const ez = pz - t * dz;
@@ -255,7 +255,7 @@ export function segmentSegmentDistance(
 }
 
 function clamp01(x: number): number {
-  return x < 0 ? 0 : x > 1 ? 1 : x;
+  return x < 0 ? 0 : Math.min(x, 1);
 }
 
 /**
@@ -312,7 +312,7 @@ export function segmentAabbDistance(
       C += off * off;
     }
     let t = A > 0 ? -B / (2 * A) : t0;
-    t = t < t0 ? t0 : t > t1 ? t1 : t;
+    t = t < t0 ? t0 : Math.min(t, t1);
     const f = A * t * t + B * t + C;
     if (f < best) best = f;
     if (best <= 0) return 0;

@@ -136,7 +136,7 @@ export function clipRows(
     row.map((v, c) => {
       const lo = c < dof ? limits.lowerRad[c]! : limits.gripper.minWidthM;
       const hi = c < dof ? limits.upperRad[c]! : limits.gripper.maxWidthM;
-      const applied = v < lo ? lo : v > hi ? hi : v;
+      const applied = v < lo ? lo : Math.min(v, hi);
       if (applied !== v) clipped.push({ row: r, column: c, requested: v, applied });
       return applied;
     }),
@@ -264,7 +264,7 @@ export function precheckChunk(input: PrecheckInput): PrecheckResult {
   const TRIGGER = 1 - 1e-9;
   const toolMax = limits.maxToolSpeedMps;
   const gripMax = limits.gripper.maxSpeedMps;
-  const names = limits.jointNames;
+  const _names = limits.jointNames;
 
   const qPrev = new Float64Array(dof);
   const vPrev = new Float64Array(dof);

@@ -1,0 +1,255 @@
+/**
+ * The runtime safety monitor: fed every measured reading and every sensor event while the
+ * robot moves or holds, it answers "ok" or a stop verdict with its cause. The same class runs
+ * for sim and real; it sees only readings, events, the commanded trajectory and the resolved
+ * limits.
+ *
+ * Control-loop methods (`tick`, `checkTime`, `noteCommand`): allocation-free while the answer is
+ * "ok" (FK and clearance buffers are preallocated; a verdict object is made only when stopping).
+ * Setup methods (`constructor`, `begin`) may allocate and throw.
+ *
+ * A stop latches: once a verdict is returned, every further call returns the same verdict until
+ * `begin()` arms the monitor again.
+ */
+import { type Mat4, mat4Identity } from "../../robots/math.ts";
+import { type FkWorkspace, fkWorkspace, forwardKinematicsInto } from "../../robots/franka/kinematics.ts";
+import type { RobotModel } from "../../robots/types.ts";
+import type { JointReading, JointTrajectory, SensorEvent } from "../seam/types.ts";
+import {
+  allowedFloor,
+  type CompiledGeometry,
+  compileGeometry,
+  evalClearances,
+  type GeometryScratch,
+  geometryScratch,
+} from "./geometry.ts";
+import type { EffectiveLimits } from "./profile.ts";
+
+/** Why the monitor stopped the robot. Times are backend seconds. */
+export type StopCause =
+  /** measured position beyond the published limit, rad */
+  | { kind: "position"; t: number; joint: string; value: number; limit: number }
+  /** measured velocity beyond the monitor's limit, rad/s */
+  | { kind: "velocity"; t: number; joint: string; value: number; limit: number }
+  /** |measured − commanded| beyond the bound, rad */
+  | { kind: "tracking_error"; t: number; joint: string; sampleIndex: number; value: number; limit: number }
+  /** a body left the workspace or entered a keep-out: clearance vs its floor, m */
+  | { kind: "workspace" | "keep_out"; t: number; link: string; volume: string; value: number; limit: number }
+  /** no reading for `gapMs` (backend time) */
+  | { kind: "stale_reading"; t: number; gapMs: number; limitMs: number }
+  /** realtime: no command to the drives for `gapMs` */
+  | { kind: "command_watchdog"; t: number; gapMs: number; limitMs: number }
+  /** a task event listed in the profile's stopOnEvents */
+  | { kind: "task_event"; t: number; event: "contact" | "collision"; source: string; detail: string }
+  /** a device failed (ROS connection, serial port, camera) */
+  | { kind: "device_fault"; t: number; device: string; message: string };
+
+export type EndReason = "safety_stop" | "task_failed" | "fault";
+
+export interface StopVerdict {
+  stop: true;
+  cause: StopCause;
+  /** how the episode ends: limit breaches are safety stops, task events task failures, lost devices faults */
+  endReason: EndReason;
+}
+
+export type MonitorVerdict = "ok" | StopVerdict;
+
+export class SafetyMonitor {
+  private readonly geo: CompiledGeometry;
+  private readonly fk: FkWorkspace = fkWorkspace();
+  private readonly scratch: GeometryScratch = geometryScratch();
+  private readonly clear: Float64Array;
+  private readonly floor: Float64Array;
+  private readonly tcp: Mat4;
+  private readonly qBuf: Float64Array;
+  private traj: JointTrajectory | null = null;
+  private lastReadingT = Number.NaN;
+  private lastCommandT = Number.NaN;
+  private watchdogArmed = false;
+  private ticksSinceFk = 0;
+  private latched: StopVerdict | null = null;
+
+  constructor(
+    private readonly robot: RobotModel,
+    private readonly limits: EffectiveLimits,
+    tcp?: Mat4,
+  ) {
+    this.tcp = tcp ?? mat4Identity();
+    this.geo = compileGeometry(robot, limits, tcp);
+    const n = this.geo.bodies.length * this.geo.stride;
+    this.clear = new Float64Array(n);
+    this.floor = new Float64Array(n).fill(-1e-9);
+    this.qBuf = new Float64Array(limits.jointNames.length);
+  }
+
+  /**
+   * Arm the monitor for a motion (or a hold when `traj` is null) from the measured `start`.
+   * Keep-out floors come from the start configuration: a robot that already intrudes may
+   * leave, but not go deeper. Clears a latched stop. Setup: allocates nothing per tick later.
+   * @param opts.realtime arm the command watchdog (realtime setting)
+   */
+  begin(start: JointReading, traj: JointTrajectory | null, opts: { realtime?: boolean } = {}): void {
+    this.traj = traj;
+    this.latched = null;
+    this.lastReadingT = start.t;
+    this.lastCommandT = start.t;
+    this.watchdogArmed = opts.realtime === true;
+    this.ticksSinceFk = 0;
+    evalClearances(this.geo, this.fkOf(start.q), this.scratch, this.clear);
+    allowedFloor(this.clear, this.floor);
+  }
+
+  /** The latched stop verdict, if any. */
+  get stopped(): StopVerdict | null {
+    return this.latched;
+  }
+
+  /**
+   * Judge one measured reading. Control loop: allocation-free while "ok".
+   * @param sampleIndex index of the commanded sample this reading belongs to (−1 or omitted: none)
+   */
+  tick(reading: JointReading, sampleIndex = -1): MonitorVerdict {
+    if (this.latched) return this.latched;
+    const L = this.limits;
+    const t = reading.t;
+    if (!Number.isNaN(this.lastReadingT)) {
+      const gapMs = (t - this.lastReadingT) * 1000;
+      if (gapMs > L.staleReadingTimeoutMs)
+        return this.stop({ kind: "stale_reading", t, gapMs, limitMs: L.staleReadingTimeoutMs }, "fault");
+    }
+    this.lastReadingT = t;
+    const q = reading.q;
+    const dq = reading.dq;
+    const dof = L.jointNames.length;
+    for (let j = 0; j < dof; j++) {
+      const qj = q[j]!;
+      if (qj < L.hardLowerRad[j]! || qj > L.hardUpperRad[j]!) {
+        const limit = qj < L.hardLowerRad[j]! ? L.hardLowerRad[j]! : L.hardUpperRad[j]!;
+        return this.stop({ kind: "position", t, joint: L.jointNames[j]!, value: qj, limit }, "safety_stop");
+      }
+      const v = dq[j]!;
+      if (Math.abs(v) > L.monitorMaxVelocityRadps[j]!)
+        return this.stop(
+          { kind: "velocity", t, joint: L.jointNames[j]!, value: v, limit: L.monitorMaxVelocityRadps[j]! },
+          "safety_stop",
+        );
+    }
+    const traj = this.traj;
+    if (traj && sampleIndex >= 0 && sampleIndex < traj.count) {
+      const base = sampleIndex * dof;
+      for (let j = 0; j < dof; j++) {
+        const e = q[j]! - traj.q[base + j]!;
+        if (Math.abs(e) > L.trackingErrorBoundRad)
+          return this.stop(
+            {
+              kind: "tracking_error",
+              t,
+              joint: L.jointNames[j]!,
+              sampleIndex,
+              value: e,
+              limit: L.trackingErrorBoundRad,
+            },
+            "safety_stop",
+          );
+      }
+    }
+    if (++this.ticksSinceFk >= L.monitorFkEveryTicks) {
+      this.ticksSinceFk = 0;
+      evalClearances(this.geo, this.fkOf(q), this.scratch, this.clear);
+      const n = this.clear.length;
+      for (let p = 0; p < n; p++) {
+        const c = this.clear[p]!;
+        if (c < this.floor[p]!) {
+          const body = this.geo.bodies[Math.floor(p / this.geo.stride)]!;
+          const slot = p % this.geo.stride;
+          const inWs = slot === 0;
+          return this.stop(
+            {
+              kind: inWs ? "workspace" : "keep_out",
+              t,
+              link: body.link,
+              volume: inWs ? "workspace" : this.geo.volumes[slot - 1]!.name,
+              value: c,
+              limit: this.floor[p]!,
+            },
+            "safety_stop",
+          );
+        }
+      }
+    }
+    return "ok";
+  }
+
+  /** Realtime: a command went to the drives at backend time `t` (feeds the watchdog). Control loop. */
+  noteCommand(t: number): void {
+    this.lastCommandT = t;
+  }
+
+  /**
+   * Time-driven checks, for a timer on the backend clock (a missing reading never calls tick):
+   * stale readings and, when armed, the command watchdog. Control loop: allocation-free while "ok".
+   */
+  checkTime(nowS: number): MonitorVerdict {
+    if (this.latched) return this.latched;
+    const L = this.limits;
+    if (!Number.isNaN(this.lastReadingT)) {
+      const gapMs = (nowS - this.lastReadingT) * 1000;
+      if (gapMs > L.staleReadingTimeoutMs)
+        return this.stop(
+          { kind: "stale_reading", t: nowS, gapMs, limitMs: L.staleReadingTimeoutMs },
+          "fault",
+        );
+    }
+    if (this.watchdogArmed && !Number.isNaN(this.lastCommandT)) {
+      const gapMs = (nowS - this.lastCommandT) * 1000;
+      if (gapMs > L.commandWatchdogMs)
+        return this.stop({ kind: "command_watchdog", t: nowS, gapMs, limitMs: L.commandWatchdogMs }, "fault");
+    }
+    return "ok";
+  }
+
+  /**
+   * Judge a sensor event. A device fault always stops (end reason "fault"); a closed contact
+   * or a collision stops when listed in the profile's stopOnEvents; anything else is "ok".
+   */
+  onEvent(e: SensorEvent): MonitorVerdict {
+    if (this.latched) return this.latched;
+    switch (e.type) {
+      case "fault":
+        return this.stop({ kind: "device_fault", t: e.t, device: e.device, message: e.message }, "fault");
+      case "contact":
+        if (e.closed && this.limits.stopOnEvents.includes("contact"))
+          return this.stop(
+            { kind: "task_event", t: e.t, event: "contact", source: e.source, detail: "circuit closed" },
+            "task_failed",
+          );
+        return "ok";
+      case "collision":
+        if (this.limits.stopOnEvents.includes("collision"))
+          return this.stop(
+            {
+              kind: "task_event",
+              t: e.t,
+              event: "collision",
+              source: e.source,
+              detail: `${e.link} hit ${e.other}`,
+            },
+            "safety_stop",
+          );
+        return "ok";
+      case "instrument":
+        return "ok";
+    }
+  }
+
+  private stop(cause: StopCause, endReason: EndReason): StopVerdict {
+    this.latched = { stop: true, cause, endReason };
+    return this.latched;
+  }
+
+  private fkOf(q: readonly number[]): Mat4[] {
+    for (let j = 0; j < this.qBuf.length; j++) this.qBuf[j] = q[j]!;
+    return forwardKinematicsInto(this.robot, this.qBuf, this.fk, this.tcp);
+  }
+}
