@@ -12,7 +12,13 @@
 import type { Pose } from "../../robots/math.ts";
 import type { CameraDescription, Frame, ImageData, JointReading } from "../../gateway/seam/types.ts";
 import { RosDriverError } from "../ros2/errors.ts";
-import { bytesOf, type CameraInfoMsg, type CompressedImageMsg, type ImageMsg, timeToS } from "../ros2/messages.ts";
+import {
+  bytesOf,
+  type CameraInfoMsg,
+  type CompressedImageMsg,
+  type ImageMsg,
+  timeToS,
+} from "../ros2/messages.ts";
 import { StampClock } from "../ros2/stamp-clock.ts";
 import type { RosTransport, Unsubscribe } from "../ros2/transport.ts";
 
@@ -145,7 +151,10 @@ export class RosCameraSource {
     for (const slot of this.slots.values()) {
       while (!slot.info || !slot.frame) {
         if (Date.now() > deadline) {
-          throw new RosDriverError("RB_ERR_ROS_NO_FRAME", { camera: slot.res.name, topic: slot.res.imageTopic });
+          throw new RosDriverError("RB_ERR_ROS_NO_FRAME", {
+            camera: slot.res.name,
+            topic: slot.res.imageTopic,
+          });
         }
         await new Promise<void>((r) => {
           slot.waiters.push(r);
@@ -186,7 +195,10 @@ export class RosCameraSource {
    * The latest frame of each named camera (all when empty), each with the joint reading
    * nearest to its exposure time. Depth is not offered by ROS image topics here.
    */
-  async capture(cameras: readonly string[], _opts: { depth: boolean } = { depth: false }): Promise<AlignedFrame[]> {
+  async capture(
+    cameras: readonly string[],
+    _opts: { depth: boolean } = { depth: false },
+  ): Promise<AlignedFrame[]> {
     const names = cameras.length > 0 ? cameras : [...this.slots.keys()];
     return names.map((name) => {
       const slot = this.slot(name);
@@ -199,7 +211,8 @@ export class RosCameraSource {
 
   private slot(camera: string): CameraSlot {
     const s = this.slots.get(camera);
-    if (!s) throw new RosDriverError("RB_ERR_ROS_UNKNOWN_CAMERA", { camera, cameras: [...this.slots.keys()] });
+    if (!s)
+      throw new RosDriverError("RB_ERR_ROS_UNKNOWN_CAMERA", { camera, cameras: [...this.slots.keys()] });
     return s;
   }
 
@@ -227,7 +240,8 @@ export class RosCameraSource {
 export function decodeCompressed(camera: string, m: CompressedImageMsg, info?: CameraInfoMsg): ImageData {
   const data = bytesOf(m.data);
   const fmt = m.format.toLowerCase();
-  const format = fmt.includes("jpeg") || fmt.includes("jpg") ? "jpeg" : fmt.includes("png") ? "png" : undefined;
+  const format =
+    fmt.includes("jpeg") || fmt.includes("jpg") ? "jpeg" : fmt.includes("png") ? "png" : undefined;
   if (!format) throw new RosDriverError("RB_ERR_ROS_CAMERA_ENCODING", { camera, encoding: m.format });
   const size = (format === "jpeg" ? jpegSize(data) : pngSize(data)) ?? {
     width: info?.width ?? 0,

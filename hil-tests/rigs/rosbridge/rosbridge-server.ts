@@ -173,7 +173,11 @@ export class RosbridgeServer {
     this.clients.add(client);
     ws.on("message", (data, isBinary) => {
       if (isBinary) {
-        this.send(client, { op: "status", level: "error", msg: "binary (CBOR/BSON) messages are not supported" });
+        this.send(client, {
+          op: "status",
+          level: "error",
+          msg: "binary (CBOR/BSON) messages are not supported",
+        });
         return;
       }
       let m: Json;
@@ -228,7 +232,12 @@ export class RosbridgeServer {
         return;
       }
       default:
-        this.send(c, { op: "status", level: "warning", msg: `op ${op} is not supported by this rig`, id: m.id });
+        this.send(c, {
+          op: "status",
+          level: "warning",
+          msg: `op ${op} is not supported by this rig`,
+          id: m.id,
+        });
     }
   }
 
@@ -239,12 +248,24 @@ export class RosbridgeServer {
     if (cancelAll) {
       const action = cancelAll[1]!;
       for (const cl of this.clients) for (const g of cl.goals.values()) if (g.action === action) g.ac.abort();
-      this.send(c, { op: "service_response", id, service, result: true, values: { return_code: 0, goals_canceling: [] } });
+      this.send(c, {
+        op: "service_response",
+        id,
+        service,
+        result: true,
+        values: { return_code: 0, goals_canceling: [] },
+      });
       return;
     }
     const handler = this.services.get(service);
     if (!handler) {
-      this.send(c, { op: "service_response", id, service, result: false, values: `Service ${service} does not exist` });
+      this.send(c, {
+        op: "service_response",
+        id,
+        service,
+        result: false,
+        values: `Service ${service} does not exist`,
+      });
       return;
     }
     try {
@@ -260,7 +281,14 @@ export class RosbridgeServer {
     const id = String(m.id ?? `goal:${Math.random()}`);
     const handler = this.actions.get(action);
     if (!handler) {
-      this.send(c, { op: "action_result", id, action, status: 6, result: false, values: `Action ${action} does not exist` });
+      this.send(c, {
+        op: "action_result",
+        id,
+        action,
+        status: 6,
+        result: false,
+        values: `Action ${action} does not exist`,
+      });
       return;
     }
     const ac = new AbortController();
@@ -274,7 +302,14 @@ export class RosbridgeServer {
           if (wantFeedback && c.goals.has(id)) this.send(c, { op: "action_feedback", id, action, values });
         },
       });
-      this.send(c, { op: "action_result", id, action, status: answer.status, result: true, values: answer.values });
+      this.send(c, {
+        op: "action_result",
+        id,
+        action,
+        status: answer.status,
+        result: true,
+        values: answer.values,
+      });
     } catch (e) {
       this.send(c, { op: "action_result", id, action, status: 6, result: false, values: String(e) });
     } finally {

@@ -1,0 +1,499 @@
+/**
+ * The rosbridge rig: serves a `Backend` (the simulator, or any other) to ROS clients under
+ * franka_ros2's names, over the rosbridge v2 protocol (JSON). It lets the real-bench drivers
+ * (drivers/ros2, drivers/camera) run end to end without ROS installed.
+ *
+ * Served (names from the same resource config as the driver, defaults franka_ros2's):
+ * - `<jointStatesTopic>` sensor_msgs/JointState of fr3_joint1…7 every `jointStateEveryTicks`
+ *   control ticks of backend time; `<gripperNode>/joint_states` with both finger joints;
+ * - `<trajectoryAction>` FollowJointTrajectory: goal points → dense samples (quintic Hermite
+ *   from the measured state, see goal-interpolation.ts) → backend.execute; feedback per slice,
+ *   result with error_code / error_string, cancel (holds the measured position), preemption;
+ * - `<gripperNode>/move`, `/grasp`, `/homing` actions and `/stop` service;
+ * - `<errorRecoveryAction>` clears the rig's reflex state;
+ * - per camera: `/<name>/image_raw/compressed` (JPEG via sharp) and `/<name>/camera_info`.
+ *
+ * Time: the backend (the simulator) runs in its own time as fast as the CPU allows. The rig
+ * owns every backend call and paces them against the wall clock: it executes `sliceS` of
+ * backend time, then sleeps until wall time has caught up (backend seconds = wall seconds ×
+ * `speedFactor`, default 1 = real time). So the rig behaves like a robot: time passes while
+ * idle (the rig commands holds), motions take their real duration, and stop/cancel/connection
+ * loss happen mid-motion. Header stamps are `epoch + backend seconds` (a ROS-like wall clock).
+ *
+ * Fault injection: `server.killConnections()`, `server.setReachable(false|true)`,
+ * `injectReflex(afterS, name)` (the next arm goal aborts after `afterS` with that reflex).
+ */
+import sharp from "sharp";
+import type { Backend, Frame, JointTrajectory } from "../../../gateway/seam/types.ts";
+import { type FrankaRosConfigInput, parseFrankaRosConfig } from "../../../drivers/ros2/franka-config.ts";
+import {
+  bytesToBase64,
+  FJT_INVALID_JOINTS,
+  FJT_PATH_TOLERANCE_VIOLATED,
+  FJT_SUCCESSFUL,
+  type FollowJointTrajectoryGoal,
+  type GripperGraspGoal,
+  type GripperMoveGoal,
+  sToTime,
+  timeToS,
+} from "../../../drivers/ros2/messages.ts";
+import { densifyGoal } from "./goal-interpolation.ts";
+import { type ActionGoalAnswer, RosbridgeServer } from "./rosbridge-server.ts";
+
+export interface FrankaRigOptions {
+  backend: Backend;
+  host?: string;
+  /** default 0 (any free port) */
+  port?: number;
+  /** names (same schema as the driver's resource config) */
+  names?: FrankaRosConfigInput;
+  /** backend seconds executed per pacing step; default 0.01 s */
+  sliceS?: number;
+  /** backend seconds per wall second; default 1 (real time) */
+  speedFactor?: number;
+  /** publish a joint state every n control ticks; default 2 (500 Hz at 1 ms) */
+  jointStateEveryTicks?: number;
+  /** camera publish rate, Hz of backend time; default 30 */
+  cameraRateHz?: number;
+  /** JPEG quality 1…100; default 80 */
+  jpegQuality?: number;
+}
+
+interface ArmGoal {
+  q: Float64Array;
+  count: number;
+  cursor: number;
+  signal: AbortSignal;
+  names: string[];
+  reflex?: { atSample: number; name: string };
+  finish(a: ActionGoalAnswer): void;
+  feedback(v: unknown): void;
+}
+
+interface GripperGoal {
+  w: Float64Array;
+  cursor: number;
+  signal: AbortSignal;
+  finish(a: ActionGoalAnswer): void;
+  /** success test on the final measured width */
+  ok(widthM: number): boolean;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+
+export class FrankaRosbridgeRig {
+  readonly server: RosbridgeServer;
+  readonly names: ReturnType<typeof parseFrankaRosConfig>;
+  private readonly backend: Backend;
+  private readonly jointNames: string[];
+  private readonly periodS: number;
+  private readonly sliceS: number;
+  private readonly speed: number;
+  private readonly everyTicks: number;
+  private readonly cameraPeriodS: number;
+  private readonly jpegQuality: number;
+  private epochS = 0;
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private holdQ: number[] = [];
+  private holdW = 0;
+  private arm: ArmGoal | undefined;
+  private gripper: GripperGoal | undefined;
+  private reflex: string | undefined;
+  private pendingReflex: { afterS: number; name: string } | undefined;
+  private nextCameraT = 0;
+  private tick = 0;
+  /** per published message: stamp (s) → wall time of publish (performance.now(), ms) */
+  readonly publishLog = { jointState: new Map<number, number>(), frames: new Map<number, number>() };
+  /** pacing: slices that finished later than their wall deadline */
+  overruns = 0;
+
+  private constructor(server: RosbridgeServer, opts: FrankaRigOptions) {
+    this.server = server;
+    this.backend = opts.backend;
+    this.names = parseFrankaRosConfig(opts.names ?? {});
+    const robot = this.backend.describe().robot;
+    this.jointNames = this.names.jointNames ? [...this.names.jointNames] : robot.joints.map((j) => j.name);
+    this.periodS = this.backend.describe().controlPeriodS;
+    this.sliceS = opts.sliceS ?? 0.01;
+    this.speed = opts.speedFactor ?? 1;
+    this.everyTicks = opts.jointStateEveryTicks ?? 2;
+    this.cameraPeriodS = 1 / (opts.cameraRateHz ?? 30);
+    this.jpegQuality = opts.jpegQuality ?? 80;
+  }
+
+  /** start the server and the pacing loop (configures and activates the backend if needed) */
+  static async start(opts: FrankaRigOptions): Promise<FrankaRosbridgeRig> {
+    const server = await RosbridgeServer.start({ host: opts.host, port: opts.port });
+    const rig = new FrankaRosbridgeRig(server, opts);
+    const b = opts.backend;
+    if (b.lifecycle === "unconfigured") await b.configure();
+    if (b.lifecycle === "inactive") await b.activate();
+    rig.epochS = Date.now() / 1000 - b.now();
+    const r = b.read();
+    rig.holdQ = [...r.q];
+    rig.holdW = r.gripperWidthM;
+    rig.advertise();
+    rig.running = true;
+    rig.loop = rig.pace();
+    return rig;
+  }
+
+  get url(): string {
+    return this.server.url;
+  }
+
+  /** ROS stamp (s) of a backend time */
+  stampOf(backendS: number): number {
+    return this.epochS + backendS;
+  }
+
+  /** the next arm goal aborts after `afterS` of motion with reflex `name` */
+  injectReflex(afterS: number, name = "cartesian_reflex"): void {
+    this.pendingReflex = { afterS, name };
+  }
+
+  /** the reflex the rig is in (undefined when none) */
+  get reflexState(): string | undefined {
+    return this.reflex;
+  }
+
+  async close(): Promise<void> {
+    this.running = false;
+    await this.loop;
+    await this.server.close();
+  }
+
+  // ───────────── servers ─────────────
+
+  private advertise(): void {
+    const n = this.names;
+    this.server.advertiseAction(n.trajectoryAction, (goal, ctx) =>
+      this.onTrajectoryGoal(goal as FollowJointTrajectoryGoal, ctx.signal, ctx.feedback),
+    );
+    const g = n.gripperNode;
+    const maxW = this.backend.describe().robot.gripper.maxWidthM;
+    this.server.advertiseAction(`${g}/move`, (goal, ctx) => {
+      const m = goal as GripperMoveGoal;
+      return this.onGripperGoal(m.width, m.speed, ctx.signal, (w) => Math.abs(w - m.width) < 1e-3);
+    });
+    this.server.advertiseAction(`${g}/grasp`, (goal, ctx) => {
+      const m = goal as GripperGraspGoal;
+      return this.onGripperGoal(
+        m.width,
+        m.speed,
+        ctx.signal,
+        (w) => w >= m.width - m.epsilon.inner - 1e-6 && w <= m.width + m.epsilon.outer + 1e-6,
+      );
+    });
+    this.server.advertiseAction(`${g}/homing`, (_goal, ctx) =>
+      this.onGripperGoal(maxW, 0.05, ctx.signal, (w) => Math.abs(w - maxW) < 1e-3),
+    );
+    this.server.advertiseService(`${g}/stop`, () => {
+      const gg = this.gripper;
+      if (gg) {
+        this.gripper = undefined;
+        this.holdW = this.backend.read().gripperWidthM;
+        gg.finish({ status: 6, values: { success: false, error: "stopped" } });
+      }
+      return { success: true, message: "" };
+    });
+    this.server.advertiseAction(n.errorRecoveryAction, async () => {
+      this.reflex = undefined;
+      return { status: 4, values: {} };
+    });
+  }
+
+  private onTrajectoryGoal(
+    goal: FollowJointTrajectoryGoal,
+    signal: AbortSignal,
+    feedback: (v: unknown) => void,
+  ): Promise<ActionGoalAnswer> {
+    const names = goal.trajectory?.joint_names ?? [];
+    const order = this.jointNames.map((jn) => names.indexOf(jn));
+    if (order.some((k) => k < 0) || names.length !== this.jointNames.length) {
+      return Promise.resolve({
+        status: 6,
+        values: {
+          error_code: FJT_INVALID_JOINTS,
+          error_string: `expected joints ${this.jointNames.join(",")}`,
+        },
+      });
+    }
+    if (this.reflex) {
+      return Promise.resolve({
+        status: 6,
+        values: {
+          error_code: FJT_PATH_TOLERANCE_VIOLATED,
+          error_string: `robot in reflex mode (${this.reflex}); run error recovery`,
+        },
+      });
+    }
+    const pick = (arr: number[] | undefined) =>
+      arr && arr.length === names.length ? order.map((k) => arr[k]!) : undefined;
+    const points = goal.trajectory.points.map((p) => ({
+      positions: order.map((k) => p.positions[k]!),
+      velocities: pick(p.velocities),
+      accelerations: pick(p.accelerations),
+      t: timeToS(p.time_from_start),
+    }));
+    const m = this.backend.read();
+    const dense = densifyGoal({ q: m.q, dq: m.dq }, points, this.periodS);
+    // velocity limits: libfranka would stop with a reflex
+    const robot = this.backend.describe().robot;
+    const dof = this.jointNames.length;
+    for (let i = 0; i < dense.count; i++) {
+      for (let j = 0; j < dof; j++) {
+        const prev = i === 0 ? m.q[j]! : dense.q[(i - 1) * dof + j]!;
+        if (Math.abs(dense.q[i * dof + j]! - prev) / this.periodS > robot.joints[j]!.maxVelocity * 1.05) {
+          this.reflex = "joint_velocity_violation";
+          return Promise.resolve({
+            status: 6,
+            values: { error_code: FJT_PATH_TOLERANCE_VIOLATED, error_string: "joint_velocity_violation" },
+          });
+        }
+      }
+    }
+    return new Promise<ActionGoalAnswer>((resolve) => {
+      const previous = this.arm;
+      if (previous) {
+        this.arm = undefined;
+        previous.finish({ status: 5, values: { error_code: FJT_SUCCESSFUL, error_string: "preempted" } });
+      }
+      const g: ArmGoal = {
+        q: dense.q,
+        count: dense.count,
+        cursor: 0,
+        signal,
+        names: [...this.jointNames],
+        finish: resolve,
+        feedback,
+      };
+      if (this.pendingReflex) {
+        g.reflex = {
+          atSample: Math.round(this.pendingReflex.afterS / this.periodS),
+          name: this.pendingReflex.name,
+        };
+        this.pendingReflex = undefined;
+      }
+      this.arm = g;
+    });
+  }
+
+  private onGripperGoal(
+    widthM: number,
+    speedMps: number,
+    signal: AbortSignal,
+    ok: (w: number) => boolean,
+  ): Promise<ActionGoalAnswer> {
+    const from = this.holdW;
+    const n = Math.max(1, Math.ceil(Math.abs(widthM - from) / Math.max(1e-3, speedMps) / this.periodS));
+    const w = new Float64Array(n);
+    for (let i = 0; i < n; i++) w[i] = from + ((widthM - from) * (i + 1)) / n;
+    return new Promise<ActionGoalAnswer>((resolve) => {
+      this.gripper?.finish({ status: 5, values: { success: false, error: "preempted" } });
+      this.gripper = { w, cursor: 0, signal, finish: resolve, ok };
+    });
+  }
+
+  // ───────────── pacing loop: the only place that calls the backend ─────────────
+
+  private async pace(): Promise<void> {
+    const nPer = Math.max(1, Math.round(this.sliceS / this.periodS));
+    const dof = this.jointNames.length;
+    const q = new Float64Array(nPer * dof);
+    const w = new Float64Array(nPer);
+    const traj: JointTrajectory = {
+      periodS: this.periodS,
+      count: nPer,
+      q,
+      gripperWidthM: w,
+      rowEndIndex: [nPer - 1],
+    };
+    const wall0 = performance.now();
+    const b0 = this.backend.now();
+    while (this.running) {
+      this.handleCancels();
+      const arm = this.arm;
+      const grip = this.gripper;
+      for (let i = 0; i < nPer; i++) {
+        if (arm && arm.cursor + i < arm.count) {
+          for (let j = 0; j < dof; j++) q[i * dof + j] = arm.q[(arm.cursor + i) * dof + j]!;
+        } else {
+          const src =
+            arm && arm.count > 0 ? arm.q.subarray((arm.count - 1) * dof, arm.count * dof) : this.holdQ;
+          for (let j = 0; j < dof; j++) q[i * dof + j] = src[j]!;
+        }
+        w[i] = grip ? grip.w[Math.min(grip.cursor + i, grip.w.length - 1)]! : this.holdW;
+      }
+      const res = await this.backend.execute(traj, {
+        onTick: (r) => {
+          if (++this.tick % this.everyTicks === 0) this.publishJointState(r.t, r.q, r.dq, r.tau);
+          return "ok";
+        },
+      });
+      const r = this.backend.read();
+      this.publishGripperState(r.t, r.gripperWidthM);
+      if (res.outcome === "fault" || (res.robotErrors?.length ?? 0) > 0) {
+        this.reflex = res.robotErrors?.[0] ?? res.fault?.message ?? "backend fault";
+      }
+      // arm goal progress
+      if (arm && this.arm === arm) {
+        arm.cursor += nPer;
+        arm.feedback({
+          header: { stamp: sToTime(this.stampOf(r.t)), frame_id: "" },
+          joint_names: arm.names,
+          desired: { positions: Array.from(q.subarray((nPer - 1) * dof, nPer * dof)) },
+          actual: { positions: r.q, velocities: r.dq },
+          error: { positions: r.q.map((v, j) => q[(nPer - 1) * dof + j]! - v) },
+        });
+        if (this.reflex || (arm.reflex && arm.cursor >= arm.reflex.atSample)) {
+          const name = this.reflex ?? arm.reflex!.name;
+          this.reflex = name;
+          this.arm = undefined;
+          this.holdQ = [...r.q];
+          arm.finish({ status: 6, values: { error_code: FJT_PATH_TOLERANCE_VIOLATED, error_string: name } });
+        } else if (arm.cursor >= arm.count) {
+          this.arm = undefined;
+          this.holdQ = Array.from(arm.q.subarray((arm.count - 1) * dof, arm.count * dof));
+          arm.finish({ status: 4, values: { error_code: FJT_SUCCESSFUL, error_string: "" } });
+        }
+      }
+      if (grip && this.gripper === grip) {
+        grip.cursor += nPer;
+        if (grip.cursor >= grip.w.length) {
+          this.gripper = undefined;
+          this.holdW = grip.w[grip.w.length - 1]!;
+          const ok = grip.ok(r.gripperWidthM);
+          grip.finish({
+            status: ok ? 4 : 6,
+            values: { success: ok, error: ok ? "" : "width out of tolerance" },
+          });
+        }
+      }
+      // cameras
+      if (r.t >= this.nextCameraT) {
+        this.nextCameraT = r.t + this.cameraPeriodS;
+        await this.publishCameras();
+      }
+      // wall-clock pacing
+      const due = wall0 + ((this.backend.now() - b0) / this.speed) * 1000;
+      const lag = due - performance.now();
+      if (lag < -this.sliceS * 1000) this.overruns++;
+      await sleep(lag);
+    }
+  }
+
+  private handleCancels(): void {
+    const arm = this.arm;
+    if (arm?.signal.aborted) {
+      this.arm = undefined;
+      this.holdQ = [...this.backend.read().q];
+      arm.finish({ status: 5, values: { error_code: FJT_SUCCESSFUL, error_string: "canceled" } });
+    }
+    const g = this.gripper;
+    if (g?.signal.aborted) {
+      this.gripper = undefined;
+      this.holdW = this.backend.read().gripperWidthM;
+      g.finish({ status: 5, values: { success: false, error: "canceled" } });
+    }
+  }
+
+  private publishJointState(
+    t: number,
+    q: readonly number[],
+    dq: readonly number[],
+    tau?: readonly number[],
+  ): void {
+    const topic = this.names.jointStatesTopic;
+    if (!this.server.hasSubscribers(topic)) return;
+    const stampS = this.stampOf(t);
+    this.server.publish(topic, {
+      header: { stamp: sToTime(stampS), frame_id: "" },
+      name: this.jointNames,
+      position: q,
+      velocity: dq,
+      effort: tau ?? [],
+    });
+    remember(this.publishLog.jointState, stampS);
+  }
+
+  private publishGripperState(t: number, widthM: number): void {
+    const topic = `${this.names.gripperNode}/joint_states`;
+    if (!this.server.hasSubscribers(topic)) return;
+    this.server.publish(topic, {
+      header: { stamp: sToTime(this.stampOf(t)), frame_id: "" },
+      name: [...this.names.gripperFingerJoints],
+      position: [widthM / 2, widthM / 2],
+      velocity: [0, 0],
+      effort: [],
+    });
+  }
+
+  private async publishCameras(): Promise<void> {
+    const cams = this.backend
+      .describe()
+      .cameras.filter(
+        (c) =>
+          this.server.hasSubscribers(`/${c.name}/image_raw/compressed`) ||
+          this.server.hasSubscribers(`/${c.name}/camera_info`),
+      );
+    if (cams.length === 0) return;
+    const frames = await this.backend.capture(
+      cams.map((c) => c.name),
+      { depth: false },
+    );
+    for (const f of frames) {
+      const cam = cams.find((c) => c.name === f.camera);
+      if (cam) void this.publishFrame(f, cam.width, cam.height, cam);
+    }
+  }
+
+  private async publishFrame(
+    f: Frame,
+    width: number,
+    height: number,
+    cam: { fx: number; fy: number; cx: number; cy: number; distortion: number[] },
+  ): Promise<void> {
+    const stamp = sToTime(this.stampOf(f.t));
+    const header = { stamp, frame_id: `${f.camera}_optical_frame` };
+    let jpeg: Uint8Array;
+    if (f.rgb.kind === "encoded" && f.rgb.format === "jpeg") jpeg = f.rgb.data;
+    else if (f.rgb.kind === "raw") {
+      jpeg = await sharp(f.rgb.data, { raw: { width: f.rgb.width, height: f.rgb.height, channels: 3 } })
+        .jpeg({ quality: this.jpegQuality })
+        .toBuffer();
+    } else {
+      jpeg = await sharp(f.rgb.data).jpeg({ quality: this.jpegQuality }).toBuffer();
+    }
+    this.server.publish(`/${f.camera}/camera_info`, {
+      header,
+      height,
+      width,
+      distortion_model: "plumb_bob",
+      d: cam.distortion,
+      k: [cam.fx, 0, cam.cx, 0, cam.fy, cam.cy, 0, 0, 1],
+      r: [1, 0, 0, 0, 1, 0, 0, 0, 1],
+      p: [cam.fx, 0, cam.cx, 0, 0, cam.fy, cam.cy, 0, 0, 0, 1, 0],
+      binning_x: 0,
+      binning_y: 0,
+      roi: { x_offset: 0, y_offset: 0, height: 0, width: 0, do_rectify: false },
+    });
+    this.server.publish(`/${f.camera}/image_raw/compressed`, {
+      header,
+      format: "jpeg",
+      data: bytesToBase64(jpeg),
+    });
+    remember(this.publishLog.frames, timeToS(stamp));
+  }
+}
+
+/** keep the last 4096 entries */
+function remember(m: Map<number, number>, stampS: number): void {
+  m.set(Math.round(stampS * 1e6), performance.now());
+  if (m.size > 4096) m.delete(m.keys().next().value!);
+}
+
+export function startFrankaRosbridgeRig(opts: FrankaRigOptions): Promise<FrankaRosbridgeRig> {
+  return FrankaRosbridgeRig.start(opts);
+}
