@@ -152,6 +152,11 @@ export class FrankaArmDriver {
     );
     try {
       await this.waitForReading(c.firstJointStateTimeoutS, Number.NEGATIVE_INFINITY);
+      // the gripper may be absent: wait briefly for its width, then go on without it
+      const t0 = Date.now();
+      while (!Number.isFinite(this.gripperWidthM) && Date.now() - t0 < c.gripperStateWaitS * 1000) {
+        await new Promise((r) => setTimeout(r, 5));
+      }
     } catch (e) {
       this.dropSubscriptions();
       throw e;
@@ -398,28 +403,24 @@ export class FrankaArmDriver {
     const g0 = traj.gripperWidthM[0]!;
     const g1 = traj.gripperWidthM[traj.count - 1]!;
     const durationS = traj.count * period;
-    const gripper =
-      Math.abs(g1 - g0) > 1e-4 ||
-      (Number.isFinite(this.gripperWidthM) && Math.abs(g1 - this.gripperWidthM) > 2e-3)
-        ? this.transport
-            .sendActionGoal<GripperMoveGoal, unknown, GripperResult>(
-              `${this.config.gripperNode}/move`,
-              TYPES.move,
-              {
-                width: g1,
-                speed: Math.min(
-                  this.robot.gripper.maxSpeedMps,
-                  Math.max(0.005, Math.abs(g1 - g0) / durationS),
-                ),
-              },
-            )
-            .result.catch(() => undefined)
-        : Promise.resolve(undefined);
+    const gripperHandle =
+      Math.abs(g1 - g0) > 1e-4
+        ? this.transport.sendActionGoal<GripperMoveGoal, unknown, GripperResult>(
+            `${this.config.gripperNode}/move`,
+            TYPES.move,
+            {
+              width: g1,
+              speed: Math.min(this.robot.gripper.maxSpeedMps, Math.max(0.005, Math.abs(g1 - g0) / durationS)),
+            },
+          )
+        : undefined;
+    const gripper = gripperHandle ? gripperHandle.result.catch(() => undefined) : Promise.resolve(undefined);
 
     const cancel = (reason: "aborted" | "stopped") => {
       if (cancelReason) return;
       cancelReason = reason;
       handle.cancel();
+      gripperHandle?.cancel();
     };
     const onAbort = () => cancel("aborted");
     opts.signal?.addEventListener("abort", onAbort);
@@ -444,9 +445,10 @@ export class FrankaArmDriver {
         offReading();
         opts.signal?.removeEventListener("abort", onAbort);
       }
-      await gripper;
       const final = this.latest!;
       const elapsedSamples = Math.min(traj.count, Math.max(0, Math.floor((final.t - t0) / period) + 1));
+      if (outcome?.status !== GoalStatus.SUCCEEDED) gripperHandle?.cancel();
+      await gripper;
       if (transportError || !outcome) {
         const message = transportError?.message ?? "no result";
         return {

@@ -30,6 +30,8 @@ export const FrankaRosConfigSchema = z.strictObject({
   startToleranceRad: z.number().positive().default(0.02),
   /** configure() waits this long for the first joint state, s */
   firstJointStateTimeoutS: z.number().positive().default(5),
+  /** configure() waits this long for the gripper's width (absent gripper: go on without), s */
+  gripperStateWaitS: z.number().nonnegative().default(0.5),
   /** stop(): wait this long for the cancelled goal's result, s */
   cancelTimeoutS: z.number().positive().default(1),
   /** default gripper finger speed, m/s */
