@@ -86,8 +86,13 @@ export class Rasterizer {
   private readonly cy: number;
   /** per ideal pixel: 1/z (1/m) of the nearest surface, 0 = none */
   private readonly invZ: Float32Array;
-  /** ideal colour buffer, only when distorted (otherwise we draw straight into the output) */
-  private readonly idealRgb: Uint8ClampedArray | null;
+  /**
+   * per ideal pixel: slot·256 + shade (0…255) of the nearest surface; valid where invZ > 0.
+   * The colour is looked up in `lut` when resolving, so the fill loop stores one word.
+   */
+  private readonly shade: Uint32Array;
+  /** colour table: slot·256 + shade → packed RGB (r | g << 8 | b << 16); slot 0 is the background */
+  private lut = new Uint32Array(256);
   private readonly remap: Int32Array | null;
   /** view-frustum side planes (unit normals through the camera centre), 4 × xyz */
   private readonly planes = new Float64Array(12);
@@ -105,14 +110,12 @@ export class Rasterizer {
   private readonly clip = new Float64Array(16);
   private readonly clipIn = new Float64Array(12);
   private own: RenderTarget | null = null;
-  private lastRgb: Uint8Array | null = null;
-  private lastRgbClamped: Uint8ClampedArray | null = null;
+  /** draw order (front to back by bounding-sphere depth) and its keys */
+  private order = new Int32Array(0);
+  private orderKey = new Float64Array(0);
 
-  // current object colour (set per object, read by the fill routines)
-  private cr = 0;
-  private cg = 0;
-  private cb = 0;
-  private target: Uint8ClampedArray = new Uint8ClampedArray(0);
+  /** colour-table slot of the object being drawn, ·256 */
+  private slotBase = 0;
 
   constructor(camera: RasterCamera, options: RasterizerOptions = {}) {
     const { width, height, fx, fy, cx, cy } = camera;
@@ -137,7 +140,6 @@ export class Rasterizer {
       this.ih = height;
       this.cx = cx;
       this.cy = cy;
-      this.idealRgb = null;
       this.remap = null;
     } else {
       const m = buildRemap(camera, dist);
@@ -145,10 +147,10 @@ export class Rasterizer {
       this.ih = m.idealHeight;
       this.cx = m.idealCx;
       this.cy = m.idealCy;
-      this.idealRgb = new Uint8ClampedArray(this.iw * this.ih * 3);
       this.remap = m.source;
     }
     this.invZ = new Float32Array(this.iw * this.ih);
+    this.shade = new Uint32Array(this.iw * this.ih);
     // side planes: u ≥ -0.5, u ≤ W-0.5, v ≥ -0.5, v ≤ H-0.5, as n·X ≥ 0
     const raw = [
       [this.fx, 0, this.cx + 0.5],
@@ -185,69 +187,94 @@ export class Rasterizer {
     }
     invertRigid(worldFromCamera, this.camFromWorld);
     this.invZ.fill(0);
-    this.target = this.idealRgb ?? this.clampedView(target.rgb);
+
+    const objects = scene.objects;
+    const no = objects.length;
+    if (this.order.length < no) {
+      this.order = new Int32Array(no);
+      this.orderKey = new Float64Array(no);
+    }
+    if (this.lut.length < (no + 1) * 256) this.lut = new Uint32Array((no + 1) * 256);
+    const lut = this.lut;
+    const bgc = scene.background;
+    lut[0] = packRgb(bgc[0], bgc[1], bgc[2]);
+
+    // front-to-back order by the camera z of each bounding-sphere centre (ties: list order),
+    // so that hidden pixels fail the depth test early; insertion sort, no allocation
+    const C = this.camFromWorld;
+    const order = this.order;
+    const key = this.orderKey;
+    for (let i = 0; i < no; i++) {
+      const o = objects[i]!;
+      const c = meshFor(o.shape).boundCentreM;
+      const p = o.pose;
+      const wx = p[0]! * c[0] + p[1]! * c[1] + p[2]! * c[2] + p[3]!;
+      const wy = p[4]! * c[0] + p[5]! * c[1] + p[6]! * c[2] + p[7]!;
+      const wz = p[8]! * c[0] + p[9]! * c[1] + p[10]! * c[2] + p[11]!;
+      const z = C[8]! * wx + C[9]! * wy + C[10]! * wz + C[11]!;
+      let j = i;
+      while (j > 0 && key[j - 1]! > z) {
+        key[j] = key[j - 1]!;
+        order[j] = order[j - 1]!;
+        j--;
+      }
+      key[j] = z;
+      order[j] = i;
+    }
 
     const lw = scene.lightDir;
     const ln = Math.hypot(lw[0], lw[1], lw[2]) || 1;
     const lx = lw[0] / ln;
     const ly = lw[1] / ln;
     const lz = lw[2] / ln;
-    for (const obj of scene.objects) {
+    for (let k = 0; k < no; k++) {
+      const i = order[k]!;
+      const obj = objects[i]!;
       if (obj.visible === false) continue;
-      this.drawObject(meshFor(obj.shape), obj.pose, obj.color, obj.emissive === true, lx, ly, lz);
+      // colour table for this object: shade s (0…255) → colour · s / 255
+      const slot = i + 1;
+      const base = slot * 256;
+      const col = obj.color;
+      const r = col[0];
+      const g = col[1];
+      const b = col[2];
+      for (let sh = 0; sh < 256; sh++)
+        lut[base + sh] = packRgb((r * sh) / 255, (g * sh) / 255, (b * sh) / 255);
+      this.slotBase = slot * 256;
+      this.drawObject(meshFor(obj.shape), obj.pose, obj.emissive === true, lx, ly, lz);
     }
-    this.resolve(scene, target);
+    this.resolve(target);
     return target;
   }
 
-  private clampedView(rgb: Uint8Array): Uint8ClampedArray {
-    if (this.lastRgb !== rgb || this.lastRgbClamped === null) {
-      this.lastRgb = rgb;
-      this.lastRgbClamped = new Uint8ClampedArray(rgb.buffer, rgb.byteOffset, rgb.length);
-    }
-    return this.lastRgbClamped;
-  }
-
-  /** Background and depth in one pass (and the lens remap when distorted). */
-  private resolve(scene: Scene, target: RenderTarget): void {
-    const [br, bg, bb] = scene.background;
+  /** Colour (via the colour table) and depth in one pass, through the lens remap if any. */
+  private resolve(target: RenderTarget): void {
     const rgb = target.rgb;
     const depth = target.depthMm;
     const iz = this.invZ;
+    const shade = this.shade;
+    const lut = this.lut;
     const n = this.width * this.height;
     const remap = this.remap;
-    const ideal = this.idealRgb;
-    if (remap === null || ideal === null) {
-      for (let i = 0, o = 0; i < n; i++, o += 3) {
-        const z = iz[i]!;
-        if (z > 0) {
-          const mm = Math.round(1000 / z);
-          depth[i] = Math.min(mm, 65535);
-        } else {
-          depth[i] = 0;
-          rgb[o] = br;
-          rgb[o + 1] = bg;
-          rgb[o + 2] = bb;
-        }
+    const words = wordView(rgb);
+    if (words !== null) {
+      // 4 pixels = 12 bytes = 3 aligned little-endian words
+      for (let i = 0, w = 0; i < n; i += 4, w += 3) {
+        const c0 = resolvePixel(i, remap, iz, shade, lut, depth);
+        const c1 = resolvePixel(i + 1, remap, iz, shade, lut, depth);
+        const c2 = resolvePixel(i + 2, remap, iz, shade, lut, depth);
+        const c3 = resolvePixel(i + 3, remap, iz, shade, lut, depth);
+        words[w] = c0 | (c1 << 24);
+        words[w + 1] = (c1 >>> 8) | (c2 << 16);
+        words[w + 2] = (c2 >>> 16) | (c3 << 8);
       }
       return;
     }
     for (let i = 0, o = 0; i < n; i++, o += 3) {
-      const s = remap[i]!;
-      const z = s >= 0 ? iz[s]! : 0;
-      if (z > 0) {
-        const mm = Math.round(1000 / z);
-        depth[i] = Math.min(mm, 65535);
-        const so = s * 3;
-        rgb[o] = ideal[so]!;
-        rgb[o + 1] = ideal[so + 1]!;
-        rgb[o + 2] = ideal[so + 2]!;
-      } else {
-        depth[i] = 0;
-        rgb[o] = br;
-        rgb[o + 1] = bg;
-        rgb[o + 2] = bb;
-      }
+      const c = resolvePixel(i, remap, iz, shade, lut, depth);
+      rgb[o] = c & 255;
+      rgb[o + 1] = (c >>> 8) & 255;
+      rgb[o + 2] = (c >>> 16) & 255;
     }
   }
 
@@ -262,15 +289,7 @@ export class Rasterizer {
     this.vi = new Float64Array(m);
   }
 
-  private drawObject(
-    mesh: Mesh,
-    pose: Mat4,
-    color: readonly [number, number, number],
-    emissive: boolean,
-    lx: number,
-    ly: number,
-    lz: number,
-  ): void {
+  private drawObject(mesh: Mesh, pose: Mat4, emissive: boolean, lx: number, ly: number, lz: number): void {
     const M = this.camFromObj;
     mul(this.camFromWorld, pose, M);
     const m0 = M[0]!;
@@ -298,15 +317,13 @@ export class Rasterizer {
       if (P[k]! * bx + P[k + 1]! * by + P[k + 2]! * bz < -br) return;
     }
 
-    this.cr = color[0];
-    this.cg = color[1];
-    this.cb = color[2];
     // light direction in the object frame: pose rotationᵀ · light (world)
     const olx = pose[0]! * lx + pose[4]! * ly + pose[8]! * lz;
     const oly = pose[1]! * lx + pose[5]! * ly + pose[9]! * lz;
     const olz = pose[2]! * lx + pose[6]! * ly + pose[10]! * lz;
-    const amb = this.ambient;
-    const dif = 1 - amb;
+    // vertex shade on the 0…255 scale of the colour table
+    const amb = 255 * this.ambient;
+    const dif = 255 - amb;
 
     const pos = mesh.positionsM;
     const nrm = mesh.normals;
@@ -338,7 +355,7 @@ export class Rasterizer {
         vu[i] = fx * x * w + cx;
         vv[i] = fy * y * w + cy;
       }
-      if (emissive) vi[i] = 1;
+      if (emissive) vi[i] = 255;
       else {
         const d = nrm[k]! * olx + nrm[k + 1]! * oly + nrm[k + 2]! * olz;
         vi[i] = d > 0 ? amb + dif * d : amb;
@@ -524,10 +541,10 @@ export class Rasterizer {
     const e20 = u2 - s20 * v2;
 
     const zbuf = this.invZ;
-    const rgb = this.target;
-    const r = this.cr;
-    const g = this.cg;
-    const b = this.cb;
+    const shade = this.shade;
+    // +0.5: truncation below rounds to nearest
+    const sRow0 = i00 + 0.5;
+    const base = this.slotBase;
     for (let y = ys; y <= ye; y++) {
       let lo = xs0 - EDGE_EPS;
       let hi = xe0 + EDGE_EPS;
@@ -547,18 +564,17 @@ export class Rasterizer {
       const xe = Math.floor(hi + EDGE_EPS);
       if (xs > xe) continue;
       const wRow = w00 + dwdy * y;
-      const iRow = i00 + didy * y;
+      const iRow = sRow0 + didy * y;
       const row = y * W;
       for (let xi = xs; xi <= xe; xi++) {
         const w = wRow + dwdx * xi;
         const p = row + xi;
         if (w > zbuf[p]!) {
           zbuf[p] = w;
-          const it = iRow + didx * xi;
-          const o = p * 3;
-          rgb[o] = r * it;
-          rgb[o + 1] = g * it;
-          rgb[o + 2] = b * it;
+          let s = (iRow + didx * xi) | 0;
+          if (s > 255) s = 255;
+          else if (s < 0) s = 0;
+          shade[p] = base + s;
         }
       }
     }
@@ -618,7 +634,7 @@ export class Rasterizer {
         by += t * (ay - by);
         bz = near;
       }
-      let it = 1;
+      let it = 255;
       if (!emissive) {
         // normal: from the segment axis towards the camera, perpendicular to the segment
         let tx = bx - ax;
@@ -637,7 +653,7 @@ export class Rasterizer {
         const nz = mz - d * tz;
         const nl = Math.hypot(nx, ny, nz) || 1;
         const l = (nx * lx + ny * ly + nz * lz) / nl;
-        it = l > 0 ? amb + (1 - amb) * l : amb;
+        it = 255 * (l > 0 ? amb + (1 - amb) * l : amb);
       }
       this.lineSeg(ax, ay, az, bx, by, bz, it);
     }
@@ -661,10 +677,8 @@ export class Rasterizer {
     if (steps < 1) steps = 1;
     if (steps > 4 * (W + H)) steps = 4 * (W + H); // a segment crossing the whole view (clipped at near)
     const zbuf = this.invZ;
-    const rgb = this.target;
-    const r = this.cr * it;
-    const g = this.cg * it;
-    const b = this.cb * it;
+    const shade = this.shade;
+    const s = this.slotBase + Math.max(0, Math.min(255, Math.round(it)));
     const inv = 1 / steps;
     for (let k = 0; k <= steps; k++) {
       const t = k * inv;
@@ -675,13 +689,56 @@ export class Rasterizer {
       const p = y * W + x;
       if (w > zbuf[p]!) {
         zbuf[p] = w;
-        const o = p * 3;
-        rgb[o] = r;
-        rgb[o + 1] = g;
-        rgb[o + 2] = b;
+        shade[p] = s;
       }
     }
   }
+}
+
+/** Pack 0…255 channel values (rounded, clamped) as r | g << 8 | b << 16. */
+function packRgb(r: number, g: number, b: number): number {
+  return channel(r) | (channel(g) << 8) | (channel(b) << 16);
+}
+
+function channel(v: number): number {
+  return v <= 0 ? 0 : v >= 255 ? 255 : (v + 0.5) | 0;
+}
+
+/**
+ * Resolve one output pixel: write its depth (mm) and return its packed colour.
+ * `remap` maps output pixels to ideal-image pixels (-1 = none); null = identity.
+ */
+function resolvePixel(
+  i: number,
+  remap: Int32Array | null,
+  iz: Float32Array,
+  shade: Uint32Array,
+  lut: Uint32Array,
+  depth: Uint16Array,
+): number {
+  const src = remap === null ? i : remap[i]!;
+  const z = src >= 0 ? iz[src]! : 0;
+  if (z > 0) {
+    const mm = 1000 / z;
+    depth[i] = mm >= 65534.5 ? 65535 : (mm + 0.5) | 0;
+    return lut[shade[src]!]!;
+  }
+  depth[i] = 0;
+  return lut[0]!;
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+const wordViews = new WeakMap<Uint8Array, Uint32Array>();
+
+/** A Uint32 view of an RGB buffer for 4-pixel word writes, or null when not possible. */
+function wordView(rgb: Uint8Array): Uint32Array | null {
+  if (!LITTLE_ENDIAN || rgb.byteOffset % 4 !== 0 || rgb.length % 12 !== 0) return null;
+  let v = wordViews.get(rgb);
+  if (v === undefined) {
+    v = new Uint32Array(rgb.buffer, rgb.byteOffset, rgb.length / 4);
+    wordViews.set(rgb, v);
+  }
+  return v;
 }
 
 /** out = rigid inverse of m (row-major). */
