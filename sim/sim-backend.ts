@@ -205,7 +205,6 @@ export class SimBackend implements Backend {
       targetGripperM: this.targetGripperM,
       contactClosed: this.contactClosed,
       collisions: [...this.collisions],
-      candidates: bench.physics.candidatePairs(),
     });
     const head = new TextEncoder().encode(header);
     const world = bench.physics.takeSnapshot();
@@ -227,7 +226,7 @@ export class SimBackend implements Backend {
       this.build(h.seed, h.calibration);
     }
     this.seed = h.seed;
-    this.bench!.physics.restoreSnapshot(snap.slice(4 + len), h.candidates);
+    this.bench!.physics.restoreSnapshot(snap.slice(4 + len));
     this.steps = h.steps;
     this.servo = {
       q: Float64Array.from(h.servo.q),
@@ -419,7 +418,6 @@ interface SnapshotHeader {
   targetGripperM: number;
   contactClosed: boolean;
   collisions: string[];
-  candidates: [number, number][];
 }
 
 function clonePose(p: Pose | Calibration["robotBasePoseWorld"]): Pose {

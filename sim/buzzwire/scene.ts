@@ -14,6 +14,7 @@ import { type Mat4, mat4Identity, mat4Mul, mat4Point, poseToMat4, type Vec3 } fr
 import type { RobotModel } from "../../robots/types.ts";
 import type { Rgb, Scene, SceneObject } from "../render/scene.ts";
 import { type ColliderSpec, PhysicsWorld, type Rapier } from "../world.ts";
+import { RingWireContact } from "./contact.ts";
 import { centreline, pointAt } from "./geometry.ts";
 
 /** Physics wire segment length, m. */
@@ -138,17 +139,13 @@ export class BuzzWireBench {
     // wire: world-frame centreline, thin capsules every WIRE_SEGMENT_M
     const wire = calibration.wire;
     this.wireWorld = wire.pointsBase.map((p) => mat4Point(this.worldFromBase, p));
-    const cl = centreline(this.wireWorld);
-    const nSeg = Math.max(1, Math.round(cl.lengthM / WIRE_SEGMENT_M));
-    const wireCaps: ColliderSpec[] = [];
-    for (let i = 0; i < nSeg; i++) {
-      wireCaps.push({
-        kind: "capsule",
-        a: pointAt(cl, (cl.lengthM * i) / nSeg),
-        b: pointAt(cl, (cl.lengthM * (i + 1)) / nSeg),
-        radiusM: wire.wireRadiusM,
-      });
-    }
+    const wireSegs = wireSegments(this.wireWorld);
+    const wireCaps: ColliderSpec[] = wireSegs.map(([a, b]) => ({
+      kind: "capsule",
+      a,
+      b,
+      radiusM: wire.wireRadiusM,
+    }));
     this.physics.addBody("fixed", I, wireCaps, { group: "wire", name: "wire" });
     add({
       id: "wire",
@@ -238,19 +235,14 @@ export class BuzzWireBench {
     // the loop: ring capsules (circuit) + handle (insulated), in the loop frame
     const tool = calibration.tool;
     const major = tool.loopInnerRadiusM + tool.loopWireRadiusM;
-    const ringCaps: ColliderSpec[] = [];
-    // vertices slightly outside the major radius so chord midpoints lie on it
-    const rv = major / Math.cos(Math.PI / RING_SEGMENTS);
-    for (let i = 0; i < RING_SEGMENTS; i++) {
-      const a0 = (2 * Math.PI * i) / RING_SEGMENTS;
-      const a1 = (2 * Math.PI * (i + 1)) / RING_SEGMENTS;
-      ringCaps.push({
-        kind: "capsule",
-        a: [rv * Math.cos(a0), rv * Math.sin(a0), 0],
-        b: [rv * Math.cos(a1), rv * Math.sin(a1), 0],
-        radiusM: tool.loopWireRadiusM,
-      });
-    }
+    const ringSegs = ringSegments(major);
+    this.circuit = new RingWireContact(wireSegs, wire.wireRadiusM, ringSegs, tool.loopWireRadiusM);
+    const ringCaps: ColliderSpec[] = ringSegs.map(([a, b]) => ({
+      kind: "capsule",
+      a,
+      b,
+      radiusM: tool.loopWireRadiusM,
+    }));
     this.loopBody = this.physics.addBody("kinematic", mat4Identity(), ringCaps, {
       group: "loop",
       name: "loop",
@@ -287,6 +279,8 @@ export class BuzzWireBench {
   }
 
   private readonly handleBody: number;
+  private readonly circuit: RingWireContact;
+  private readonly loopTmp = new Float64Array(16);
 
   /** world ← flange for the last `applyArm` (valid after the call). */
   flangeWorld(out: Mat4): Mat4 {
@@ -333,13 +327,15 @@ export class BuzzWireBench {
     forwardKinematicsInto(this.robot, q, this.fk, this.toolFromFlange);
   }
 
+  /** Ring–wire clearance found by the last step, m (Infinity when the wire is far). */
+  get ringWireClearanceM(): number {
+    return this.circuit.lastClearanceM;
+  }
+
   /** One physics step, then the exact contact state at the new positions (hot path). */
   step(): BenchContacts {
     this.physics.step();
-    let onWire = false;
-    this.physics.touching("loop", "wire", () => {
-      onWire = true;
-    });
+    const onWire = this.circuit.ringTouchesWire(this.loopWorld(this.loopTmp));
     const set = this.collisionScratch;
     set.clear();
     const note = (a: { name: string }, b: { name: string }): void => {
@@ -365,6 +361,34 @@ export class BuzzWireBench {
 }
 
 const EMPTY: string[] = [];
+
+/** The wire's physics capsules: segment end points (same frame as the centreline), every WIRE_SEGMENT_M. */
+export function wireSegments(points: readonly Vec3[]): Array<[Vec3, Vec3]> {
+  const cl = centreline(points);
+  const n = Math.max(1, Math.round(cl.lengthM / WIRE_SEGMENT_M));
+  const out: Array<[Vec3, Vec3]> = [];
+  for (let i = 0; i < n; i++)
+    out.push([pointAt(cl, (cl.lengthM * i) / n), pointAt(cl, (cl.lengthM * (i + 1)) / n)]);
+  return out;
+}
+
+/**
+ * The ring's physics capsules in the loop frame (ring in the xy plane): a regular polygon whose
+ * chord midpoints lie on the major radius.
+ */
+export function ringSegments(majorRadiusM: number): Array<[Vec3, Vec3]> {
+  const rv = majorRadiusM / Math.cos(Math.PI / RING_SEGMENTS);
+  const out: Array<[Vec3, Vec3]> = [];
+  for (let i = 0; i < RING_SEGMENTS; i++) {
+    const a0 = (2 * Math.PI * i) / RING_SEGMENTS;
+    const a1 = (2 * Math.PI * (i + 1)) / RING_SEGMENTS;
+    out.push([
+      [rv * Math.cos(a0), rv * Math.sin(a0), 0],
+      [rv * Math.cos(a1), rv * Math.sin(a1), 0],
+    ]);
+  }
+  return out;
+}
 
 function translationMat(x: number, y: number, z: number): Mat4 {
   const m = mat4Identity();
