@@ -124,11 +124,11 @@ export class FrankaRosbridgeRig {
 
   /** start the server and the pacing loop (configures and activates the backend if needed) */
   static async start(opts: FrankaRigOptions): Promise<FrankaRosbridgeRig> {
-    const server = await RosbridgeServer.start({ host: opts.host, port: opts.port });
-    const rig = new FrankaRosbridgeRig(server, opts);
     const b = opts.backend;
     if (b.lifecycle === "unconfigured") await b.configure();
     if (b.lifecycle === "inactive") await b.activate();
+    const server = await RosbridgeServer.start({ host: opts.host, port: opts.port });
+    const rig = new FrankaRosbridgeRig(server, opts);
     rig.epochS = Date.now() / 1000 - b.now();
     const r = b.read();
     rig.holdQ = [...r.q];
