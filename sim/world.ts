@@ -37,6 +37,8 @@ export const GROUP = Object.freeze({
   handle: 1 << 4,
   /** free dynamic objects */
   free: 1 << 5,
+  /** the robot's fixed base link (sits on the table; touches only free objects) */
+  base: 1 << 6,
 });
 export type GroupName = keyof typeof GROUP;
 
@@ -47,7 +49,8 @@ const FILTER: Record<GroupName, number> = {
   arm: GROUP.env | GROUP.free,
   loop: GROUP.env | GROUP.free,
   handle: GROUP.env | GROUP.free,
-  free: GROUP.env | GROUP.wire | GROUP.arm | GROUP.loop | GROUP.handle | GROUP.free,
+  free: GROUP.env | GROUP.wire | GROUP.arm | GROUP.loop | GROUP.handle | GROUP.free | GROUP.base,
+  base: GROUP.free,
 };
 
 /** Collider geometry in its body's frame; lengths in m. */

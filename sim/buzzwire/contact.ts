@@ -44,7 +44,9 @@ export class RingWireContact {
       );
     });
     this.ringLocal = new Float64Array(ringSegments.length * 6);
-    ringSegments.forEach(([a, b], i) => this.ringLocal.set([...a, ...b], i * 6));
+    ringSegments.forEach(([a, b], i) => {
+      this.ringLocal.set([...a, ...b], i * 6);
+    });
     this.ringWorld = new Float64Array(this.ringLocal.length);
     let ringR = 0;
     for (let i = 0; i < this.ringLocal.length; i += 3)
@@ -132,16 +134,14 @@ export function segmentDistance(
   const e = vx * wx + vy * wy + vz * wz;
   const den = a * c - b * b;
   let s = den > 1e-18 ? (b * e - c * d) / den : 0;
-  s = s < 0 ? 0 : s > 1 ? 1 : s;
+  s = Math.min(1, Math.max(0, s));
   let t = c > 1e-18 ? (b * s + e) / c : 0;
   if (t < 0) {
     t = 0;
-    s = a > 1e-18 ? -d / a : 0;
-    s = s < 0 ? 0 : s > 1 ? 1 : s;
+    s = Math.min(1, Math.max(0, a > 1e-18 ? -d / a : 0));
   } else if (t > 1) {
     t = 1;
-    s = a > 1e-18 ? (b - d) / a : 0;
-    s = s < 0 ? 0 : s > 1 ? 1 : s;
+    s = Math.min(1, Math.max(0, a > 1e-18 ? (b - d) / a : 0));
   }
   const dx = wx + ux * s - vx * t;
   const dy = wy + uy * s - vy * t;

@@ -208,6 +208,11 @@ export class BuzzWireBench {
     }
     for (const [frame, caps] of [...byFrame.entries()].sort((a, b) => a[0] - b[0])) {
       const name = robot.capsules.find((c) => c.frame === frame)!.link;
+      if (frame === 0) {
+        // the base does not move: a fixed body outside the arm–environment collision check
+        this.physics.addBody("fixed", this.worldFromBase, caps, { group: "base", name });
+        continue;
+      }
       this.links.push({
         body: this.physics.addBody("kinematic", mat4Identity(), caps, { group: "arm", name }),
         frame,
