@@ -23,8 +23,12 @@
  * - Triangles crossing the near plane (`nearM`) are clipped against it (1 triangle → 1 or 2);
  *   back faces are culled (every mesh is closed); depth is interpolated as 1/z, which is affine
  *   in screen space, so depth is perspective-correct. Shading is Gouraud Lambert with an
- *   ambient term (`ambient`), light from `scene.lightDir`, interpolated in screen space;
- *   emissive objects are drawn at full colour.
+ *   ambient term (`ambient`), light from `scene.lightDir`, interpolated in screen space
+ *   and quantised to 256 levels; emissive objects are drawn at full colour. The fill loop
+ *   stores 1/z and one word per pixel (object slot · 256 + shade); a final pass turns them
+ *   into RGB through a per-frame colour table and into millimetres.
+ * - Objects are drawn front to back (by bounding-sphere centre depth) so hidden pixels fail
+ *   the depth test early; equal depths keep the earlier-drawn surface.
  * - Tubes and tori also draw their centreline as a depth-tested 1-pixel line at the
  *   centreline's depth: hidden behind the tube's own surface when the tube is wider than a
  *   pixel, and keeping a 1.5 mm wire visible when it projects below one pixel.
@@ -35,7 +39,8 @@
  *   iteration order, no time-dependent state).
  *
  * `render` runs in the simulator's capture path: it allocates nothing once the vertex scratch
- * has grown to the largest mesh (first frame).
+ * and colour table have grown to the scene (first frame). Measured with bench/render.ts.
+ * Not thread-safe: one Rasterizer per camera (or per worker).
  */
 import type { Mat4 } from "../../robots/math.ts";
 import type { CameraDescription } from "../../gateway/seam/types.ts";

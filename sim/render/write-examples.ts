@@ -1,6 +1,7 @@
 /**
  * Render the demo scene from its three viewpoints and write PNGs into docs/images/
- * (RGB, and a false-colour depth image for the front view).
+ * (RGB, a grey depth image for the front view, and the wrist view through a barrel-distorted
+ * lens, k1 = −0.3, k2 = 0.1).
  * Usage: npx tsx sim/render/write-examples.ts [outDir]
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -8,6 +9,11 @@ import { join } from "node:path";
 import { DEMO_CAMERA, demoScene, demoViews } from "./demo-scene.ts";
 import { encodeRgb } from "./encode.ts";
 import { Rasterizer } from "./rasterizer.ts";
+
+async function writeRgb(file: string, rgb: Uint8Array): Promise<void> {
+  writeFileSync(file, await encodeRgb(rgb, DEMO_CAMERA.width, DEMO_CAMERA.height, "png"));
+  console.log(`wrote ${file}`);
+}
 
 const outDir = process.argv[2] ?? join("docs", "images");
 mkdirSync(outDir, { recursive: true });
@@ -17,9 +23,7 @@ const out = r.createTarget();
 const { width: w, height: h } = DEMO_CAMERA;
 for (const [name, view] of Object.entries(demoViews())) {
   r.render(scene, view, out);
-  const file = join(outDir, `render-${name}.png`);
-  writeFileSync(file, await encodeRgb(out.rgb, w, h, "png"));
-  console.log(`wrote ${file}`);
+  await writeRgb(join(outDir, `render-${name}.png`), out.rgb);
   if (name === "front") {
     // depth as grey: near = bright, no surface = black
     let lo = Infinity;
@@ -40,3 +44,6 @@ for (const [name, view] of Object.entries(demoViews())) {
     console.log(`wrote ${dfile} (depth ${lo}…${hi} mm)`);
   }
 }
+
+const distorted = new Rasterizer({ ...DEMO_CAMERA, distortion: [-0.3, 0.1, 0, 0, 0] });
+await writeRgb(join(outDir, "render-wrist-distorted.png"), distorted.render(scene, demoViews().wrist).rgb);
