@@ -3,10 +3,12 @@
  * the control-period samples that the safety pre-check judges and the backend executes.
  *
  * Rows are knots at t = dt, 2·dt, …; the start knot is the measured state (position and
- * velocity). Between knots a quintic Hermite segment with zero knot accelerations runs;
- * interior knot velocities are central differences (Catmull-Rom), the last knot's velocity is
- * zero. Positions, velocities and accelerations are therefore continuous everywhere (C²),
- * starting at the measured position and velocity, as the Franka controller requires.
+ * velocity). Between knots a quintic Hermite segment with zero knot accelerations runs.
+ * Interior knot velocities are shape-preserving (Fritsch–Butland): zero where the path turns
+ * or pauses (so a joint never swings past a row and back), else the harmonic mean of the two
+ * neighbouring slopes; the last knot's velocity is zero. Positions, velocities and
+ * accelerations are continuous everywhere (C²), starting at the measured position and
+ * velocity, as the Franka controller requires.
  */
 import type { JointTrajectory } from "../seam/types.ts";
 
@@ -44,7 +46,10 @@ export function interpolateChunk(
   const vel = (k: number, j: number): number => {
     if (k === 0) return start.dq[j]!;
     if (k === n) return 0;
-    return (knot(k + 1, j) - knot(k - 1, j)) / (2 * dtS);
+    const a = knot(k, j) - knot(k - 1, j);
+    const b = knot(k + 1, j) - knot(k, j);
+    if (a * b <= 0) return 0;
+    return (2 * a * b) / ((a + b) * dtS);
   };
 
   let idx = 0;
@@ -56,13 +61,14 @@ export function interpolateChunk(
       const u3 = u * u * u;
       const u4 = u3 * u;
       const u5 = u4 * u;
-      const h0 = 1 - 10 * u3 + 15 * u4 - 6 * u5;
       const h5 = 10 * u3 - 15 * u4 + 6 * u5;
       const hv0 = (u - 6 * u3 + 8 * u4 - 3 * u5) * dtS;
       const hv1 = (-4 * u3 + 7 * u4 - 3 * u5) * dtS;
       const base = idx * dof;
       for (let j = 0; j < dof; j++) {
-        q[base + j] = h0 * knot(seg, j) + h5 * knot(seg + 1, j) + hv0 * vel(seg, j) + hv1 * vel(seg + 1, j);
+        // written as k0 + h5·(k1 − k0) so a held row stays bit-exact (h0 = 1 − h5)
+        const k0 = knot(seg, j);
+        q[base + j] = k0 + h5 * (knot(seg + 1, j) - k0) + hv0 * vel(seg, j) + hv1 * vel(seg + 1, j);
       }
       grip[idx] = g0 + (g1 - g0) * u;
       idx++;

@@ -1,0 +1,72 @@
+/** robot-gateway command line. Every command has --help. */
+import { Command, InvalidArgumentError } from "commander";
+import { ROBOTS } from "../robots/franka/models.ts";
+import { robotSpec } from "../gateway/api/spec.ts";
+import { serve } from "./serve.ts";
+
+function int(name: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0)
+      throw new InvalidArgumentError(`${name} must be a non-negative integer`);
+    return n;
+  };
+}
+
+const program = new Command()
+  .name("robot-gateway")
+  .description("One Standard API over a simulated or physical Franka bench")
+  .showHelpAfterError();
+
+program
+  .command("serve")
+  .description("serve the Standard API for a bench (default: the built-in bench)")
+  .option("--bench <file>", "bench file (YAML or JSON)")
+  .option("--task <id>", "task of the first episode")
+  .option("--level <name>", "task level of the first episode")
+  .option("--seed <n>", "seed of the first episode", int("--seed"))
+  .option("--host <host>", "bind address", "127.0.0.1")
+  .option("--port <n>", "port (0 = any free port)", int("--port"), 8080)
+  .option("--agent-token <token>", "agent bearer token (generated when omitted)")
+  .option("--operator-token <token>", "operator bearer token (generated when omitted)")
+  .action(async (o) => {
+    const s = await serve(o);
+    const stop = async () => {
+      await s.close();
+      process.exit(0);
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+
+program
+  .command("spec")
+  .description("print the published limits of a robot model as JSON")
+  .option("--robot <id>", `robot model: ${Object.keys(ROBOTS).join(" | ")} (default: all)`)
+  .action((o: { robot?: string }) => {
+    const ids = o.robot ? [o.robot] : Object.keys(ROBOTS);
+    const out = ids.map((id) => {
+      const r = ROBOTS[id as keyof typeof ROBOTS];
+      if (!r) throw new InvalidArgumentError(`unknown robot ${id}`);
+      return robotSpec(r);
+    });
+    console.log(JSON.stringify(o.robot ? out[0] : out, null, 2));
+  });
+
+program
+  .command("estop")
+  .description("engage the e-stop of a running gateway (operator token)")
+  .requiredOption("--url <url>", "gateway URL")
+  .requiredOption("--operator-token <token>", "operator token")
+  .option("--reason <text>", "why", "cli")
+  .action(async (o: { url: string; operatorToken: string; reason: string }) => {
+    const res = await fetch(new URL("/v1/admin/estop", o.url), {
+      method: "POST",
+      headers: { authorization: `Bearer ${o.operatorToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ reason: o.reason }),
+    });
+    console.log(res.status, await res.text());
+    process.exitCode = res.ok ? 0 : 1;
+  });
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,239 @@
+/**
+ * The mirror backend: the measured state is exactly the commanded trajectory and the cameras
+ * return a plain test pattern. It exists to test the API plumbing (routing, chunk rules,
+ * budgets, frames) without physics. It has no dynamics and no contacts, so behaviour tests of
+ * tasks must run on the simulator, never on the mirror.
+ *
+ * Fault injection (STYLE.md §7): `failOn` makes a chosen call fail, so fault handling is tested
+ * on purpose.
+ */
+import {
+  assertLifecycle,
+  type Backend,
+  type BackendDescription,
+  type CameraDescription,
+  type ExecuteOptions,
+  type ExecuteResult,
+  type Frame,
+  type JointReading,
+  type JointTrajectory,
+  type LifecycleState,
+  type SensorEvent,
+  type SensorEventListener,
+} from "../../gateway/seam/types.ts";
+import type { RobotModel } from "../../robots/types.ts";
+
+export interface MirrorBackendOptions {
+  robot: RobotModel;
+  /** cameras to fake; default one 64×48 "front" camera */
+  cameras?: CameraDescription[];
+  /** start configuration, rad; default the robot's home */
+  startQ?: readonly number[];
+  /** make the n-th call (1-based) of a method fail with a fault */
+  failOn?: Partial<Record<"execute" | "capture" | "hold", number>>;
+}
+
+const IDENTITY_POSE = {
+  xyz: [0, 0, 0] as [number, number, number],
+  quat_xyzw: [0, 0, 0, 1] as [number, number, number, number],
+};
+
+function defaultCamera(): CameraDescription {
+  return {
+    name: "front",
+    width: 64,
+    height: 48,
+    fx: 60,
+    fy: 60,
+    cx: 32,
+    cy: 24,
+    distortion: [0, 0, 0, 0, 0],
+    frame: "world",
+    pose: { xyz: [1.5, 0, 0.5], quat_xyzw: [-0.5, 0.5, -0.5, 0.5] },
+    depth: true,
+  };
+}
+
+export class MirrorBackend implements Backend {
+  readonly kind = "mirror" as const;
+  private state: LifecycleState = "unconfigured";
+  /** control ticks since start; time is ticks × period (no float drift) */
+  private ticks = 0;
+  private q: number[];
+  private dq: number[];
+  private gripper: number;
+  private readonly listeners = new Set<SensorEventListener>();
+  private readonly calls = { execute: 0, capture: 0, hold: 0 };
+  private readonly desc: BackendDescription;
+
+  constructor(private readonly opts: MirrorBackendOptions) {
+    this.q = [...(opts.startQ ?? opts.robot.homeQ)];
+    this.dq = new Array(opts.robot.dof).fill(0);
+    this.gripper = opts.robot.gripper.maxWidthM / 2;
+    this.desc = {
+      robot: opts.robot,
+      cameras: opts.cameras ?? [defaultCamera()],
+      controlPeriodS: opts.robot.controlPeriodS,
+      basePose: IDENTITY_POSE,
+      toolOffset: IDENTITY_POSE,
+    };
+  }
+
+  get lifecycle(): LifecycleState {
+    return this.state;
+  }
+
+  async configure(): Promise<void> {
+    assertLifecycle("configure", this.state, ["unconfigured"]);
+    this.state = "inactive";
+  }
+  async activate(): Promise<void> {
+    assertLifecycle("activate", this.state, ["inactive"]);
+    this.state = "active";
+  }
+  async deactivate(): Promise<void> {
+    assertLifecycle("deactivate", this.state, ["active"]);
+    this.state = "inactive";
+  }
+  async shutdown(): Promise<void> {
+    this.state = "finalized";
+    this.listeners.clear();
+  }
+
+  describe(): BackendDescription {
+    return this.desc;
+  }
+
+  now(): number {
+    return this.ticks * this.desc.controlPeriodS;
+  }
+
+  read(): JointReading {
+    return { t: this.now(), q: [...this.q], dq: [...this.dq], gripperWidthM: this.gripper };
+  }
+
+  async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
+    assertLifecycle("execute", this.state, ["active"]);
+    if (this.injected("execute")) return this.fault("execute");
+    return this.run(traj, opts);
+  }
+
+  async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
+    assertLifecycle("hold", this.state, ["active"]);
+    if (this.injected("hold")) return this.fault("hold");
+    const period = this.desc.controlPeriodS;
+    const n = Math.round(seconds / period);
+    const dof = this.q.length;
+    const q = new Float64Array(n * dof);
+    for (let i = 0; i < n; i++) for (let j = 0; j < dof; j++) q[i * dof + j] = this.q[j]!;
+    return this.run(
+      {
+        periodS: period,
+        count: n,
+        q,
+        gripperWidthM: new Float64Array(n).fill(this.gripper),
+        rowEndIndex: [n - 1],
+      },
+      opts,
+    );
+  }
+
+  async capture(cameras: readonly string[], opts: { depth: boolean }): Promise<Frame[]> {
+    assertLifecycle("capture", this.state, ["inactive", "active"]);
+    if (this.injected("capture")) throw new Error("mirror: injected capture failure");
+    const names = cameras.length ? cameras : this.desc.cameras.map((c) => c.name);
+    return names.map((name) => this.pattern(name, opts.depth));
+  }
+
+  onEvent(listener: SensorEventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async stop(_reason: string): Promise<void> {
+    this.dq.fill(0);
+  }
+
+  async reset(): Promise<void> {
+    this.q = [...(this.opts.startQ ?? this.opts.robot.homeQ)];
+    this.dq.fill(0);
+  }
+
+  /** Emit a sensor event as if a device had seen it (test hook). */
+  emit(e: SensorEvent): void {
+    for (const l of this.listeners) l(e);
+  }
+
+  private run(traj: JointTrajectory, opts: ExecuteOptions): ExecuteResult {
+    const dof = this.q.length;
+    const frames: Frame[] = [];
+    const period = traj.periodS;
+    let outcome: ExecuteResult["outcome"] = "completed";
+    let i = 0;
+    if (opts.capture) frames.push(...this.captureSync(opts.capture.cameras, opts.capture.depth));
+    for (; i < traj.count; i++) {
+      if (opts.signal?.aborted) {
+        outcome = "aborted";
+        break;
+      }
+      for (let j = 0; j < dof; j++) {
+        const next = traj.q[i * dof + j]!;
+        this.dq[j] = (next - this.q[j]!) / period;
+        this.q[j] = next;
+      }
+      this.gripper = traj.gripperWidthM[i]!;
+      this.ticks++;
+      if (opts.onTick && opts.onTick(this.read(), i) === "stop") {
+        i++;
+        outcome = "stopped";
+        break;
+      }
+      if (opts.capture && (i + 1) % opts.capture.everyTicks === 0) {
+        frames.push(...this.captureSync(opts.capture.cameras, opts.capture.depth));
+      }
+    }
+    this.dq.fill(0);
+    return { outcome, samplesExecuted: i, final: this.read(), frames };
+  }
+
+  private captureSync(cameras: readonly string[], depth: boolean): Frame[] {
+    const names = cameras.length ? cameras : this.desc.cameras.map((c) => c.name);
+    return names.map((n) => this.pattern(n, depth));
+  }
+
+  private pattern(name: string, depth: boolean): Frame {
+    const cam = this.desc.cameras.find((c) => c.name === name) ?? this.desc.cameras[0]!;
+    const { width, height } = cam;
+    const rgb = new Uint8Array(width * height * 3);
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const o = (y * width + x) * 3;
+        rgb[o] = (x * 255) / Math.max(1, width - 1);
+        rgb[o + 1] = (y * 255) / Math.max(1, height - 1);
+        rgb[o + 2] = ((x >> 3) + (y >> 3)) % 2 ? 200 : 40;
+      }
+    }
+    const frame: Frame = {
+      camera: name,
+      t: this.now(),
+      rgb: { kind: "raw", width, height, channels: 3, data: rgb },
+    };
+    if (depth) frame.depthMm = { width, height, data: new Uint16Array(width * height).fill(1000) };
+    return frame;
+  }
+
+  private injected(method: "execute" | "capture" | "hold"): boolean {
+    this.calls[method]++;
+    return this.opts.failOn?.[method] === this.calls[method];
+  }
+
+  private fault(method: string): ExecuteResult {
+    return {
+      outcome: "fault",
+      samplesExecuted: 0,
+      final: this.read(),
+      frames: [],
+      fault: { device: "mirror", message: `injected ${method} failure` },
+    };
+  }
+}

@@ -1,0 +1,308 @@
+/**
+ * The Standard API data contract (DESIGN.md §2): zod schemas for every request and response.
+ * They are the single source for request validation, TypeScript types and GET /v1/openapi.json.
+ * Importable without any hardware or server.
+ */
+import { z } from "zod";
+
+const finite = z.number();
+const vec3 = z.tuple([finite, finite, finite]);
+const quat = z.tuple([finite, finite, finite, finite]);
+
+export const PoseSchema = z
+  .object({
+    xyz: vec3.describe("position, m"),
+    quat_xyzw: quat.describe("orientation, unit quaternion x y z w"),
+  })
+  .strict();
+
+export const ErrorResponseSchema = z.object({
+  error: z.object({
+    code: z.string().describe("RB_ERR_* code, see docs/errors.md"),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()),
+  }),
+});
+
+export const END_REASONS = [
+  "success",
+  "finished",
+  "submitted",
+  "time_limit",
+  "step_limit",
+  "task_failed",
+  "safety_stop",
+  "fault",
+  "aborted",
+] as const;
+export const EndReasonSchema = z.enum(END_REASONS);
+export type EndReason = z.infer<typeof EndReasonSchema>;
+
+export const EpisodeStatusSchema = z.object({
+  id: z.string(),
+  status: z.enum(["running", "ended"]),
+  reason: EndReasonSchema.optional(),
+  /** human-readable detail of the end, e.g. the safety cause */
+  detail: z.string().optional(),
+});
+
+/** Fields every actionable response carries. */
+const timed = {
+  t: z.number().describe("episode time, s"),
+  time_left_s: z.number().describe("seconds left in the episode's time budget"),
+};
+
+export const ReadingSchema = z.object({
+  t: z.number().describe("episode time of the measurement, s"),
+  q: z.array(z.number()).describe("joint positions, rad"),
+  dq: z.array(z.number()).describe("joint velocities, rad/s"),
+  tau: z.array(z.number()).optional().describe("measured joint torques, N·m"),
+  gripper_width_m: z.number().describe("gripper opening, m"),
+});
+export type ReadingDto = z.infer<typeof ReadingSchema>;
+
+export const FrameRefSchema = z.object({
+  camera: z.string(),
+  t: z.number().describe("episode time of the exposure, s"),
+  rgb: z.string().describe("URL of the image under /v1/frames/"),
+  depth: z.string().optional().describe("URL of the 16-bit PNG depth image in millimetres"),
+});
+
+export const SensorEventSchema = z.object({
+  type: z.string(),
+  t: z.number().describe("episode time, s"),
+  data: z.record(z.string(), z.unknown()),
+});
+
+export const SafetyEventSchema = z.object({
+  t: z.number().describe("episode time, s"),
+  kind: z.string(),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()),
+});
+
+export const ClippedEntrySchema = z.object({
+  row: z.number().int(),
+  column: z.number().int(),
+  requested: z.number(),
+  applied: z.number(),
+});
+
+// ---------------------------------------------------------------- task card
+
+export const BudgetsSchema = z.object({
+  time_limit_s: z.number(),
+  resets: z.number().int(),
+  max_rows_per_chunk: z.number().int(),
+  max_frames_per_call: z.number().int(),
+  max_call_s: z.number(),
+  max_steps: z.number().int().optional().describe("max motion calls (act/observe with advance) per episode"),
+});
+
+export const TaskCardSchema = z.object({
+  task_id: z.string(),
+  title: z.string(),
+  instruction: z.string().describe("markdown"),
+  setting: z.enum(["standard", "realtime"]),
+  level: z.string(),
+  actions: z.array(z.string()).describe("action types open at this level"),
+  budgets: BudgetsSchema,
+  submission: z.record(z.string(), z.unknown()).optional().describe("JSON schema of the answer, if any"),
+  instruments: z.array(z.string()).optional(),
+  episode: EpisodeStatusSchema,
+});
+
+// ---------------------------------------------------------------- spec
+
+export const JointLimitSchema = z.object({
+  name: z.string(),
+  lower: z.number().describe("rad"),
+  upper: z.number().describe("rad"),
+  max_velocity: z.number().describe("rad/s"),
+  max_acceleration: z.number().describe("rad/s²"),
+  max_jerk: z.number().describe("rad/s³"),
+  max_effort: z.number().describe("N·m"),
+});
+
+export const RobotSpecSchema = z.object({
+  id: z.string(),
+  model: z.string(),
+  dof: z.number().int(),
+  joints: z.array(JointLimitSchema),
+  gripper: z.object({ min_width_m: z.number(), max_width_m: z.number(), max_speed_m_s: z.number() }),
+  cartesian: z.object({
+    max_linear_velocity_m_s: z.number(),
+    max_angular_velocity_rad_s: z.number(),
+    max_linear_acceleration_m_s2: z.number(),
+    max_linear_jerk_m_s3: z.number(),
+  }),
+});
+
+export const ActionSpecSchema = z.object({
+  type: z.string(),
+  columns: z.array(z.string()),
+  units: z.array(z.string()),
+  commands: z.array(z.string()).optional().describe("jog only: the command words"),
+  step_sizes: z.record(z.string(), z.number()).optional().describe("jog only: m or rad per command"),
+});
+
+export const CameraSpecSchema = z.object({
+  name: z.string(),
+  width: z.number().int(),
+  height: z.number().int(),
+  fx: z.number(),
+  fy: z.number(),
+  cx: z.number(),
+  cy: z.number(),
+  distortion: z.array(z.number()),
+  frame: z.enum(["world", "tool"]),
+  pose: PoseSchema,
+  depth: z.boolean(),
+});
+
+export const SpecSchema = z.object({
+  protocol: z.literal("robot-gateway/1"),
+  robot: RobotSpecSchema.extend({
+    tool_frames: z.array(z.object({ name: z.string(), parent: z.string(), pose: PoseSchema })),
+    base_pose: PoseSchema.describe("robot base in the world frame"),
+  }),
+  control: z.object({
+    control_period_s: z.number(),
+    max_dt_s: z.number(),
+    actions: z.array(ActionSpecSchema),
+  }),
+  readings: z.object({ columns: z.array(z.string()) }),
+  cameras: z.array(CameraSpecSchema),
+  world: z.object({
+    frame: z.string(),
+    units: z.string(),
+    quaternion_order: z.literal("xyzw"),
+    camera_convention: z.string(),
+  }),
+  supported_robots: z
+    .array(RobotSpecSchema)
+    .describe("published limits of every robot model this gateway drives"),
+});
+export type SpecDto = z.infer<typeof SpecSchema>;
+
+// ---------------------------------------------------------------- observe
+
+export const ObserveRequestSchema = z
+  .object({
+    advance_s: z.number().min(0).default(0).describe("hold the last command this long first, s"),
+    cameras: z.array(z.string()).optional().describe("camera names; all when omitted"),
+    depth: z.boolean().default(false),
+    encoding: z.enum(["jpeg", "png"]).default("jpeg"),
+  })
+  .strict();
+export type ObserveRequest = z.infer<typeof ObserveRequestSchema>;
+
+export const ObserveResponseSchema = z.object({
+  ...timed,
+  observation_id: z.string(),
+  readings: z.array(ReadingSchema),
+  frames: z.array(FrameRefSchema),
+  events: z.array(SensorEventSchema),
+  safety: z.array(SafetyEventSchema),
+  episode: EpisodeStatusSchema,
+});
+
+// ---------------------------------------------------------------- act
+
+export const ActRequestSchema = z
+  .object({
+    type: z.string().describe("action type, see GET /v1/spec control.actions"),
+    dt: z.number().describe("seconds between rows; a whole multiple of control_period_s"),
+    rows: z.array(z.array(z.unknown())).describe("one row per dt; columns per action type"),
+    frames: z
+      .object({
+        fps: z.number().positive().max(60),
+        cameras: z.array(z.string()).optional(),
+        depth: z.boolean().default(false),
+        encoding: z.enum(["jpeg", "png"]).default("jpeg"),
+      })
+      .strict()
+      .optional(),
+    start_step: z.number().int().min(0).optional().describe("realtime setting only"),
+  })
+  .strict();
+export type ActRequest = z.infer<typeof ActRequestSchema>;
+
+export const ActResponseSchema = z.object({
+  ...timed,
+  executed_rows: z.number().int(),
+  clipped: z.array(ClippedEntrySchema),
+  readings: z.array(ReadingSchema).describe("one reading at the end of every executed row"),
+  frames: z.array(FrameRefSchema),
+  events: z.array(SensorEventSchema),
+  safety: z.array(SafetyEventSchema),
+  robot_errors: z.array(z.string()),
+  episode: EpisodeStatusSchema,
+});
+
+// ---------------------------------------------------------------- kinematics
+
+export const FkRequestSchema = z.object({ q: z.array(z.number()) }).strict();
+export const FkResponseSchema = z.object({
+  ...timed,
+  tool: PoseSchema,
+  flange: PoseSchema,
+});
+
+export const IkRequestSchema = z
+  .object({
+    pose: PoseSchema.describe("tool pose in the base frame"),
+    q_seed: z.array(z.number()).optional(),
+  })
+  .strict();
+export const IkResponseSchema = z.object({
+  ...timed,
+  q: z.array(z.number()),
+  position_residual_m: z.number(),
+  orientation_residual_rad: z.number(),
+});
+
+// ---------------------------------------------------------------- episode end / submit / reset
+
+export const EpisodeResponseSchema = z.object({ ...timed, episode: EpisodeStatusSchema });
+
+export const SubmitRequestSchema = z
+  .object({
+    answer: z.unknown(),
+    evidence: z.array(z.string()).describe("observation_ids that support the answer"),
+  })
+  .strict();
+
+export const EmptyBodySchema = z.object({}).strict().optional();
+
+// ---------------------------------------------------------------- operator
+
+export const StartEpisodeRequestSchema = z
+  .object({
+    task: z.string().optional(),
+    seed: z.number().int().min(0).optional(),
+    setting: z.enum(["standard", "realtime"]).default("standard"),
+    level: z.string().optional(),
+    privileged: z.boolean().default(false).describe("sim only: allow privileged operator calls"),
+  })
+  .strict();
+export type StartEpisodeRequest = z.infer<typeof StartEpisodeRequestSchema>;
+
+export const EpisodeSummarySchema = z.object({
+  id: z.string(),
+  task: z.string(),
+  seed: z.number(),
+  setting: z.string(),
+  level: z.string(),
+  status: z.enum(["running", "ended"]),
+  reason: EndReasonSchema.optional(),
+  detail: z.string().optional(),
+  t: z.number(),
+  steps: z.number().int(),
+  resets_used: z.number().int(),
+  started_at: z.string().describe("ISO wall-clock time"),
+  result: z.record(z.string(), z.unknown()).optional(),
+  record_path: z.string().optional(),
+});
+
+export const EstopRequestSchema = z.object({ reason: z.string().max(500).default("operator") }).strict();

@@ -1,0 +1,99 @@
+/**
+ * The bench file (YAML or JSON): which backend, which robot, the safety profile, the task and
+ * the calibration. Validated strictly once at start (unknown keys are errors, every problem is
+ * reported with its path), then frozen. Backend kinds are a discriminated union on `type`.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { SafetyProfileSchema } from "../safety/profile.ts";
+
+export const MirrorBackendConfigSchema = z.strictObject({
+  type: z.literal("mirror"),
+});
+
+export const SimBackendConfigSchema = z.strictObject({
+  type: z.literal("sim"),
+  /** wire sampling seed when no calibration file gives the wire; the episode seed overrides it */
+  seed: z.number().int().min(0).default(0),
+});
+
+export const BackendConfigSchema = z.discriminatedUnion("type", [
+  MirrorBackendConfigSchema,
+  SimBackendConfigSchema,
+]);
+export type BackendConfig = z.infer<typeof BackendConfigSchema>;
+
+export const BenchConfigSchema = z.strictObject({
+  version: z.literal(1),
+  /** bench name shown in records and logs */
+  name: z.string().min(1),
+  robot: z.enum(["panda", "fr3"]).default("fr3"),
+  backend: BackendConfigSchema,
+  /** path of the calibration file, relative to the bench file */
+  calibration: z.string().optional(),
+  safety: SafetyProfileSchema.default(SafetyProfileSchema.parse({})),
+  task: z
+    .strictObject({
+      id: z.string().default("free-motion"),
+      level: z.string().optional(),
+      seed: z.number().int().min(0).default(0),
+    })
+    .default({ id: "free-motion", seed: 0 }),
+  /** largest dt between two chunk rows, s */
+  maxDtS: z.number().positive().default(0.5),
+  /** where episode records go, relative to the working directory */
+  recordsDir: z.string().default("records"),
+});
+export type BenchConfig = z.infer<typeof BenchConfigSchema>;
+
+export class BenchConfigError extends Error {
+  constructor(
+    readonly source: string,
+    readonly issues: readonly { path: string; message: string }[],
+  ) {
+    super(
+      `invalid bench file ${source}:\n${issues.map((i) => `  - ${i.path || "(root)"}: ${i.message}`).join("\n")}`,
+    );
+    this.name = "BenchConfigError";
+  }
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === "object") {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+/** Validate a parsed bench object; throws BenchConfigError listing every issue. */
+export function parseBenchConfig(raw: unknown, source = "<inline>"): BenchConfig {
+  const r = BenchConfigSchema.safeParse(raw);
+  if (!r.success) {
+    throw new BenchConfigError(
+      source,
+      r.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
+    );
+  }
+  return deepFreeze(r.data);
+}
+
+/** Read and validate a bench file (YAML or JSON). Relative paths inside resolve against its folder. */
+export function loadBenchFile(path: string): { config: BenchConfig; baseDir: string } {
+  const text = readFileSync(path, "utf8");
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (e) {
+    throw new BenchConfigError(path, [{ path: "", message: `not YAML/JSON: ${(e as Error).message}` }]);
+  }
+  return { config: parseBenchConfig(raw, path), baseDir: dirname(resolve(path)) };
+}
+
+/** The built-in bench when no file is given. */
+export const DEFAULT_BENCH: BenchConfig = parseBenchConfig(
+  { version: 1, name: "mirror-default", backend: { type: "mirror" } },
+  "<built-in>",
+);

@@ -1,0 +1,89 @@
+/**
+ * Compose a bench from a validated bench config: the backend (by its `type`, through a table,
+ * not an if/else chain), the resolved safety limits, the tool transform and the IK port.
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { type Calibration, calibrationSchema } from "../../calibration/schema.ts";
+import { MirrorBackend } from "../../drivers/mirror/mirror-backend.ts";
+import { forwardKinematics } from "../../robots/franka/kinematics.ts";
+import { solveIk } from "../../robots/franka/ik.ts";
+import { ROBOTS } from "../../robots/franka/models.ts";
+import { poseToMat4 } from "../../robots/math.ts";
+import type { RobotModel } from "../../robots/types.ts";
+import { createSimBackend } from "../../sim/sim-backend.ts";
+import type { IkPort } from "../episode/actions.ts";
+import type { Bench } from "../gateway.ts";
+import { resolveLimits } from "../safety/profile.ts";
+import type { Backend } from "../seam/types.ts";
+import type { BackendConfig, BenchConfig } from "./bench-config.ts";
+
+type BackendFactory<K extends BackendConfig["type"]> = (
+  cfg: Extract<BackendConfig, { type: K }>,
+  ctx: { robot: RobotModel; calibration?: Calibration; seed: number },
+) => Backend;
+
+/** One entry per backend kind; the compiler reports a missing kind. */
+const BACKENDS: { [K in BackendConfig["type"]]: BackendFactory<K> } = {
+  mirror: (_cfg, ctx) => new MirrorBackend({ robot: ctx.robot }),
+  sim: (cfg, ctx) =>
+    createSimBackend({
+      robot: ctx.robot,
+      seed: ctx.seed ?? cfg.seed,
+      ...(ctx.calibration ? { calibration: ctx.calibration } : {}),
+    }),
+};
+
+/** Read and validate a calibration file (YAML or JSON). */
+export function loadCalibration(path: string): Calibration {
+  return calibrationSchema.parse(parseYaml(readFileSync(path, "utf8")));
+}
+
+export function ikPort(robot: RobotModel, toolFromFlange: Float64Array): IkPort {
+  return {
+    solve: (pose, seed) => {
+      const r = solveIk(robot, pose, { tcp: toolFromFlange, seedQ: seed, restarts: 8 });
+      if (r.ok) return r;
+      return {
+        ok: false,
+        reason: r.reason,
+        positionResidualM: r.positionResidualM,
+        orientationResidualRad: r.orientationResidualRad,
+      };
+    },
+    fk: (q) => forwardKinematics(robot, q, toolFromFlange).tool,
+  };
+}
+
+/** Build, configure and activate the bench's backend; returns the composed bench. */
+export async function composeBench(config: BenchConfig, baseDir = process.cwd()): Promise<Bench> {
+  const robot = ROBOTS[config.robot];
+  const calibration = config.calibration ? loadCalibration(resolve(baseDir, config.calibration)) : undefined;
+  const make = BACKENDS[config.backend.type] as BackendFactory<BackendConfig["type"]>;
+  const backend = make(config.backend, {
+    robot,
+    seed: config.task.seed,
+    ...(calibration ? { calibration } : {}),
+  });
+  await backend.configure();
+  await backend.activate();
+  const desc = backend.describe();
+  const toolFromFlange = poseToMat4(desc.toolOffset);
+  const limits = resolveLimits(robot, config.safety);
+  return {
+    name: config.name,
+    backend,
+    limits,
+    toolFromFlange,
+    ik: ikPort(robot, toolFromFlange),
+    maxDtS: config.maxDtS,
+    taskBench: () => ({}),
+    defaults: {
+      task: config.task.id,
+      ...(config.task.level ? { level: config.task.level } : {}),
+      seed: config.task.seed,
+    },
+    simulated: backend.kind !== "real",
+  };
+}

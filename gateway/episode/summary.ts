@@ -1,0 +1,22 @@
+/** The operator's view of an episode (GET /v1/admin/episodes). */
+import type { Episode } from "./episode.ts";
+
+export function episodeSummary(ep: Episode) {
+  const c = ep.config;
+  return {
+    id: ep.id,
+    task: c.task.id,
+    seed: c.seed,
+    setting: c.setting,
+    level: c.level,
+    status: ep.isEnded ? ("ended" as const) : ("running" as const),
+    ...(ep.endReason ? { reason: ep.endReason } : {}),
+    ...(ep.endDetail ? { detail: ep.endDetail } : {}),
+    t: Math.round(ep.t() * 1e6) / 1e6,
+    steps: ep.counters.steps,
+    resets_used: ep.counters.resetsUsed,
+    started_at: ep.startedAt.toISOString(),
+    ...(ep.result ? { result: ep.result } : {}),
+    ...(ep.recordPath ? { record_path: ep.recordPath } : {}),
+  };
+}

@@ -1,0 +1,181 @@
+/**
+ * The gateway's composition root: one bench (backend + robot + safety limits + task registry),
+ * the current episode, the e-stop latch and the frame store. The HTTP layer (app.ts) is a thin
+ * shell over this class, so everything here is testable without a server.
+ */
+import type { Mat4 } from "../robots/math.ts";
+import { forwardKinematics } from "../robots/franka/kinematics.ts";
+import { getTask } from "../tasks/registry.ts";
+import type { TaskContext, TaskDefinition } from "../tasks/types.ts";
+import type { EndReason, StartEpisodeRequest } from "./api/schemas.ts";
+import { GatewayError } from "./errors.ts";
+import { type ActionCatalog, actionCatalog, type IkPort } from "./episode/actions.ts";
+import { Episode } from "./episode/episode.ts";
+import { EStopLatch } from "./safety/estop.ts";
+import { SafetyMonitor } from "./safety/monitor.ts";
+import type { EpisodeObserver } from "./episode/observer.ts";
+import { FrameStore } from "./frames/frame-store.ts";
+import type { EffectiveLimits } from "./safety/profile.ts";
+import type { Backend } from "./seam/types.ts";
+
+/** A composed bench: what the gateway drives and the rules it drives it by. */
+export interface Bench {
+  name: string;
+  backend: Backend;
+  limits: EffectiveLimits;
+  toolFromFlange: Mat4;
+  ik: IkPort;
+  maxDtS: number;
+  /** bench geometry for tasks (e.g. wire centreline), per episode seed */
+  taskBench: (seed: number) => Record<string, unknown>;
+  /** default task, level, seed */
+  defaults: { task: string; level?: string; seed: number };
+  /** is the backend a simulator (privileged calls possible)? */
+  simulated: boolean;
+  /** observers attached to every episode (recorder, dashboards) */
+  observers?: (episode: { task: string; seed: number }) => EpisodeObserver[];
+}
+
+export interface EstopState {
+  engaged: boolean;
+  reason?: string;
+  /** wall-clock ISO time of the engage in force */
+  since?: string;
+}
+
+export class Gateway {
+  readonly frames = new FrameStore();
+  readonly actions: ActionCatalog;
+  private current: Episode | undefined;
+  private readonly history: Episode[] = [];
+  readonly estopLatch = new EStopLatch();
+
+  constructor(readonly bench: Bench) {
+    this.actions = actionCatalog(bench.ik);
+  }
+
+  get episode(): Episode | undefined {
+    return this.current;
+  }
+
+  episodes(): readonly Episode[] {
+    return this.history;
+  }
+
+  findEpisode(id: string): Episode | undefined {
+    return this.history.find((e) => e.id === id);
+  }
+
+  /** The running or last episode, for agent calls. */
+  requireEpisode(): Episode {
+    if (!this.current) throw new GatewayError("RB_ERR_NO_EPISODE");
+    return this.current;
+  }
+
+  task(id: string): TaskDefinition {
+    const t = getTask(id);
+    if (!t) throw new GatewayError("RB_ERR_UNKNOWN_TASK", { task: id });
+    return t;
+  }
+
+  /** Start an episode. A running episode is ended as "aborted" first. */
+  async startEpisode(req: Partial<StartEpisodeRequest> = {}): Promise<Episode> {
+    const d = this.bench.defaults;
+    const task = this.task(req.task ?? d.task);
+    const level = req.level ?? d.level ?? task.defaultLevel;
+    if (!task.levels[level]) throw new GatewayError("RB_ERR_LEVEL", { task: task.id, level });
+    const setting = req.setting ?? "standard";
+    if (setting !== "standard" || !task.settings.includes(setting)) {
+      throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", {
+        setting,
+        reason:
+          setting === "realtime"
+            ? "the realtime setting is not implemented yet"
+            : `task ${task.id} does not offer it`,
+      });
+    }
+    const privileged = req.privileged ?? false;
+    if (privileged && !this.bench.simulated) {
+      throw new GatewayError("RB_ERR_PRIVILEGED_UNAVAILABLE", { reason: "the bench is not simulated" });
+    }
+    const seed = req.seed ?? d.seed;
+    if (this.current && !this.current.isEnded) {
+      await this.current.stopMotion("new episode");
+      this.current.end("aborted", "operator started a new episode");
+    }
+    const backend = this.bench.backend;
+    if (backend.reset) await backend.reset({ seed });
+    const ctx: TaskContext = {
+      robot: backend.describe().robot,
+      toolFromFlange: this.bench.toolFromFlange,
+      bench: this.bench.taskBench(seed),
+    };
+    const instance = task.sampleInstance(seed, ctx);
+    const judge = task.createJudge(instance, ctx);
+    this.frames.clear();
+    const ep = new Episode({
+      task,
+      level,
+      setting,
+      seed,
+      instance,
+      judge,
+      budgets: task.budgets,
+      backend,
+      limits: this.bench.limits,
+      monitor: new SafetyMonitor(backend.describe().robot, this.bench.limits, this.bench.toolFromFlange),
+      actions: this.actions,
+      frames: this.frames,
+      toolFromFlange: this.bench.toolFromFlange,
+      maxDtS: this.bench.maxDtS,
+      privileged,
+      observers: this.bench.observers?.({ task: task.id, seed }) ?? [],
+      estop: this.estopLatch,
+    });
+    this.current = ep;
+    this.history.push(ep);
+    return ep;
+  }
+
+  get estop(): EstopState {
+    const cur = this.estopLatch.current;
+    if (!cur) return { engaged: false };
+    return { engaged: true, reason: cur.reason ?? "operator", since: new Date(cur.atMs).toISOString() };
+  }
+
+  /** Latch the e-stop and stop all motion. Safe to call any number of times. */
+  async engageEstop(reason: string, by = "operator"): Promise<EstopState> {
+    this.estopLatch.engage(reason, by);
+    const ep = this.current;
+    if (ep) {
+      await ep.stopMotion(`e-stop: ${reason}`);
+      if (!ep.isEnded) ep.end("safety_stop", `e-stop: ${reason}`);
+    } else {
+      await this.bench.backend.stop(`e-stop: ${reason}`);
+    }
+    return this.estop;
+  }
+
+  /** Release a latched e-stop (operator). */
+  releaseEstop(by = "operator"): EstopState {
+    this.estopLatch.release(by);
+    return this.estop;
+  }
+
+  /** FK for the API: tool and flange poses; never advances time. */
+  fk(q: readonly number[]) {
+    const robot = this.bench.backend.describe().robot;
+    if (q.length !== robot.dof || !q.every(Number.isFinite)) {
+      throw new GatewayError("RB_ERR_ROW_WIDTH", { row: 0, width: q.length, expected: robot.dof, type: "q" });
+    }
+    return forwardKinematics(robot, q, this.bench.toolFromFlange);
+  }
+
+  async shutdown(reason: EndReason = "aborted"): Promise<void> {
+    if (this.current && !this.current.isEnded) {
+      await this.current.stopMotion("shutdown");
+      this.current.end(reason, "gateway shut down");
+    }
+    await this.bench.backend.shutdown();
+  }
+}

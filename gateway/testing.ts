@@ -1,0 +1,39 @@
+/**
+ * Test helpers: a gateway on a given bench config, served by fastify inject() or on port 0.
+ * Shipped (not test-only) so hil-tests and benchmarks build gateways the same way.
+ */
+import type { FastifyInstance } from "fastify";
+import { buildApp } from "./app.ts";
+import { type BenchConfig, parseBenchConfig } from "./bench/bench-config.ts";
+import { composeBench } from "./bench/compose.ts";
+import { Gateway } from "./gateway.ts";
+
+export const AGENT_TOKEN = "agent-test-token";
+export const OPERATOR_TOKEN = "operator-test-token";
+
+export interface TestGateway {
+  app: FastifyInstance;
+  gateway: Gateway;
+  agent: { authorization: string };
+  operator: { authorization: string };
+  close(): Promise<void>;
+}
+
+/** Build a gateway on a bench config object (validated like a bench file) and start an episode. */
+export async function testGateway(bench: Record<string, unknown> | BenchConfig): Promise<TestGateway> {
+  const config = parseBenchConfig({ version: 1, name: "test", ...bench }, "test");
+  const gateway = new Gateway(await composeBench(config));
+  await gateway.startEpisode();
+  const app = await buildApp({ gateway, agentToken: AGENT_TOKEN, operatorToken: OPERATOR_TOKEN });
+  await app.ready();
+  return {
+    app,
+    gateway,
+    agent: { authorization: `Bearer ${AGENT_TOKEN}` },
+    operator: { authorization: `Bearer ${OPERATOR_TOKEN}` },
+    close: async () => {
+      await app.close();
+      await gateway.shutdown();
+    },
+  };
+}
