@@ -18,27 +18,29 @@
 import { type Mat4, mat4Mul, mat4RigidInverse, type Pose, poseToMat4 } from "../math.ts";
 import type { RobotModel } from "../types.ts";
 import { type JacobianWorkspace, jacobianFromFrames, jacobianWorkspace } from "./jacobian.ts";
-import { forwardKinematicsInto } from "./kinematics.ts";
+import { forwardKinematics, forwardKinematicsInto } from "./kinematics.ts";
 
 const N = 7;
 
 /**
- * Upper bound on the distance from the shoulder (the point where the axes of joints 1 and 2 meet,
- * 0.333 m above the base) to the flange origin, m: the sum of the link offsets of the DH chain
- * 0.316 + 0.0825 + hypot(0.0825, 0.384) + 0.088 + 0.107 ≈ 0.986 m. Targets whose flange would lie
- * farther away are reported unreachable without iterating. Computed from the model in
- * `shoulderToFlangeReachM`.
+ * Upper bound on the distance from the shoulder (frame 2's origin, where the axes of joints 1 and 2
+ * meet, 0.333 m above the base) to the flange origin, m. The chain shoulder → elbow (frame 4) →
+ * wrist (frame 5) → flange has segments whose lengths do not depend on q (each is two perpendicular
+ * offsets: hypot(0.316, 0.0825), hypot(0.0825, 0.384), hypot(0.088, 0.107)), so their sum
+ * (≈ 0.858 m) bounds the reach. Targets whose flange lies farther away are reported unreachable
+ * without iterating.
  */
 export function shoulderToFlangeReachM(model: RobotModel): number {
-  let sum = 0;
-  // rows 2…7 (joint 1's d lifts the shoulder itself), then the flange offset
-  for (let i = 1; i < N; i++) {
-    const r = model.dh[i]!;
-    sum += Math.hypot(r.a, r.d);
-  }
-  // within one row, TransX(a) and TransZ(d) are perpendicular, so hypot(a, d) is that row's length
-  return sum + model.flangeOffsetM;
+  const cached = reachCache.get(model);
+  if (cached !== undefined) return cached;
+  const f = forwardKinematics(model, [0, 0, 0, 0, 0, 0, 0]).frames;
+  const d = (i: number, j: number): number =>
+    Math.hypot(f[i]![3]! - f[j]![3]!, f[i]![7]! - f[j]![7]!, f[i]![11]! - f[j]![11]!);
+  const reach = d(2, 4) + d(4, 5) + d(5, 8);
+  reachCache.set(model, reach);
+  return reach;
 }
+const reachCache = new WeakMap<RobotModel, number>();
 
 /** Height of the shoulder point above the base origin, m (d of the first DH row). */
 function shoulderHeightM(model: RobotModel): number {
@@ -241,6 +243,10 @@ function choleskySolve(A: Float64Array, b: Float64Array, n: number): boolean {
 const DAMPING_FLOOR = 1e-4;
 /** Damping of the null-space projector J⁺J. */
 const NULLSPACE_DAMPING = 1e-6;
+/** Extra iterations after the tolerances are met, to drive residuals well below them. */
+const POLISH_ITERATIONS = 2;
+/** Task cost (m) below which the null-space pull fades out linearly. */
+const NULLSPACE_FADE_M = 0.01;
 /** Largest change of one joint in one iteration, rad. */
 const MAX_STEP_RAD = 0.4;
 /** Distance kept from each joint limit by the solver, rad. */
@@ -278,6 +284,7 @@ function attempt(
   let bestP = Number.POSITIVE_INFINITY;
   let bestO = Number.POSITIVE_INFINITY;
   let lastImprovement = 0;
+  let polishUntil = -1;
   let it = 0;
   for (; ; it++) {
     const frames = forwardKinematicsInto(model, q, ws.jac.fk, tcp);
@@ -292,7 +299,15 @@ function attempt(
       ws.attemptBestQ.set(q);
     }
     if (posErr <= tolP && angle <= tolO) {
-      return { converged: true, iterations: it, positionM: posErr, orientationRad: angle };
+      // within tolerance: polish a few more iterations (cheap, and smoother ee_pose trajectories)
+      if (polishUntil < 0) polishUntil = it + POLISH_ITERATIONS;
+      if (it >= polishUntil || (posErr <= 1e-3 * tolP && angle <= 1e-3 * tolO)) {
+        q.set(ws.attemptBestQ);
+        return { converged: true, iterations: it, positionM: bestP, orientationRad: bestO };
+      }
+    } else if (polishUntil >= 0 && it >= polishUntil) {
+      q.set(ws.attemptBestQ);
+      return { converged: true, iterations: it, positionM: bestP, orientationRad: bestO };
     }
     if (it >= maxIterations || it - lastImprovement > STALL_ITERATIONS) break;
 
@@ -315,15 +330,17 @@ function attempt(
     }
     if (!choleskySolve(A, dq, N)) break;
 
-    // secondary task: pull toward the seed and away from the limits, projected into the null space
-    if (gain > 0) {
+    // secondary task: pull toward the seed and away from the limits, projected into the null space;
+    // faded out near convergence so that the projector's damping cannot leak into the task
+    const k = gain * Math.min(1, cost / NULLSPACE_FADE_M);
+    if (k > 0) {
       let zn = 0;
       for (let i = 0; i < N; i++) {
         const span = hi[i]! - lo[i]!;
         const mid = 0.5 * (hi[i]! + lo[i]!);
         const u = (q[i]! - mid) / (0.5 * span); // −1 … 1 inside the limits
         const push = Math.abs(u) > 0.8 ? -(u - Math.sign(u) * 0.8) * span : 0;
-        z[i] = gain * (pull[i]! - q[i]! + push);
+        z[i] = k * (pull[i]! - q[i]! + push);
         zn += z[i]! * z[i]!;
       }
       if (zn > 0) {
