@@ -51,7 +51,9 @@ describe("safety profile", () => {
         "keepOut.1.name",
       ]);
     }
-    expect(() => resolveLimits(PANDA, parseSafetyProfile({ jointPositionMarginRad: 1.8 }))).toThrow(/joint 2 .*joint 4/);
+    expect(() => resolveLimits(PANDA, parseSafetyProfile({ jointPositionMarginRad: 1.8 }))).toThrow(
+      /joint 2 .*joint 4/,
+    );
   });
 
   it("a workspace with min above max is refused", () => {
