@@ -172,6 +172,17 @@ describe("Rasterizer projection and depth", () => {
     expect(out2.depthMm[60 * CAM.width + u]).toBeGreaterThan(1900);
   });
 
+  it("gives the same frame through the byte-wise path (unaligned target) as through the word path", () => {
+    const s = demoScene();
+    const r = new Rasterizer(DEMO_CAMERA);
+    const aligned = r.render(s, demoViews().front, r.createTarget());
+    const n = DEMO_CAMERA.width * DEMO_CAMERA.height;
+    const unaligned = { rgb: new Uint8Array(n * 3 + 1).subarray(1), depthMm: new Uint16Array(n) };
+    r.render(s, demoViews().front, unaligned);
+    expect(Buffer.compare(aligned.rgb, unaligned.rgb)).toBe(0);
+    expect(Buffer.from(aligned.depthMm.buffer).equals(Buffer.from(unaligned.depthMm.buffer))).toBe(true);
+  });
+
   it("rejects a render target of the wrong size", () => {
     const r = new Rasterizer(CAM);
     expect(() => r.render(scene(), EYE, { rgb: new Uint8Array(3), depthMm: new Uint16Array(1) })).toThrow(

@@ -377,6 +377,10 @@ export class Rasterizer {
       const zb = vz[b]!;
       const zc = vz[c]!;
       if (za >= near && zb >= near && zc >= near) {
+        // back face (non-negative area with v down): skip before the call; fillTri re-checks
+        const ua = vu[a]!;
+        const va = vv[a]!;
+        if ((vu[b]! - ua) * (vv[c]! - va) - (vv[b]! - va) * (vu[c]! - ua) >= 0) continue;
         this.fillTri(
           vu[a]!,
           vv[a]!,
