@@ -3,10 +3,14 @@
  * the control-period samples that the safety pre-check judges and the backend executes.
  *
  * Rows are knots at t = dt, 2·dt, …; the start knot is the measured state (position and
- * velocity). Between knots a quintic Hermite segment with zero knot accelerations runs.
- * Interior knot velocities are shape-preserving (Fritsch–Butland): zero where the path turns
- * or pauses (so a joint never swings past a row and back), else the harmonic mean of the two
- * neighbouring slopes; the last knot's velocity is zero. Positions, velocities and
+ * velocity). Between knots a quintic Hermite segment runs.
+ * Interior knot velocities are central differences limited to keep each segment monotone
+ * (Fritsch–Carlson: |v| ≤ 3·min neighbouring slope), and zero where the path turns or pauses,
+ * so a joint never swings past a row and back; the last knot's velocity is zero. Knot
+ * accelerations are second differences of the rows (zero at the start, the end, and wherever
+ * the knot velocity is zero). Forcing zero acceleration at every row instead inflated peak
+ * accelerations ~1.7× on smooth paths (measured: 0.1 rad min-jerk over 0.5 s in 5 rows peaked
+ * at 3.8 rad/s² vs 2.31 for the path itself; now 2.75), and the pre-check refused reasonable chunks. Positions, velocities and
  * accelerations are continuous everywhere (C²), starting at the measured position and
  * velocity, as the Franka controller requires.
  */
@@ -49,9 +53,24 @@ export function interpolateChunk(
     const a = knot(k, j) - knot(k - 1, j);
     const b = knot(k + 1, j) - knot(k, j);
     if (a * b <= 0) return 0;
-    return (2 * a * b) / ((a + b) * dtS);
+    // central difference, limited so the segment stays monotone (Fritsch–Carlson: |v| ≤ 3·min slope)
+    const c = (a + b) / 2;
+    const lim = 3 * Math.min(Math.abs(a), Math.abs(b));
+    return (Math.abs(c) > lim ? Math.sign(c) * lim : c) / dtS;
   };
 
+  // knot velocities and accelerations, (n + 1) × dof
+  const kv = new Float64Array((n + 1) * dof);
+  const ka = new Float64Array((n + 1) * dof);
+  for (let k = 0; k <= n; k++) for (let j = 0; j < dof; j++) kv[k * dof + j] = vel(k, j);
+  for (let k = 1; k < n; k++) {
+    for (let j = 0; j < dof; j++) {
+      const v = kv[k * dof + j]!;
+      ka[k * dof + j] = v === 0 ? 0 : (knot(k + 1, j) - 2 * knot(k, j) + knot(k - 1, j)) / (dtS * dtS);
+    }
+  }
+
+  const T2 = dtS * dtS;
   let idx = 0;
   for (let seg = 0; seg < n; seg++) {
     const g0 = seg === 0 ? start.gripperWidthM : rows[seg - 1]![dof]!;
@@ -62,13 +81,24 @@ export function interpolateChunk(
       const u4 = u3 * u;
       const u5 = u4 * u;
       const h5 = 10 * u3 - 15 * u4 + 6 * u5;
+      const u2 = u * u;
       const hv0 = (u - 6 * u3 + 8 * u4 - 3 * u5) * dtS;
       const hv1 = (-4 * u3 + 7 * u4 - 3 * u5) * dtS;
+      const ha0 = (0.5 * u2 - 1.5 * u3 + 1.5 * u4 - 0.5 * u5) * T2;
+      const ha1 = (0.5 * u3 - u4 + 0.5 * u5) * T2;
       const base = idx * dof;
+      const b0 = seg * dof;
+      const b1 = b0 + dof;
       for (let j = 0; j < dof; j++) {
         // written as k0 + h5·(k1 − k0) so a held row stays bit-exact (h0 = 1 − h5)
         const k0 = knot(seg, j);
-        q[base + j] = k0 + h5 * (knot(seg + 1, j) - k0) + hv0 * vel(seg, j) + hv1 * vel(seg + 1, j);
+        q[base + j] =
+          k0 +
+          h5 * (knot(seg + 1, j) - k0) +
+          hv0 * kv[b0 + j]! +
+          hv1 * kv[b1 + j]! +
+          ha0 * ka[b0 + j]! +
+          ha1 * ka[b1 + j]!;
       }
       grip[idx] = g0 + (g1 - g0) * u;
       idx++;
