@@ -111,6 +111,13 @@ export class Rasterizer {
   private vu = new Float64Array(0);
   private vv = new Float64Array(0);
   private vi = new Float64Array(0);
+  private vw = new Float64Array(0);
+  /** unit light direction: world frame (light[0..2]) and current object frame (light[3..5]) */
+  private readonly light = new Float64Array(6);
+  /** line segment scratch: camera-frame endpoints a, b and shade (doubles passed as arguments get boxed) */
+  private readonly seg = new Float64Array(7);
+  /** first scratch vertex slot for near-plane clipping output (4 slots) */
+  private clipBase = 0;
   /** clipped polygon scratch: up to 4 vertices × (x, y, z, intensity) */
   private readonly clip = new Float64Array(16);
   private readonly clipIn = new Float64Array(12);
@@ -228,10 +235,10 @@ export class Rasterizer {
     }
 
     const lw = scene.lightDir;
-    const ln = Math.hypot(lw[0], lw[1], lw[2]) || 1;
-    const lx = lw[0] / ln;
-    const ly = lw[1] / ln;
-    const lz = lw[2] / ln;
+    const ln = Math.sqrt(lw[0] * lw[0] + lw[1] * lw[1] + lw[2] * lw[2]) || 1;
+    this.light[0] = lw[0] / ln;
+    this.light[1] = lw[1] / ln;
+    this.light[2] = lw[2] / ln;
     for (let k = 0; k < no; k++) {
       const i = order[k]!;
       const obj = objects[i]!;
@@ -246,7 +253,7 @@ export class Rasterizer {
       for (let sh = 0; sh < 256; sh++)
         lut[base + sh] = packRgb((r * sh) / 255, (g * sh) / 255, (b * sh) / 255);
       this.slotBase = slot * 256;
-      this.drawObject(meshFor(obj.shape), obj.pose, obj.emissive === true, lx, ly, lz);
+      this.drawObject(meshFor(obj.shape), obj.pose, obj.emissive === true);
     }
     this.resolve(target);
     return target;
@@ -292,9 +299,14 @@ export class Rasterizer {
     this.vu = new Float64Array(m);
     this.vv = new Float64Array(m);
     this.vi = new Float64Array(m);
+    this.vw = new Float64Array(m);
   }
 
-  private drawObject(mesh: Mesh, pose: Mat4, emissive: boolean, lx: number, ly: number, lz: number): void {
+  private drawObject(mesh: Mesh, pose: Mat4, emissive: boolean): void {
+    const L = this.light;
+    const lx = L[0]!;
+    const ly = L[1]!;
+    const lz = L[2]!;
     const M = this.camFromObj;
     mul(this.camFromWorld, pose, M);
     const m0 = M[0]!;
@@ -333,13 +345,15 @@ export class Rasterizer {
     const pos = mesh.positionsM;
     const nrm = mesh.normals;
     const nv = pos.length / 3;
-    this.ensureScratch(nv);
+    this.ensureScratch(nv + 4);
+    this.clipBase = nv;
     const vx = this.vx;
     const vy = this.vy;
     const vz = this.vz;
     const vu = this.vu;
     const vv = this.vv;
     const vi = this.vi;
+    const vw = this.vw;
     const fx = this.fx;
     const fy = this.fy;
     const cx = this.cx;
@@ -359,6 +373,7 @@ export class Rasterizer {
         const w = 1 / z;
         vu[i] = fx * x * w + cx;
         vv[i] = fy * y * w + cy;
+        vw[i] = w;
       }
       if (emissive) vi[i] = 255;
       else {
@@ -381,27 +396,17 @@ export class Rasterizer {
         const ua = vu[a]!;
         const va = vv[a]!;
         if ((vu[b]! - ua) * (vv[c]! - va) - (vv[b]! - va) * (vu[c]! - ua) >= 0) continue;
-        this.fillTri(
-          vu[a]!,
-          vv[a]!,
-          1 / za,
-          vi[a]!,
-          vu[b]!,
-          vv[b]!,
-          1 / zb,
-          vi[b]!,
-          vu[c]!,
-          vv[c]!,
-          1 / zc,
-          vi[c]!,
-        );
+        this.fillTri(a, b, c);
       } else if (za >= near || zb >= near || zc >= near) {
         this.clipAndFill(a, b, c);
       }
     }
 
     if (this.thinLines) {
-      for (const line of mesh.lines) this.drawLine(line.pointsM, line.closed, emissive, olx, oly, olz);
+      L[3] = olx;
+      L[4] = oly;
+      L[5] = olz;
+      for (const line of mesh.lines) this.drawLine(line.pointsM, line.closed, emissive);
     }
   }
 
@@ -441,67 +446,44 @@ export class Rasterizer {
         n++;
       }
     }
-    // project in place: (x, y, z, I) → (u, v, 1/z, I)
+    // project into the clip slots of the vertex scratch
+    const cb = this.clipBase;
     for (let k = 0; k < n; k++) {
       const w = 1 / dst[k * 4 + 2]!;
-      dst[k * 4] = this.fx * dst[k * 4]! * w + this.cx;
-      dst[k * 4 + 1] = this.fy * dst[k * 4 + 1]! * w + this.cy;
-      dst[k * 4 + 2] = w;
+      this.vu[cb + k] = this.fx * dst[k * 4]! * w + this.cx;
+      this.vv[cb + k] = this.fy * dst[k * 4 + 1]! * w + this.cy;
+      this.vw[cb + k] = w;
+      this.vi[cb + k] = dst[k * 4 + 3]!;
     }
-    for (let k = 1; k + 1 < n; k++) {
-      const p = k * 4;
-      const q = (k + 1) * 4;
-      this.fillTri(
-        dst[0]!,
-        dst[1]!,
-        dst[2]!,
-        dst[3]!,
-        dst[p]!,
-        dst[p + 1]!,
-        dst[p + 2]!,
-        dst[p + 3]!,
-        dst[q]!,
-        dst[q + 1]!,
-        dst[q + 2]!,
-        dst[q + 3]!,
-      );
-    }
+    for (let k = 1; k + 1 < n; k++) this.fillTri(cb, cb + k, cb + k + 1);
   }
 
   /**
    * Fill one projected triangle (screen u, v; w = 1/z; intensity i) with depth test.
    * Back faces (counter-clockwise on screen with v down, i.e. positive area) are culled.
    */
-  private fillTri(
-    u0: number,
-    v0: number,
-    w0: number,
-    i0: number,
-    u1: number,
-    v1: number,
-    w1: number,
-    i1: number,
-    u2: number,
-    v2: number,
-    w2: number,
-    i2: number,
-  ): void {
-    // front faces have negative area in (u right, v down); swap 1 ↔ 2 to work with positive area
-    const area0 = (u1 - u0) * (v2 - v0) - (v1 - v0) * (u2 - u0);
-    if (!(area0 < 0)) return;
-    let t = u1;
-    u1 = u2;
-    u2 = t;
-    t = v1;
-    v1 = v2;
-    v2 = t;
-    t = w1;
-    w1 = w2;
-    w2 = t;
-    t = i1;
-    i1 = i2;
-    i2 = t;
-    const area = -area0;
+  private fillTri(a: number, b: number, c: number): void {
+    // vertices come as indices into the scratch arrays: passing 12 doubles as arguments would
+    // box them on every call. Front faces have negative area in (u right, v down); read them
+    // as (a, c, b) to work with positive area.
+    const vu = this.vu;
+    const vv = this.vv;
+    const vw = this.vw;
+    const vi = this.vi;
+    const u0 = vu[a]!;
+    const v0 = vv[a]!;
+    const w0 = vw[a]!;
+    const i0 = vi[a]!;
+    const u1 = vu[c]!;
+    const v1 = vv[c]!;
+    const w1 = vw[c]!;
+    const i1 = vi[c]!;
+    const u2 = vu[b]!;
+    const v2 = vv[b]!;
+    const w2 = vw[b]!;
+    const i2 = vi[b]!;
+    const area = (u1 - u0) * (v2 - v0) - (v1 - v0) * (u2 - u0);
+    if (!(area > 0)) return;
 
     const W = this.iw;
     const H = this.ih;
@@ -593,14 +575,10 @@ export class Rasterizer {
    * Draw a centreline (object frame) as a depth-tested 1-pixel line, shaded as the side of a
    * tube facing the camera. Uses the current camFromObj and colour.
    */
-  private drawLine(
-    pts: Float32Array,
-    closed: boolean,
-    emissive: boolean,
-    olx: number,
-    oly: number,
-    olz: number,
-  ): void {
+  private drawLine(pts: Float32Array, closed: boolean, emissive: boolean): void {
+    const olx = this.light[3]!;
+    const oly = this.light[4]!;
+    const olz = this.light[5]!;
     const M = this.camFromObj;
     const np = pts.length / 3;
     this.ensureScratch(np);
@@ -649,7 +627,7 @@ export class Rasterizer {
         let tx = bx - ax;
         let ty = by - ay;
         let tz = bz - az;
-        const tl = Math.hypot(tx, ty, tz) || 1;
+        const tl = Math.sqrt(tx * tx + ty * ty + tz * tz) || 1;
         tx /= tl;
         ty /= tl;
         tz /= tl;
@@ -660,21 +638,32 @@ export class Rasterizer {
         const nx = mx - d * tx;
         const ny = my - d * ty;
         const nz = mz - d * tz;
-        const nl = Math.hypot(nx, ny, nz) || 1;
+        const nl = Math.sqrt(nx * nx + ny * ny + nz * nz) || 1;
         const l = (nx * lx + ny * ly + nz * lz) / nl;
         it = 255 * (l > 0 ? amb + (1 - amb) * l : amb);
       }
-      this.lineSeg(ax, ay, az, bx, by, bz, it);
+      const sg = this.seg;
+      sg[0] = ax;
+      sg[1] = ay;
+      sg[2] = az;
+      sg[3] = bx;
+      sg[4] = by;
+      sg[5] = bz;
+      sg[6] = it;
+      this.lineSeg();
     }
   }
 
-  private lineSeg(ax: number, ay: number, az: number, bx: number, by: number, bz: number, it: number): void {
-    const wa = 1 / az;
-    const wb = 1 / bz;
-    const ua = this.fx * ax * wa + this.cx;
-    const va = this.fy * ay * wa + this.cy;
-    const ub = this.fx * bx * wb + this.cx;
-    const vb = this.fy * by * wb + this.cy;
+  /** Draw the segment in `seg` (camera frame, both ends at z ≥ near) with its shade. */
+  private lineSeg(): void {
+    const sg = this.seg;
+    const wa = 1 / sg[2]!;
+    const wb = 1 / sg[5]!;
+    const ua = this.fx * sg[0]! * wa + this.cx;
+    const va = this.fy * sg[1]! * wa + this.cy;
+    const ub = this.fx * sg[3]! * wb + this.cx;
+    const vb = this.fy * sg[4]! * wb + this.cy;
+    const it = sg[6]!;
     const W = this.iw;
     const H = this.ih;
     // trivially outside?
