@@ -1,0 +1,124 @@
+/**
+ * Resource (STYLE.md §1, §9): the `backend:` block of a real bench file. Plain, strictly
+ * validated data (unknown keys are errors, every problem reported with its path), frozen after
+ * parsing. It reuses the resource schemas of the drivers it composes:
+ * - `ros`: drivers/ros2 `RosTransportResourceSchema` (rosbridge URL or native rclnodejs);
+ * - `franka`: drivers/ros2 `FrankaRosConfigSchema` (topic / action names default to franka_ros2's);
+ * - `contact.type: buzzbox`: drivers/serial `BuzzboxResourceSchema`;
+ * - `contact.type: firmata`: drivers/firmata `FirmataContactResourceSchema`.
+ *
+ * Motion is off unless `allowMotion` is true; the CLI's `--allow-motion` sets it with
+ * `withAllowMotion()` after the bench file was parsed (the file alone may also grant it).
+ */
+import { z } from "zod";
+import { FirmataContactResourceSchema } from "../firmata/resource.ts";
+import { FrankaRosConfigSchema } from "../ros2/franka-config.ts";
+import { RosTransportResourceSchema } from "../ros2/transport-factory.ts";
+import { BuzzboxResourceSchema } from "../serial/resource.ts";
+
+const rosName = z
+  .string()
+  .min(1)
+  .transform((s) => (s.startsWith("/") ? s : `/${s}`));
+
+const finite = z.number().finite();
+
+/** A camera pose: position m, unit quaternion x y z w. */
+const PoseSchema = z
+  .strictObject({
+    /** position, m */
+    xyz: z.tuple([finite, finite, finite]),
+    /** orientation, unit quaternion x y z w */
+    quat_xyzw: z.tuple([finite, finite, finite, finite]),
+  })
+  .refine((p) => Math.abs(Math.hypot(...p.quat_xyzw) - 1) < 1e-3, {
+    message: "quat_xyzw must be a unit quaternion",
+    path: ["quat_xyzw"],
+  });
+
+/**
+ * One camera served as ROS 2 topics. `frame` and `pose` may be left out when the calibration
+ * file has a camera of the same name: its extrinsics are used then.
+ */
+export const RealCameraResourceSchema = z.strictObject({
+  /** camera name in the Standard API, e.g. "front" */
+  name: z.string().min(1),
+  /** image topic, e.g. /front/image_raw/compressed */
+  imageTopic: rosName,
+  /** compressed → sensor_msgs/CompressedImage (JPEG/PNG); raw → sensor_msgs/Image (rgb8/bgr8/mono8) */
+  imageKind: z.enum(["compressed", "raw"]).default("compressed"),
+  /** sensor_msgs/CameraInfo topic, e.g. /front/camera_info */
+  cameraInfoTopic: rosName,
+  /** frame the pose is given in: "world" (fixed camera) or "tool" (wrist camera, tool = loop frame) */
+  frame: z.enum(["world", "tool"]).optional(),
+  /** camera optical frame in `frame` (overrides the calibration file's extrinsics) */
+  pose: PoseSchema.optional(),
+});
+export type RealCameraResource = z.output<typeof RealCameraResourceSchema>;
+
+/** Which device senses the buzz-wire circuit. */
+export const ContactResourceSchema = z.discriminatedUnion("type", [
+  BuzzboxResourceSchema,
+  FirmataContactResourceSchema,
+  z.strictObject({ type: z.literal("none") }),
+]);
+export type ContactResource = z.output<typeof ContactResourceSchema>;
+
+export const RealBackendConfigSchema = z
+  .strictObject({
+    type: z.literal("real"),
+    /** how to reach ROS 2 */
+    ros: RosTransportResourceSchema,
+    /** franka_ros2 names and driver numbers (defaults: franka_ros2's) */
+    franka: FrankaRosConfigSchema.prefault({}),
+    /** camera topics; empty = no cameras */
+    cameras: z.array(RealCameraResourceSchema).default([]),
+    /** the buzz-wire contact sensor */
+    contact: ContactResourceSchema.prefault({ type: "none" }),
+    /** configure() waits this long for every camera's CameraInfo and first frame, s */
+    cameraReadyTimeoutS: z.number().positive().default(5),
+    /**
+     * The allow-motion switch: when false (default) execute() and hold() refuse with
+     * RB_ERR_REAL_MOTION_NOT_ALLOWED. The CLI's --allow-motion sets it (withAllowMotion).
+     */
+    allowMotion: z.boolean().default(false),
+  })
+  .superRefine((c, ctx) => {
+    const seen = new Set<string>();
+    c.cameras.forEach((cam, i) => {
+      if (seen.has(cam.name))
+        ctx.addIssue({
+          code: "custom",
+          message: `duplicate camera name "${cam.name}"`,
+          path: ["cameras", i, "name"],
+        });
+      seen.add(cam.name);
+      if ((cam.pose === undefined) !== (cam.frame === undefined))
+        ctx.addIssue({
+          code: "custom",
+          message: "give both frame and pose, or neither (then the calibration file's extrinsics are used)",
+          path: ["cameras", i, cam.pose ? "frame" : "pose"],
+        });
+    });
+  });
+
+export type RealBackendConfigInput = z.input<typeof RealBackendConfigSchema>;
+export type RealBackendConfig = z.output<typeof RealBackendConfigSchema>;
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === "object" && !Object.isFrozen(o)) {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+/** Validate strictly (throws a ZodError listing every problem with its path) and freeze. */
+export function parseRealBackendConfig(input: unknown): RealBackendConfig {
+  return deepFreeze(RealBackendConfigSchema.parse(input));
+}
+
+/** A frozen copy with the allow-motion switch set (for the CLI's --allow-motion). */
+export function withAllowMotion(cfg: RealBackendConfig, allowMotion: boolean): RealBackendConfig {
+  return deepFreeze({ ...cfg, allowMotion });
+}
