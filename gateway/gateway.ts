@@ -120,7 +120,11 @@ export class Gateway {
       seed,
       instance,
       judge,
-      budgets: task.budgets,
+      // a call may not advance more than the safety profile lets one chunk last
+      budgets: {
+        ...task.budgets,
+        maxCallS: Math.min(task.budgets.maxCallS, this.bench.limits.maxChunkDurationS),
+      },
       backend,
       limits: this.bench.limits,
       monitor: new SafetyMonitor(backend.describe().robot, this.bench.limits, this.bench.toolFromFlange),

@@ -5,7 +5,7 @@ import { type JointReading, LifecycleError, type SensorEvent } from "../gateway/
 import { fkWorkspace, forwardKinematicsInto } from "../robots/franka/kinematics.ts";
 import { PANDA } from "../robots/franka/models.ts";
 import { type Mat4, mat4Mul, mat4Point, poseToMat4, type Vec3 } from "../robots/math.ts";
-import { centreline, pointAt } from "./buzzwire/geometry.ts";
+import { centreline, pointAt } from "../calibration/wire-geometry.ts";
 import { wireReferencePath } from "./buzzwire/reference-path.ts";
 import { COLORS, ringSegments, wireSegments } from "./buzzwire/scene.ts";
 import { solveToolPose } from "./reach.ts";

@@ -15,8 +15,6 @@ export const MirrorBackendConfigSchema = z.strictObject({
 
 export const SimBackendConfigSchema = z.strictObject({
   type: z.literal("sim"),
-  /** wire sampling seed when no calibration file gives the wire; the episode seed overrides it */
-  seed: z.number().int().min(0).default(0),
 });
 
 export const BackendConfigSchema = z.discriminatedUnion("type", [
@@ -92,8 +90,21 @@ export function loadBenchFile(path: string): { config: BenchConfig; baseDir: str
   return { config: parseBenchConfig(raw, path), baseDir: dirname(resolve(path)) };
 }
 
-/** The built-in bench when no file is given. */
+/**
+ * The built-in bench when no file is given: the simulated buzz-wire bench (an FR3 with the
+ * loop in its gripper; the wire is sampled from the episode seed).
+ */
 export const DEFAULT_BENCH: BenchConfig = parseBenchConfig(
-  { version: 1, name: "mirror-default", backend: { type: "mirror" } },
+  {
+    version: 1,
+    name: "sim-buzzwire",
+    robot: "fr3",
+    backend: { type: "sim" },
+    task: { id: "buzz-wire", seed: 1 },
+    safety: {
+      // the table top and the board are keep-outs for every link; the loop may go near the wire
+      keepOut: [],
+    },
+  },
   "<built-in>",
 );

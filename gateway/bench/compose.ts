@@ -12,6 +12,7 @@ import { solveIk } from "../../robots/franka/ik.ts";
 import { ROBOTS } from "../../robots/franka/models.ts";
 import { poseToMat4 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
+import { sampleBenchCalibration } from "../../sim/buzzwire/bench.ts";
 import { createSimBackend } from "../../sim/sim-backend.ts";
 import type { IkPort } from "../episode/actions.ts";
 import type { Bench } from "../gateway.ts";
@@ -19,20 +20,31 @@ import { resolveLimits } from "../safety/profile.ts";
 import type { Backend } from "../seam/types.ts";
 import type { BackendConfig, BenchConfig } from "./bench-config.ts";
 
+interface Built {
+  backend: Backend;
+  /** the bench geometry tasks read, per episode seed (the calibration, or the sim's sampled one) */
+  taskBench: (seed: number) => Record<string, unknown>;
+}
+
 type BackendFactory<K extends BackendConfig["type"]> = (
   cfg: Extract<BackendConfig, { type: K }>,
   ctx: { robot: RobotModel; calibration?: Calibration; seed: number },
-) => Backend;
+) => Built;
 
 /** One entry per backend kind; the compiler reports a missing kind. */
 const BACKENDS: { [K in BackendConfig["type"]]: BackendFactory<K> } = {
-  mirror: (_cfg, ctx) => new MirrorBackend({ robot: ctx.robot }),
-  sim: (cfg, ctx) =>
-    createSimBackend({
-      robot: ctx.robot,
-      seed: ctx.seed ?? cfg.seed,
-      ...(ctx.calibration ? { calibration: ctx.calibration } : {}),
-    }),
+  mirror: (_cfg, ctx) => ({
+    backend: new MirrorBackend({ robot: ctx.robot }),
+    taskBench: () => (ctx.calibration ? { ...ctx.calibration } : {}),
+  }),
+  sim: (_cfg, ctx) => {
+    const cal = ctx.calibration;
+    return {
+      backend: createSimBackend({ robot: ctx.robot, seed: ctx.seed, ...(cal ? { calibration: cal } : {}) }),
+      // a calibrated sim is the twin of that bench; otherwise the wire is sampled from the episode seed
+      taskBench: (seed) => ({ ...(cal ?? sampleBenchCalibration(ctx.robot, seed)) }),
+    };
+  },
 };
 
 /** Read and validate a calibration file (YAML or JSON). */
@@ -61,7 +73,7 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
   const robot = ROBOTS[config.robot];
   const calibration = config.calibration ? loadCalibration(resolve(baseDir, config.calibration)) : undefined;
   const make = BACKENDS[config.backend.type] as BackendFactory<BackendConfig["type"]>;
-  const backend = make(config.backend, {
+  const { backend, taskBench } = make(config.backend, {
     robot,
     seed: config.task.seed,
     ...(calibration ? { calibration } : {}),
@@ -78,7 +90,7 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
     toolFromFlange,
     ik: ikPort(robot, toolFromFlange),
     maxDtS: config.maxDtS,
-    taskBench: () => ({}),
+    taskBench,
     defaults: {
       task: config.task.id,
       ...(config.task.level ? { level: config.task.level } : {}),

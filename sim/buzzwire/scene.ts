@@ -15,7 +15,7 @@ import type { RobotModel } from "../../robots/types.ts";
 import type { Rgb, Scene, SceneObject } from "../render/scene.ts";
 import { type ColliderSpec, PhysicsWorld, type Rapier } from "../world.ts";
 import { RingWireContact } from "./contact.ts";
-import { centreline, pointAt } from "./geometry.ts";
+import { centreline, pointAt } from "../../calibration/wire-geometry.ts";
 
 /** Physics wire segment length, m. */
 export const WIRE_SEGMENT_M = 0.01;

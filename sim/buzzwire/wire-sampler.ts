@@ -9,7 +9,7 @@ import { type Mat4, poseToMat4, type Vec3 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import { createPrng } from "../prng.ts";
 import { solveToolPose } from "../reach.ts";
-import { catmullRom, centreline, loopFrameAt, minCurvatureRadiusM, tangentAt } from "./geometry.ts";
+import { catmullRom, centreline, loopFrameAt, minCurvatureRadiusM, tangentAt } from "../../calibration/wire-geometry.ts";
 
 /** Wire radius of the default bench, m. */
 export const DEFAULT_WIRE_RADIUS_M = 0.0015;

@@ -2,7 +2,7 @@
  * Wire centreline geometry: arc-length parameterisation, tangents, curvature and the loop
  * frame that threads the wire. Pure; lengths in m, frames as row-major Mat4 (robots/math.ts).
  */
-import { type Mat4, type Vec3, vcross, vdot, vnorm, vscale, vsub } from "../../robots/math.ts";
+import { type Mat4, type Vec3, vcross, vdot, vnorm, vscale, vsub } from "../robots/math.ts";
 
 /** A polyline with cumulative arc lengths. */
 export interface Centreline {

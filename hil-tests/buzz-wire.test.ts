@@ -1,0 +1,120 @@
+/**
+ * End-to-end buzz-wire over HTTP on the simulated bench (the default tier-3 target).
+ */
+import sharp from "sharp";
+import { afterEach, describe, expect, it } from "vitest";
+import { sampleBenchCalibration } from "../sim/buzzwire/bench.ts";
+import { type TestGateway, testGateway } from "../gateway/testing.ts";
+import {
+  actRows,
+  api,
+  redPixels,
+  referenceRows,
+  sidewaysRows,
+  type SuiteContext,
+} from "./buzz-wire.suite.ts";
+
+let g: TestGateway | undefined;
+afterEach(async () => {
+  await g?.close();
+  g = undefined;
+});
+
+async function simBench(seed: number, level = "joint_position"): Promise<SuiteContext> {
+  g = await testGateway({ robot: "fr3", backend: { type: "sim" }, task: { id: "buzz-wire", seed, level } });
+  return { g, calibration: sampleBenchCalibration(g.gateway.bench.backend.describe().robot, seed) };
+}
+
+describe("buzz wire on the sim bench, through the Standard API", () => {
+  it("spec → observe: frames decode and depth is plausible", async () => {
+    const { g } = await simBench(1);
+    const spec = (await api(g, "GET", "/v1/spec")).body;
+    expect(spec.cameras.map((c: { name: string }) => c.name)).toEqual(["front", "side", "top", "wrist"]);
+    const obs = (await api(g, "POST", "/v1/observe", { depth: true, cameras: ["front"] })).body;
+    const rgb = (await api(g, "GET", obs.frames[0].rgb)).body as Buffer;
+    expect((await sharp(rgb).metadata()).width).toBe(640);
+    const depthPng = (await api(g, "GET", obs.frames[0].depth)).body as Buffer;
+    const { data } = await sharp(depthPng)
+      .toColourspace("grey16")
+      .raw({ depth: "ushort" })
+      .toBuffer({ resolveWithObject: true });
+    const d = new Uint16Array(data.buffer, data.byteOffset, data.length / 2);
+    const centre = d[240 * 640 + 320]!;
+    // the front camera looks at the bench from about a metre away
+    expect(centre).toBeGreaterThan(300);
+    expect(centre).toBeLessThan(3000);
+  });
+
+  it("doing nothing scores 0", async () => {
+    const { g } = await simBench(1);
+    await api(g, "POST", "/v1/observe", { advance_s: 1 });
+    const fin = (await api(g, "POST", "/v1/finish")).body;
+    expect(fin.episode.reason).toBe("finished");
+    const r = g.gateway.requireEpisode().result as any;
+    expect(r.score.progress).toBe(0);
+    expect(r.score.progressQuantised).toBe(0);
+    expect(r.success).toBe(false);
+  });
+
+  for (const seed of [1, 2, 3, 4, 5]) {
+    it(`the reference path threads the wire without contact and scores 100 % (seed ${seed})`, async () => {
+      const ctx = await simBench(seed);
+      const r0 = ctx.g.gateway.bench.backend.read();
+      const { rows, dtS } = referenceRows(ctx, r0.q, r0.gripperWidthM);
+      const last = await actRows(ctx.g, rows, dtS);
+      const events = last.events as { type: string }[];
+      expect(events.filter((e) => e.type === "contact")).toEqual([]);
+      expect(last.episode).toMatchObject({ status: "ended", reason: "success" });
+      const result = ctx.g.gateway.requireEpisode().result as any;
+      expect(result.score.progress).toBeCloseTo(1, 9);
+      expect(result.score.progressQuantised).toBe(1);
+      expect(Object.values(result.score.stages).every((t) => typeof t === "number")).toBe(true);
+    });
+  }
+
+  it("a sweep into the wire closes the circuit, ends the trial and lights the lamp", async () => {
+    const ctx = await simBench(2);
+    const r0 = ctx.g.gateway.bench.backend.read();
+    const before = (await api(ctx.g, "POST", "/v1/observe", { cameras: ["front"] })).body;
+    const redBefore = await redPixels((await api(ctx.g, "GET", before.frames[0].rgb)).body as Buffer);
+    const { rows, dtS } = sidewaysRows(ctx.g, r0.q, r0.gripperWidthM, 0.03, 2);
+    const res = (await api(ctx.g, "POST", "/v1/act", { type: "joint_position", dt: dtS, rows })).body;
+    expect(res.episode).toMatchObject({ status: "ended", reason: "task_failed" });
+    const contact = res.events.find((e: any) => e.type === "contact" && e.data.closed === true);
+    expect(contact).toBeDefined();
+    // the arm stopped within one control period of the contact
+    const lastReading = res.readings[res.readings.length - 1];
+    expect(lastReading.t - contact.t).toBeLessThanOrEqual(0.001 + 1e-9);
+    expect(res.executed_rows).toBeLessThan(rows.length);
+    const after = (await api(ctx.g, "POST", "/v1/observe", { cameras: ["front"] })).body;
+    const redAfter = await redPixels((await api(ctx.g, "GET", after.frames[0].rgb)).body as Buffer);
+    expect(redAfter).toBeGreaterThan(redBefore + 20);
+    // every later motion call is refused with the end reason
+    const again = await api(ctx.g, "POST", "/v1/act", {
+      type: "joint_position",
+      dt: dtS,
+      rows: rows.slice(0, 1),
+    });
+    expect(again.status).toBe(409);
+    expect(again.body.error.details.reason).toBe("task_failed");
+  });
+
+  it("a touch half-way scores that position (continuous) and its checkpoint floor (quantised)", async () => {
+    const ctx = await simBench(3);
+    const r0 = ctx.g.gateway.bench.backend.read();
+    const { rows, dtS } = referenceRows(ctx, r0.q, r0.gripperWidthM, 0.5);
+    const mid = await actRows(ctx.g, rows, dtS);
+    expect(mid.episode.status).toBe("running");
+    const rHalf = ctx.g.gateway.bench.backend.read();
+    const sweep = sidewaysRows(ctx.g, rHalf.q, rHalf.gripperWidthM, 0.03, 2);
+    const res = (
+      await api(ctx.g, "POST", "/v1/act", { type: "joint_position", dt: sweep.dtS, rows: sweep.rows })
+    ).body;
+    expect(res.episode.reason).toBe("task_failed");
+    const result = ctx.g.gateway.requireEpisode().result as any;
+    // the reference rows are evenly spaced in arc length: half the rows ≈ half the course
+    expect(result.score.progress).toBeGreaterThan(0.45);
+    expect(result.score.progress).toBeLessThan(0.55);
+    expect(result.score.progressQuantised).toBe(Math.floor(result.score.progress * 5) / 5);
+  });
+});

@@ -1,0 +1,169 @@
+/**
+ * The buzz-wire game: guide the loop along the bent wire from the start mark to the end mark
+ * without touching it. A contact ends the trial (task_failed); reaching the end mark with the
+ * wire through the loop and no contact is success.
+ *
+ * Progress = share of the centreline arc between the start and end marks that the loop has
+ * passed (the wire running through the loop) before the first contact; reported continuous
+ * and quantised to the bench's checkpoints (default 5 → 20 % steps, as in the published
+ * demonstration). The judge reads only readings (via FK with the bench's tool offset) and
+ * contact events, so the live gateway and `grade` compute the same result.
+ */
+import { z } from "zod";
+import { fkWorkspace, forwardKinematicsInto } from "../../robots/franka/kinematics.ts";
+import type { TaskDefinition, TaskJudge, TaskScore, TaskStatus } from "../types.ts";
+import { type ThreadHit, threadedArc, wireGeometry } from "./progress.ts";
+
+/** The hidden instance: the wire and the loop, from the bench calibration. */
+export const BuzzWireInstanceSchema = z.object({
+  wire: z.object({
+    pointsBase: z.array(z.tuple([z.number(), z.number(), z.number()])).min(2),
+    wireRadiusM: z.number().positive(),
+    startMarkM: z.number().nonnegative(),
+    endMarkM: z.number().positive(),
+    checkpointCount: z.number().int().positive(),
+  }),
+  loopInnerRadiusM: z.number().positive(),
+});
+export type BuzzWireInstance = z.infer<typeof BuzzWireInstanceSchema>;
+
+/** The bench context a buzz-wire bench gives (a calibration file's `wire` and `tool`). */
+const BenchSchema = z.object({
+  wire: BuzzWireInstanceSchema.shape.wire,
+  tool: z.object({ loopInnerRadiusM: z.number().positive() }).loose(),
+});
+
+/** How close to the start mark the loop must first be threaded, as a share of the course. */
+const START_WINDOW = 0.1;
+/** The end counts as reached within this arc distance of the end mark, m (the post's half width). */
+const END_TOLERANCE_M = 0.003;
+/** Progress resolution: shares are rounded to this, so float noise at the start scores exactly 0. */
+const SHARE_RESOLUTION = 1e-6;
+
+function instruction(
+  level: string,
+  _setting: string,
+  b: { timeLimitS: number; maxRowsPerChunk: number; maxCallS: number },
+): string {
+  const act = {
+    joint_position: "`joint_position`: rows of 7 joint angles (rad) and the gripper opening (m).",
+    ee_pose:
+      "`ee_pose`: rows of the tool pose `x y z qx qy qz qw` in the robot base frame plus the gripper opening; the gateway solves IK per row. `joint_position` is open too.",
+    jog: "`jog`: rows of one command index into `control.actions[type=jog].commands` of `GET /v1/spec` (step sizes listed there).",
+  } as Record<string, string>;
+  return [
+    "# Buzz wire",
+    "",
+    "The robot holds a metal loop (the **tool** frame: origin at the loop centre, z along the loop axis).",
+    "A bent wire runs across the board in front of the robot; at the start the wire runs through the loop",
+    "near the start post. Guide the loop along the wire to the end post **without touching the wire**.",
+    "",
+    "- Touching the wire closes a circuit: the lamp on the board lights up and the trial ends at once.",
+    "- Your score is the share of the wire the loop has passed before the trial ended; checkpoints along",
+    "  the wire quantise it. Reaching the end post without a touch is full success.",
+    "- You see the bench only through the cameras (`POST /v1/observe`, `frames` of `POST /v1/act`) and the",
+    "  joint readings. `POST /v1/kinematics/fk` and `/ik` help you move the tool; they never advance time.",
+    "- Frames: robot base frame, z up; SI units (m, rad, s); quaternions x y z w. Camera poses and",
+    "  intrinsics are in `GET /v1/spec` (OpenCV convention).",
+    `- Action at this level: ${act[level] ?? level}`,
+    "- Chunks run on the robot's trajectory controller; the safety supervisor refuses chunks that are",
+    "  too fast or that would hit the table or the board (nothing moves then). Move slowly near the wire.",
+    `- Budgets: ${b.timeLimitS} s of episode time, at most ${b.maxRowsPerChunk} rows per chunk, ${b.maxCallS} s per call. No resets.`,
+    "- The trial ends on a touch, when you reach the end, when you call `POST /v1/finish`, or when time runs out.",
+  ].join("\n");
+}
+
+export const BUZZ_WIRE: TaskDefinition = {
+  id: "buzz-wire",
+  title: "Buzz wire",
+  settings: ["standard"],
+  levels: {
+    joint_position: { actions: ["joint_position"] },
+    ee_pose: { actions: ["joint_position", "ee_pose"] },
+    jog: { actions: ["jog"] },
+  },
+  defaultLevel: "ee_pose",
+  budgets: {
+    timeLimitS: 600,
+    resets: 0,
+    maxRowsPerChunk: 500,
+    maxFramesPerCall: 64,
+    maxCallS: 20,
+    maxSteps: 5000,
+  },
+  hidesSuccess: false,
+  instruction,
+  sampleInstance: (_seed, ctx) => {
+    const bench = BenchSchema.parse(ctx.bench);
+    return { wire: bench.wire, loopInnerRadiusM: bench.tool.loopInnerRadiusM } satisfies BuzzWireInstance;
+  },
+  createJudge: (raw, ctx): TaskJudge => {
+    const inst = BuzzWireInstanceSchema.parse(raw);
+    const w = inst.wire;
+    const geo = wireGeometry(w.pointsBase, w.wireRadiusM, inst.loopInnerRadiusM);
+    const courseM = w.endMarkM - w.startMarkM;
+    const ws = fkWorkspace();
+    const hit: ThreadHit = { sM: Number.NaN, offsetM: 0 };
+    const checkpoints = w.checkpointCount;
+    const stages: Record<string, number | null> = { start: null };
+    for (let k = 1; k <= checkpoints; k++) stages[`checkpoint_${k}`] = null;
+    let started = false;
+    let bestShare = 0;
+    let contact: { t: number; share: number } | null = null;
+    let succeededAt: number | null = null;
+
+    const status = (): TaskStatus => {
+      if (contact)
+        return {
+          state: "failed",
+          reason: `wire contact at ${(contact.share * 100).toFixed(1)} % of the course`,
+        };
+      if (succeededAt !== null) return { state: "success" };
+      return { state: "running" };
+    };
+
+    return {
+      onReading(r) {
+        if (contact || succeededAt !== null) return;
+        const frames = forwardKinematicsInto(ctx.robot, r.q, ws, ctx.toolFromFlange);
+        threadedArc(geo, frames[9]!, hit);
+        if (Number.isNaN(hit.sM)) return;
+        const remainingM = w.endMarkM - hit.sM;
+        const raw = remainingM <= END_TOLERANCE_M ? 1 : (hit.sM - w.startMarkM) / courseM;
+        const share = Math.round(raw / SHARE_RESOLUTION) * SHARE_RESOLUTION;
+        if (!started) {
+          if (share > START_WINDOW) return;
+          started = true;
+          stages.start = r.t;
+        }
+        if (share <= bestShare) return;
+        bestShare = Math.min(1, share);
+        for (let k = 1; k <= checkpoints; k++) {
+          const key = `checkpoint_${k}`;
+          if (stages[key] === null && bestShare >= k / checkpoints - 1e-9) stages[key] = r.t;
+        }
+        if (bestShare >= 1) succeededAt = r.t;
+      },
+      onEvent(e) {
+        if (e.type === "contact" && e.data.closed === true && !contact && succeededAt === null) {
+          contact = { t: e.t, share: bestShare };
+        }
+      },
+      status,
+      score(): TaskScore {
+        const q = Math.floor(bestShare * checkpoints + 1e-9) / checkpoints;
+        return {
+          progress: bestShare,
+          progressQuantised: q,
+          stages: { ...stages },
+          details: {
+            contact_t: contact?.t ?? null,
+            success_t: succeededAt,
+            course_m: courseM,
+            checkpoints,
+          },
+        };
+      },
+    };
+  },
+};
