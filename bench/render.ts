@@ -9,7 +9,7 @@
  */
 import type { Mat4 } from "../robots/math.ts";
 import { DEMO_CAMERA, demoScene, demoViews } from "../sim/render/demo-scene.ts";
-import { encodeDepthPng16, encodeRgb } from "../sim/render/encode.ts";
+import { encodeDepthPng16, encodeRgb } from "../gateway/frames/encode.ts";
 import { Rasterizer } from "../sim/render/rasterizer.ts";
 import type { Scene } from "../sim/render/scene.ts";
 import { meshFor } from "../sim/render/tessellate.ts";

@@ -329,8 +329,9 @@ describe("motion", () => {
   it("ends at the time limit", async () => {
     const ep = g.gateway.requireEpisode();
     const limit = ep.config.budgets.timeLimitS;
-    for (let i = 0; i < Math.ceil(limit / 30) + 1 && !ep.isEnded; i++) {
-      await post("/v1/observe", { advance_s: 30 });
+    const step = ep.config.budgets.maxCallS;
+    for (let i = 0; i < Math.ceil(limit / step) + 1 && !ep.isEnded; i++) {
+      expect((await post("/v1/observe", { advance_s: step })).statusCode).toBe(200);
     }
     expect(ep.endReason).toBe("time_limit");
     expect(Math.abs(ep.t() - limit)).toBeLessThanOrEqual(0.001 + 1e-9);

@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import sharp from "sharp";
 import type { Frame, ImageData } from "../seam/types.ts";
+import { encodeDepthPng16, encodeRgb, MIME, type RgbEncoding } from "./encode.ts";
 
 export interface StoredImage {
   contentType: "image/jpeg" | "image/png";
@@ -79,34 +80,22 @@ export class FrameStore {
 async function encodeEntry(e: Entry, quality: number): Promise<StoredImage> {
   if (e.kind === "depth") {
     const d = e.frame.depthMm!;
-    return { contentType: "image/png", data: await encodeDepthPng(d.data, d.width, d.height) };
+    return { contentType: "image/png", data: await encodeDepthPng16(d.data, d.width, d.height) };
   }
   return encodeImage(e.frame.rgb, e.encoding, quality);
 }
 
 /** Encode an RGB image (raw or already encoded) to the requested format. */
-export async function encodeImage(
-  img: ImageData,
-  encoding: "jpeg" | "png",
-  quality = 90,
-): Promise<StoredImage> {
-  if (img.kind === "encoded" && img.format === encoding) {
-    return { contentType: encoding === "jpeg" ? "image/jpeg" : "image/png", data: Buffer.from(img.data) };
+export async function encodeImage(img: ImageData, encoding: RgbEncoding, quality = 90): Promise<StoredImage> {
+  const contentType = MIME[encoding] as StoredImage["contentType"];
+  if (img.kind === "encoded" && img.format === encoding) return { contentType, data: Buffer.from(img.data) };
+  if (img.kind === "raw") {
+    return {
+      contentType,
+      data: await encodeRgb(img.data, img.width, img.height, encoding, { jpegQuality: quality }),
+    };
   }
-  const input =
-    img.kind === "raw"
-      ? sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels } })
-      : sharp(img.data);
-  if (encoding === "jpeg")
-    return { contentType: "image/jpeg", data: await input.jpeg({ quality }).toBuffer() };
-  return { contentType: "image/png", data: await input.png({ compressionLevel: 3 }).toBuffer() };
-}
-
-/** 16-bit single-channel PNG, values in millimetres. */
-export async function encodeDepthPng(depthMm: Uint16Array, width: number, height: number): Promise<Buffer> {
-  // sharp takes the sample depth from the typed array's type: a Uint16Array is read as 16-bit.
-  return sharp(depthMm, { raw: { width, height, channels: 1 } })
-    .toColourspace("grey16")
-    .png({ compressionLevel: 3 })
-    .toBuffer();
+  const input = sharp(img.data);
+  const data = encoding === "jpeg" ? await input.jpeg({ quality }).toBuffer() : await input.png().toBuffer();
+  return { contentType, data };
 }

@@ -2,7 +2,7 @@
  * The simulator's camera renderer: public API.
  *
  * ```ts
- * import { Rasterizer, worldFromCamera, encodeRgb, encodeDepthPng16 } from "./render/index.ts";
+ * import { Rasterizer, worldFromCamera } from "./render/index.ts";
  * const r = new Rasterizer(cameraDescription);          // once per camera
  * const out = r.createTarget();                         // { rgb: Uint8Array, depthMm: Uint16Array }
  * r.render(scene, worldFromCamera(cameraDescription, worldFromTool), out);   // per frame
@@ -12,7 +12,6 @@
  * See rasterizer.ts for conventions and method, scene.ts for the scene contract.
  */
 export { worldFromCamera } from "./camera-pose.ts";
-export { decodeDepthPng16, encodeDepthPng16, encodeRgb, MIME, type RgbEncoding } from "./encode.ts";
 export { type RasterCamera, Rasterizer, type RasterizerOptions, type RenderTarget } from "./rasterizer.ts";
 export type { Rgb, Scene, SceneObject, Shape } from "./scene.ts";
 export { meshFor } from "./tessellate.ts";

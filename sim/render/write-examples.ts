@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEMO_CAMERA, demoScene, demoViews } from "./demo-scene.ts";
-import { encodeRgb } from "./encode.ts";
+import { encodeRgb } from "../../gateway/frames/encode.ts";
 import { Rasterizer } from "./rasterizer.ts";
 
 async function writeRgb(file: string, rgb: Uint8Array): Promise<void> {
