@@ -1,0 +1,397 @@
+/**
+ * The real bench behind the Backend seam: one FrankaArmDriver (franka_ros2 over a RosTransport),
+ * one RosCameraSource (ROS image topics, sharing the arm's transport and stamp clock) and one
+ * ContactSensor (the buzz box over serial, or a Firmata board), on one monotonic clock
+ * (`performance.now()/1000`, backend seconds).
+ *
+ * Lifecycle (ros2_control style), by what each state allows:
+ * - `unconfigured`: nothing open; only configure().
+ * - `inactive`: ROS connected, joint states, camera frames and contact events flow;
+ *   describe/read/capture yes, execute/hold no.
+ * - `active`: everything; execute() additionally needs the allow-motion switch.
+ * - `error`: a device was lost (ROS connection, serial port) or the robot reported an error
+ *   (reflex). Motion stopped; read() answers the last reading; an operator calls recover()
+ *   once the device is back, then activate().
+ * - `finalized`: shut down.
+ *
+ * Allow-motion switch: with `allowMotion: false` (the default) execute() refuses with
+ * RB_ERR_REAL_MOTION_NOT_ALLOWED before anything is sent. hold() sends no command (the
+ * controller keeps its last target), so it is allowed without the switch.
+ *
+ * Events: arm faults, contact-sensor events (contact, fault, link instrument) and camera
+ * decoding faults reach `onEvent` listeners synchronously from the receiving handler (for the
+ * contact: inside the serial data callback), so a listener can call stop() within the 5 ms budget.
+ */
+import type { Calibration } from "../../calibration/schema.ts";
+import {
+  assertLifecycle,
+  type Backend,
+  type BackendDescription,
+  type ExecuteOptions,
+  type ExecuteResult,
+  type Frame,
+  type JointReading,
+  type JointTrajectory,
+  type LifecycleState,
+  type SensorEvent,
+  type SensorEventListener,
+} from "../../gateway/seam/types.ts";
+import { mat4Mul, mat4RigidInverse, mat4ToPose, type Pose, poseToMat4 } from "../../robots/math.ts";
+import type { RobotModel } from "../../robots/types.ts";
+import { JointHistory, type RosCameraResource, RosCameraSource } from "../camera/ros-camera.ts";
+import { FirmataContact } from "../firmata/firmata-contact.ts";
+import { FrankaArmDriver } from "../ros2/franka-arm.ts";
+import { createRosTransport } from "../ros2/transport-factory.ts";
+import type { RosTransport, Unsubscribe } from "../ros2/transport.ts";
+import { BuzzboxDriver } from "../serial/buzzbox-driver.ts";
+import type { ContactSensor } from "../serial/contact-sensor.ts";
+import type { TransportOpener } from "../serial/transport.ts";
+import { openSerialPort } from "../serial/transport-serialport.ts";
+import { RealBenchError } from "./errors.ts";
+import type { ContactResource, RealBackendConfig } from "./real-bench-config.ts";
+
+export interface RealBackendContext {
+  robot: RobotModel;
+  /** the bench's calibration: base pose, tool offset, camera extrinsics */
+  calibration?: Calibration;
+  /** backend clock, s (default performance.now()/1000) */
+  now?: () => number;
+  /** tests: a ready-made ROS transport instead of one built from `cfg.ros` */
+  transport?: RosTransport;
+  /** tests: the serial opener (default serialport) */
+  openSerial?: TransportOpener;
+}
+
+type ContactFactory<K extends ContactResource["type"]> = (
+  r: Extract<ContactResource, { type: K }>,
+  ctx: { open: TransportOpener; now: () => number },
+) => ContactSensor | undefined;
+
+/** One entry per contact-device kind; the compiler reports a missing kind. */
+const CONTACTS: { [K in ContactResource["type"]]: ContactFactory<K> } = {
+  buzzbox: (resource, ctx) => new BuzzboxDriver({ resource, open: ctx.open, now: ctx.now }),
+  firmata: (resource, ctx) => new FirmataContact({ resource, open: ctx.open, now: ctx.now }),
+  none: () => undefined,
+};
+
+const IDENTITY: Pose = { xyz: [0, 0, 0], quat_xyzw: [0, 0, 0, 1] };
+
+/** Build the real backend from its validated config (the bench-file factory entry). */
+export function createRealBackend(cfg: RealBackendConfig, ctx: RealBackendContext): RealBackend {
+  return new RealBackend(cfg, ctx);
+}
+
+export class RealBackend implements Backend {
+  readonly kind = "real" as const;
+  readonly now: () => number;
+  private state: LifecycleState = "unconfigured";
+  private readonly cfg: RealBackendConfig;
+  private readonly ctx: RealBackendContext;
+  private readonly cameraResources: RosCameraResource[];
+  private readonly toolOffset: Pose;
+  private readonly basePose: Pose;
+  private readonly listeners = new Set<SensorEventListener>();
+  private readonly subs: Unsubscribe[] = [];
+  private transport: RosTransport | undefined;
+  private arm: FrankaArmDriver | undefined;
+  private cameras: RosCameraSource | undefined;
+  private contact: ContactSensor | undefined;
+  /** aborts the running execute/hold on a device fault or stop() */
+  private motion: AbortController | undefined;
+  private motionFault: { device: string; message: string } | undefined;
+  private lastFault: { device: string; message: string } | undefined;
+
+  constructor(cfg: RealBackendConfig, ctx: RealBackendContext) {
+    this.cfg = cfg;
+    this.ctx = ctx;
+    this.now = ctx.now ?? (() => performance.now() / 1000);
+    const cal = ctx.calibration;
+    this.toolOffset = cal ? clonePose(cal.tool.loopPoseFlange) : IDENTITY;
+    this.basePose = cal ? clonePose(cal.robotBasePoseWorld) : IDENTITY;
+    this.cameraResources = cfg.cameras.map((c) => {
+      const placed = c.pose && c.frame ? { frame: c.frame, pose: c.pose } : this.poseFromCalibration(c.name);
+      return { ...c, ...placed };
+    });
+  }
+
+  get lifecycle(): LifecycleState {
+    return this.state;
+  }
+
+  /** the composed drivers (for operators and tests) */
+  get drivers(): { arm?: FrankaArmDriver; cameras?: RosCameraSource; contact?: ContactSensor } {
+    return {
+      ...(this.arm ? { arm: this.arm } : {}),
+      ...(this.cameras ? { cameras: this.cameras } : {}),
+      ...(this.contact ? { contact: this.contact } : {}),
+    };
+  }
+
+  /** true when execute() may move the robot */
+  get motionAllowed(): boolean {
+    return this.cfg.allowMotion;
+  }
+
+  // ───────────────────────── lifecycle (may throw) ─────────────────────────
+
+  /** Connect ROS, wait for joint states and every camera, open the contact device. */
+  async configure(): Promise<void> {
+    assertLifecycle("configure", this.state, ["unconfigured"]);
+    const transport = this.ctx.transport ?? (await createRosTransport(this.cfg.ros));
+    const arm = new FrankaArmDriver({
+      transport,
+      robot: this.ctx.robot,
+      config: this.cfg.franka,
+      now: this.now,
+    });
+    const history = new JointHistory();
+    const cameras = new RosCameraSource({
+      transport,
+      cameras: this.cameraResources,
+      now: this.now,
+      stampClock: arm.stampClock,
+      history,
+    });
+    const make = CONTACTS[this.cfg.contact.type] as ContactFactory<ContactResource["type"]>;
+    const contact = make(this.cfg.contact, { open: this.ctx.openSerial ?? openSerialPort, now: this.now });
+    this.transport = transport;
+    this.arm = arm;
+    this.cameras = cameras;
+    this.contact = contact;
+    this.subs.push(
+      arm.onReading((r) => history.push(r)),
+      arm.onEvent((e) => this.onDeviceEvent(e)),
+      cameras.onError((err) =>
+        this.onDeviceEvent({ type: "fault", t: this.now(), device: "camera", message: err.message }),
+      ),
+    );
+    if (contact) this.subs.push(contact.onEvent((e) => this.onDeviceEvent(e)));
+    try {
+      await arm.configure();
+      if (this.cameraResources.length > 0) {
+        await cameras.configure();
+        await cameras.waitReady(this.cfg.cameraReadyTimeoutS);
+      }
+      await contact?.configure();
+    } catch (e) {
+      await this.teardown();
+      throw e;
+    }
+    this.state = "inactive";
+  }
+
+  async activate(): Promise<void> {
+    assertLifecycle("activate", this.state, ["inactive"]);
+    if (this.arm!.lifecycle === "inactive") await this.arm!.activate();
+    if (this.contact?.lifecycle === "inactive") await this.contact.activate();
+    this.state = "active";
+  }
+
+  async deactivate(): Promise<void> {
+    assertLifecycle("deactivate", this.state, ["active", "inactive"]);
+    await this.stop("deactivate");
+    if (this.arm!.lifecycle === "active") await this.arm!.deactivate();
+    if (this.contact?.lifecycle === "active") await this.contact.deactivate();
+    this.state = "inactive";
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.state === "finalized") return;
+    await this.stop("shutdown");
+    await this.teardown();
+    this.state = "finalized";
+  }
+
+  /**
+   * Operator only: leave the error state once the lost device is back. Runs franka error
+   * recovery when the arm faulted and waits (up to `timeoutS`) for the contact device's link.
+   * Ends `inactive`; call activate() to move again.
+   */
+  async recover(timeoutS = 5): Promise<void> {
+    assertLifecycle("recover", this.state, ["error"]);
+    if (this.arm!.lifecycle === "error") await this.arm!.recover();
+    const c = this.contact;
+    if (c) {
+      const end = this.now() + timeoutS;
+      while (!c.linkUp) {
+        if (this.now() > end) {
+          throw new RealBenchError("RB_ERR_REAL_DEVICE_FAULT", {
+            device: c.source,
+            reason: "link still down",
+            operation: "recover",
+          });
+        }
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
+    this.lastFault = undefined;
+    this.state = "inactive";
+  }
+
+  // ───────────────────────── state ─────────────────────────
+
+  describe(): BackendDescription {
+    assertLifecycle("describe", this.state, ["inactive", "active", "error"]);
+    return {
+      robot: this.ctx.robot,
+      cameras: this.cameras!.describe(),
+      controlPeriodS: this.ctx.robot.controlPeriodS,
+      basePose: clonePose(this.basePose),
+      toolOffset: clonePose(this.toolOffset),
+    };
+  }
+
+  read(): JointReading {
+    assertLifecycle("read", this.state, ["inactive", "active", "error"]);
+    return this.arm!.read();
+  }
+
+  async capture(cameras: readonly string[], opts: { depth: boolean }): Promise<Frame[]> {
+    assertLifecycle("capture", this.state, ["inactive", "active", "error"]);
+    if (this.cameraResources.length === 0 && cameras.length === 0) return [];
+    return this.cameras!.capture(cameras, opts);
+  }
+
+  onEvent(listener: SensorEventListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  // ───────────────────────── motion ─────────────────────────
+
+  /**
+   * Run a validated trajectory on the arm (one FollowJointTrajectory goal). Refuses without the
+   * allow-motion switch. `onTick` runs per joint-state message; frames are taken from the
+   * cameras' latest images every `capture.everyTicks` samples (first at start; an image already
+   * taken is not repeated). A device fault during the motion cancels it: outcome "fault".
+   */
+  async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
+    this.guardMotion("execute");
+    if (!this.cfg.allowMotion)
+      throw new RealBenchError("RB_ERR_REAL_MOTION_NOT_ALLOWED", { operation: "execute" });
+    return this.withMotion(opts, (o) => this.arm!.execute(traj, o));
+  }
+
+  /** Keep the last target for `seconds` (no command is sent; allowed without the switch). */
+  async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
+    this.guardMotion("hold");
+    if (!(seconds >= 0)) throw new Error(`hold seconds must be ≥ 0, got ${seconds}`);
+    return this.withMotion(opts, (o) => this.arm!.hold(seconds, o));
+  }
+
+  /** Hold position now: cancel the running goal and wait for it. Safe in any state, any number of times. */
+  async stop(reason: string): Promise<void> {
+    const cancelled = this.arm?.stop(reason); // cancels the goal synchronously: outcome "stopped"
+    this.motion?.abort(); // ends a hold
+    await cancelled;
+  }
+
+  // ───────────────────────── internals ─────────────────────────
+
+  private guardMotion(method: string): void {
+    if (this.state === "error") {
+      throw new RealBenchError("RB_ERR_REAL_DEVICE_FAULT", {
+        device: this.lastFault?.device ?? "?",
+        reason: this.lastFault?.message ?? "?",
+        operation: method,
+      });
+    }
+    assertLifecycle(method, this.state, ["active"]);
+  }
+
+  private async withMotion(
+    opts: ExecuteOptions,
+    run: (o: ExecuteOptions) => Promise<ExecuteResult>,
+  ): Promise<ExecuteResult> {
+    const ctl = new AbortController();
+    this.motion = ctl;
+    this.motionFault = undefined;
+    const onOuterAbort = () => ctl.abort();
+    opts.signal?.addEventListener("abort", onOuterAbort);
+    if (opts.signal?.aborted) ctl.abort();
+    const frames: Frame[] = [];
+    const cap = opts.capture;
+    if (cap && cap.everyTicks < 1) throw new Error("capture.everyTicks must be ≥ 1");
+    const lastT = new Map<string, number>();
+    const grab = () => {
+      if (!cap) return;
+      const names = cap.cameras.length > 0 ? cap.cameras : this.cameraResources.map((c) => c.name);
+      for (const name of names) {
+        const f = this.cameras!.latest(name);
+        if (!f || lastT.get(name) === f.t) continue;
+        lastT.set(name, f.t);
+        frames.push(f);
+      }
+    };
+    grab();
+    let nextCapture = cap ? cap.everyTicks : Number.POSITIVE_INFINITY;
+    const onTick = (r: JointReading, i: number) => {
+      if (i >= nextCapture) {
+        grab();
+        while (nextCapture <= i) nextCapture += cap!.everyTicks;
+      }
+      return opts.onTick ? opts.onTick(r, i) : "ok";
+    };
+    try {
+      const res = await run({ signal: ctl.signal, onTick });
+      const fault = this.motionFault ?? res.fault;
+      if (this.motionFault && res.outcome !== "fault") {
+        return { ...res, outcome: "fault", fault: this.motionFault, frames };
+      }
+      return { ...res, frames, ...(fault ? { fault } : {}) };
+    } finally {
+      opts.signal?.removeEventListener("abort", onOuterAbort);
+      if (this.motion === ctl) this.motion = undefined;
+    }
+  }
+
+  /** Every device event passes here, synchronously, on its way to the listeners. */
+  private onDeviceEvent(e: SensorEvent): void {
+    if (e.type === "fault") {
+      const f = { device: e.device, message: e.message };
+      this.lastFault = f;
+      if (this.motion) {
+        this.motionFault ??= f;
+        this.motion.abort();
+      }
+      if (this.state === "active" || this.state === "inactive") this.state = "error";
+    }
+    for (const l of this.listeners) l(e);
+    if (e.type === "fault") void this.arm?.stop("device fault").catch(() => {});
+  }
+
+  private poseFromCalibration(name: string): { frame: "world" | "tool"; pose: Pose } {
+    const cam = this.ctx.calibration?.cameras.find((c) => c.name === name);
+    if (!cam) {
+      throw new Error(
+        `camera "${name}" has no frame/pose in the bench file and no extrinsics in the calibration file`,
+      );
+    }
+    if (cam.extrinsics.mount === "world")
+      return { frame: "world", pose: clonePose(cam.extrinsics.poseWorld) };
+    // the seam gives wrist cameras relative to the tool (loop) frame: tool←flange · flange←camera
+    const toolFromFlange = mat4RigidInverse(poseToMat4(this.toolOffset));
+    return {
+      frame: "tool",
+      pose: mat4ToPose(mat4Mul(toolFromFlange, poseToMat4(cam.extrinsics.poseFlange))),
+    };
+  }
+
+  private async teardown(): Promise<void> {
+    for (const u of this.subs.splice(0)) u();
+    const settle = (p: Promise<unknown> | undefined) => p?.catch(() => undefined);
+    await settle(this.arm?.shutdown());
+    await settle(this.cameras?.shutdown());
+    if (this.contact && this.contact.lifecycle !== "finalized") await settle(this.contact.shutdown());
+    if (!this.ctx.transport) await settle(this.transport?.close());
+  }
+}
+
+function clonePose(p: { xyz: readonly number[]; quat_xyzw: readonly number[] }): Pose {
+  return {
+    xyz: [p.xyz[0]!, p.xyz[1]!, p.xyz[2]!],
+    quat_xyzw: [p.quat_xyzw[0]!, p.quat_xyzw[1]!, p.quat_xyzw[2]!, p.quat_xyzw[3]!],
+  };
+}
