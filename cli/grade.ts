@@ -1,0 +1,65 @@
+/**
+ * `robot-gateway grade <record.mcap>`: recompute an episode's result from its record alone and
+ * compare it with the result the gateway recorded live. Prints the recomputed result.json on
+ * stdout; differences and notes go to stderr.
+ *
+ * Exit codes: 0 the results agree, 1 they differ, 2 the record cannot be graded (not a record,
+ * truncated before the episode ended, unknown task).
+ *
+ * Register in cli/main.ts with `program.addCommand(gradeCommand())`; also runs on its own:
+ * `npx tsx cli/grade.ts <record.mcap>`.
+ */
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Command } from "commander";
+import { gradeRecord, RecordError } from "../gateway/recorder/replay.ts";
+
+/** Grade one record; returns the exit code. */
+export async function runGrade(path: string, out = process.stdout, err = process.stderr): Promise<number> {
+  try {
+    const report = await gradeRecord(path);
+    out.write(`${JSON.stringify(report.recomputed, null, 2)}\n`);
+    for (const n of report.notes) err.write(`note: ${n}\n`);
+    if (report.agree) {
+      err.write(
+        `grade: agrees with the recorded result (${report.stats.readings} readings, ${report.stats.events} events, ${report.stats.commands} commands replayed)\n`,
+      );
+      return 0;
+    }
+    err.write(`grade: DIFFERS from the recorded result in ${report.differences.length} field(s):\n`);
+    for (const d of report.differences) {
+      err.write(
+        `  ${d.path}: recorded ${JSON.stringify(d.recorded)} ≠ recomputed ${JSON.stringify(d.recomputed)}\n`,
+      );
+    }
+    return 1;
+  } catch (e) {
+    if (e instanceof RecordError) {
+      err.write(`grade: cannot grade (${e.kind}): ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+export function gradeCommand(): Command {
+  return new Command("grade")
+    .description("recompute an episode's result from its record.mcap and compare it with the recorded result")
+    .argument("<record>", "path of a record.mcap")
+    .action(async (record: string) => {
+      process.exitCode = await runGrade(record);
+    });
+}
+
+const invokedDirectly = (() => {
+  try {
+    return (
+      !!process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))
+    );
+  } catch {
+    return false;
+  }
+})();
+if (invokedDirectly) {
+  await gradeCommand().name("grade").parseAsync(process.argv);
+}

@@ -1,0 +1,57 @@
+/**
+ * Test and benchmark helper: a gateway on the mirror backend whose episodes are recorded by an
+ * McapRecorder, optionally with extra (test-only) task definitions.
+ */
+import type { FastifyInstance } from "fastify";
+import { buildApp } from "../../app.ts";
+import { parseBenchConfig } from "../../bench/bench-config.ts";
+import { composeBench } from "../../bench/compose.ts";
+import { Gateway } from "../../gateway.ts";
+import type { TaskDefinition } from "../../../tasks/types.ts";
+import { AGENT_TOKEN, OPERATOR_TOKEN } from "../../testing.ts";
+import { McapRecorder, type McapRecorderOptions } from "../mcap-recorder.ts";
+import { provenanceOf } from "../provenance.ts";
+
+export interface RecordedGateway {
+  app: FastifyInstance;
+  gateway: Gateway;
+  recorders: McapRecorder[];
+  agent: { authorization: string };
+  operator: { authorization: string };
+  close(): Promise<void>;
+}
+
+export async function recordedGateway(
+  recordsDir: string,
+  opts: { tasks?: TaskDefinition[]; task?: string; recorder?: Partial<McapRecorderOptions> } = {},
+): Promise<RecordedGateway> {
+  const config = parseBenchConfig({ version: 1, name: "recorder-test", backend: { type: "mirror" } }, "test");
+  const bench = await composeBench(config);
+  const provenance = provenanceOf(config.name, config, bench.limits);
+  const recorders: McapRecorder[] = [];
+  bench.observers = () => {
+    const r = new McapRecorder({ recordsDir, provenance, taskBench: bench.taskBench, ...opts.recorder });
+    recorders.push(r);
+    return [r];
+  };
+  const gateway = new Gateway(bench);
+  const extra = new Map((opts.tasks ?? []).map((t) => [t.id, t]));
+  if (extra.size > 0) {
+    const registered = gateway.task.bind(gateway);
+    gateway.task = (id: string) => extra.get(id) ?? registered(id);
+  }
+  await gateway.startEpisode(opts.task ? { task: opts.task } : {});
+  const app = await buildApp({ gateway, agentToken: AGENT_TOKEN, operatorToken: OPERATOR_TOKEN });
+  await app.ready();
+  return {
+    app,
+    gateway,
+    recorders,
+    agent: { authorization: `Bearer ${AGENT_TOKEN}` },
+    operator: { authorization: `Bearer ${OPERATOR_TOKEN}` },
+    close: async () => {
+      await app.close();
+      await gateway.shutdown();
+    },
+  };
+}
