@@ -9,7 +9,13 @@ import { type Mat4, poseToMat4, type Vec3 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import { createPrng } from "../prng.ts";
 import { solveToolPose } from "../reach.ts";
-import { catmullRom, centreline, loopFrameAt, minCurvatureRadiusM, tangentAt } from "../../calibration/wire-geometry.ts";
+import {
+  catmullRom,
+  centreline,
+  loopFrameAt,
+  minCurvatureRadiusM,
+  tangentAt,
+} from "../../calibration/wire-geometry.ts";
 
 /** Wire radius of the default bench, m. */
 export const DEFAULT_WIRE_RADIUS_M = 0.0015;
@@ -99,8 +105,9 @@ export function wireJointPath(
   for (let i = 0; i < n; i++) {
     const s = wire.startMarkM + ((wire.endMarkM - wire.startMarkM) * i) / (n - 1);
     loopFrameAt(c, s, [0, 0, -1], target);
-    const r = solveToolPose(robot, target, tool, seed, { iterations: i === 0 ? 400 : 100 });
-    if (r.positionErrorM > 1e-4 || r.orientationErrorRad > 1e-3) return null;
+    // later waypoints stay on the seed's branch: no random restarts that could jump elsewhere
+    const r = solveToolPose(robot, target, tool, seed, { restarts: i === 0 ? 30 : 1 });
+    if (!r.ok) return null;
     if (i > 0) {
       for (let j = 0; j < 7; j++) if (Math.abs(r.q[j]! - seed[j]!) > 0.25) return null;
     }
@@ -122,8 +129,8 @@ export function startMarkJoints(
   seedQ: readonly number[] = robot.homeQ,
 ): number[] | null {
   const c = centreline(wire.pointsBase);
-  const r = solveToolPose(robot, loopFrameAt(c, wire.startMarkM), tool, seedQ, { iterations: 400 });
-  return r.positionErrorM <= 1e-4 && r.orientationErrorRad <= 1e-3 ? r.q : null;
+  const r = solveToolPose(robot, loopFrameAt(c, wire.startMarkM), tool, seedQ);
+  return r.ok ? r.q : null;
 }
 
 function wireReachable(robot: RobotModel, wire: WireCalibration, tool: Mat4): boolean {
