@@ -40,20 +40,29 @@ const PoseSchema = z
  * One camera served as ROS 2 topics. `frame` and `pose` may be left out when the calibration
  * file has a camera of the same name: its extrinsics are used then.
  */
-export const RealCameraResourceSchema = z.strictObject({
-  /** camera name in the Standard API, e.g. "front" */
-  name: z.string().min(1),
-  /** image topic, e.g. /front/image_raw/compressed */
-  imageTopic: rosName,
-  /** compressed → sensor_msgs/CompressedImage (JPEG/PNG); raw → sensor_msgs/Image (rgb8/bgr8/mono8) */
-  imageKind: z.enum(["compressed", "raw"]).default("compressed"),
-  /** sensor_msgs/CameraInfo topic, e.g. /front/camera_info */
-  cameraInfoTopic: rosName,
-  /** frame the pose is given in: "world" (fixed camera) or "tool" (wrist camera, tool = loop frame) */
-  frame: z.enum(["world", "tool"]).optional(),
-  /** camera optical frame in `frame` (overrides the calibration file's extrinsics) */
-  pose: PoseSchema.optional(),
-});
+export const RealCameraResourceSchema = z
+  .strictObject({
+    /** camera name in the Standard API, e.g. "front" */
+    name: z.string().min(1),
+    /** image topic, e.g. /front/image_raw/compressed */
+    imageTopic: rosName,
+    /** compressed → sensor_msgs/CompressedImage (JPEG/PNG); raw → sensor_msgs/Image (rgb8/bgr8/mono8) */
+    imageKind: z.enum(["compressed", "raw"]).default("compressed"),
+    /** sensor_msgs/CameraInfo topic, e.g. /front/camera_info */
+    cameraInfoTopic: rosName,
+    /** frame the pose is given in: "world" (fixed camera) or "tool" (wrist camera, tool = loop frame) */
+    frame: z.enum(["world", "tool"]).optional(),
+    /** camera optical frame in `frame` (overrides the calibration file's extrinsics) */
+    pose: PoseSchema.optional(),
+  })
+  .superRefine((cam, ctx) => {
+    if ((cam.pose === undefined) !== (cam.frame === undefined))
+      ctx.addIssue({
+        code: "custom",
+        message: "give both frame and pose, or neither (then the calibration file's extrinsics are used)",
+        path: [cam.pose ? "frame" : "pose"],
+      });
+  });
 export type RealCameraResource = z.output<typeof RealCameraResourceSchema>;
 
 /** Which device senses the buzz-wire circuit. */
@@ -64,43 +73,34 @@ export const ContactResourceSchema = z.discriminatedUnion("type", [
 ]);
 export type ContactResource = z.output<typeof ContactResourceSchema>;
 
-export const RealBackendConfigSchema = z
-  .strictObject({
-    type: z.literal("real"),
-    /** how to reach ROS 2 */
-    ros: RosTransportResourceSchema,
-    /** franka_ros2 names and driver numbers (defaults: franka_ros2's) */
-    franka: FrankaRosConfigSchema.prefault({}),
-    /** camera topics; empty = no cameras */
-    cameras: z.array(RealCameraResourceSchema).default([]),
-    /** the buzz-wire contact sensor */
-    contact: ContactResourceSchema.prefault({ type: "none" }),
-    /** configure() waits this long for every camera's CameraInfo and first frame, s */
-    cameraReadyTimeoutS: z.number().positive().default(5),
-    /**
-     * The allow-motion switch: when false (default) execute() and hold() refuse with
-     * RB_ERR_REAL_MOTION_NOT_ALLOWED. The CLI's --allow-motion sets it (withAllowMotion).
-     */
-    allowMotion: z.boolean().default(false),
-  })
-  .superRefine((c, ctx) => {
-    const seen = new Set<string>();
-    c.cameras.forEach((cam, i) => {
-      if (seen.has(cam.name))
-        ctx.addIssue({
-          code: "custom",
-          message: `duplicate camera name "${cam.name}"`,
-          path: ["cameras", i, "name"],
-        });
-      seen.add(cam.name);
-      if ((cam.pose === undefined) !== (cam.frame === undefined))
-        ctx.addIssue({
-          code: "custom",
-          message: "give both frame and pose, or neither (then the calibration file's extrinsics are used)",
-          path: ["cameras", i, cam.pose ? "frame" : "pose"],
-        });
-    });
-  });
+export const RealBackendConfigSchema = z.strictObject({
+  type: z.literal("real"),
+  /** how to reach ROS 2 */
+  ros: RosTransportResourceSchema,
+  /** franka_ros2 names and driver numbers (defaults: franka_ros2's) */
+  franka: FrankaRosConfigSchema.prefault({}),
+  /** camera topics; empty = no cameras */
+  cameras: z
+    .array(RealCameraResourceSchema)
+    .superRefine((cams, ctx) => {
+      const seen = new Set<string>();
+      cams.forEach((cam, i) => {
+        if (seen.has(cam.name))
+          ctx.addIssue({ code: "custom", message: `duplicate camera name "${cam.name}"`, path: [i, "name"] });
+        seen.add(cam.name);
+      });
+    })
+    .default([]),
+  /** the buzz-wire contact sensor */
+  contact: ContactResourceSchema.prefault({ type: "none" }),
+  /** configure() waits this long for every camera's CameraInfo and first frame, s */
+  cameraReadyTimeoutS: z.number().positive().default(5),
+  /**
+   * The allow-motion switch: when false (default) execute() and hold() refuse with
+   * RB_ERR_REAL_MOTION_NOT_ALLOWED. The CLI's --allow-motion sets it (withAllowMotion).
+   */
+  allowMotion: z.boolean().default(false),
+});
 
 export type RealBackendConfigInput = z.input<typeof RealBackendConfigSchema>;
 export type RealBackendConfig = z.output<typeof RealBackendConfigSchema>;
