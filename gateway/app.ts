@@ -31,6 +31,7 @@ import {
   FkResponseSchema,
   IkRequestSchema,
   IkResponseSchema,
+  InstrumentResponseSchema,
   ObserveRequestSchema,
   ObserveResponseSchema,
   SpecSchema,

@@ -73,7 +73,7 @@ export const ERRORS = {
   },
   RB_ERR_UNSAFE_CHUNK: {
     status: 422,
-    message: "Chunk refused: {kind} limit at row {row} ({what}: {value} > {limit} {unit})",
+    message: "Chunk refused: {kind} limit at row {row} ({what}: {value} against limit {limit} {unit})",
     hint: "Nothing moved. Slow the chunk down or change its path.",
   },
   RB_ERR_IK_UNREACHABLE: {
@@ -95,6 +95,11 @@ export const ERRORS = {
     status: 422,
     message: "Call would return {count} frames; at most {max}",
     hint: "Lower fps, fewer cameras or a shorter chunk.",
+  },
+  RB_ERR_UNKNOWN_INSTRUMENT: {
+    status: 404,
+    message: "Unknown instrument {name}; instruments of this task: {instruments}",
+    hint: "See instruments in GET /v1/task.",
   },
   RB_ERR_NO_RESETS: {
     status: 403,

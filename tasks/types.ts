@@ -62,6 +62,8 @@ export interface TaskJudge {
   /** per measured reading; runs in the control loop — keep it allocation-light */
   onReading(r: TaskReading): void;
   onEvent(e: TaskEvent): void;
+  /** the agent received an observation (camera frames or an instrument export) with this id */
+  onObservation?(id: string, t: number): void;
   onSubmit?(answer: unknown, evidence: readonly string[], knownObservations: ReadonlySet<string>): void;
   status(): TaskStatus;
   score(): TaskScore;

@@ -240,6 +240,15 @@ export const ActResponseSchema = z.object({
   episode: EpisodeStatusSchema,
 });
 
+// ---------------------------------------------------------------- instruments
+
+export const InstrumentResponseSchema = z.object({
+  ...timed,
+  observation_id: z.string().describe("cite it as evidence"),
+  name: z.string(),
+  readings: z.array(z.record(z.string(), z.number())).describe("every reading so far: t (episode s) and the instrument's values"),
+});
+
 // ---------------------------------------------------------------- kinematics
 
 export const FkRequestSchema = z.object({ q: z.array(z.number()) }).strict();

@@ -126,6 +126,8 @@ export class Episode {
   private pendingEvents: EventDto[] = [];
   private pendingSafety: SafetyEventDto[] = [];
   private readonly observations = new Set<string>();
+  /** instrument readings by instrument name, episode time */
+  private readonly instrumentLog = new Map<string, { t: number; values: Record<string, number> }[]>();
   /** a stop requested from an event listener, acted on at the next tick */
   private stopRequest: StopCause | undefined;
   private readonly unsubscribe: () => void;
@@ -239,8 +241,7 @@ export class Episode {
     }
     const captured = await this.captureOrFault(cameras, req.depth);
     const reading = this.cfg.backend.read();
-    const id = `obs-${randomUUID()}`;
-    this.observations.add(id);
+    const id = this.newObservation();
     const frames = this.storeFrames(captured, req.encoding, req.depth);
     for (const o of this.cfg.observers) o.onObservation?.(this, id, reading, captured);
     return {
@@ -250,6 +251,18 @@ export class Episode {
       events: this.drainEvents(),
       safety: this.drainSafety(),
     };
+  }
+
+  /** GET /v1/instruments/:name — every reading of a bench instrument so far, in episode time. */
+  instrument(name: string): { observation_id: string; name: string; readings: Record<string, number>[] } {
+    const known = this.cfg.task.instruments ?? [];
+    if (!known.includes(name)) {
+      throw new GatewayError("RB_ERR_UNKNOWN_INSTRUMENT", { name, instruments: known.join(", ") || "none" });
+    }
+    const readings = (this.instrumentLog.get(name) ?? []).map((r) => ({ t: r.t, ...r.values }));
+    const id = this.newObservation();
+    for (const o of this.cfg.observers) o.onInstrumentRead?.(this, id, name);
+    return { observation_id: id, name, readings };
   }
 
   /** POST /v1/act */
@@ -491,6 +504,11 @@ export class Episode {
     const t = e.t - this.t0;
     const dto = eventDto(e, t);
     this.pendingEvents.push(dto);
+    if (e.type === "instrument") {
+      let log = this.instrumentLog.get(e.name);
+      if (!log) this.instrumentLog.set(e.name, (log = []));
+      log.push({ t: dto.t, values: { ...e.values } });
+    }
     if (e.type !== "fault") this.cfg.judge.onEvent(dto);
     for (const o of this.cfg.observers) o.onEvent?.(this, e);
     const v = this.cfg.monitor.onEvent(e);
@@ -575,6 +593,13 @@ export class Episode {
       if (ids.depth) ref.depth = `/v1/frames/${ids.depth}`;
       return ref;
     });
+  }
+
+  private newObservation(): string {
+    const id = `obs-${randomUUID()}`;
+    this.observations.add(id);
+    this.cfg.judge.onObservation?.(id, this.t());
+    return id;
   }
 
   private drainEvents(): EventDto[] {

@@ -44,9 +44,12 @@ export function interpolateChunk(
   const grip = new Float64Array(count);
   const rowEndIndex: number[] = [];
 
-  // knot positions and velocities per joint
+  // knot positions, (n + 1) × dof: the measured start, then the rows
   const n = rows.length;
-  const knot = (k: number, j: number): number => (k === 0 ? start.q[j]! : rows[k - 1]![j]!);
+  const kp = new Float64Array((n + 1) * dof);
+  for (let j = 0; j < dof; j++) kp[j] = start.q[j]!;
+  for (let k = 1; k <= n; k++) for (let j = 0; j < dof; j++) kp[k * dof + j] = rows[k - 1]![j]!;
+  const knot = (k: number, j: number): number => kp[k * dof + j]!;
   const vel = (k: number, j: number): number => {
     if (k === 0) return start.dq[j]!;
     if (k === n) return 0;
@@ -91,10 +94,10 @@ export function interpolateChunk(
       const b1 = b0 + dof;
       for (let j = 0; j < dof; j++) {
         // written as k0 + h5·(k1 − k0) so a held row stays bit-exact (h0 = 1 − h5)
-        const k0 = knot(seg, j);
+        const k0 = kp[b0 + j]!;
         q[base + j] =
           k0 +
-          h5 * (knot(seg + 1, j) - k0) +
+          h5 * (kp[b1 + j]! - k0) +
           hv0 * kv[b0 + j]! +
           hv1 * kv[b1 + j]! +
           ha0 * ka[b0 + j]! +

@@ -1,0 +1,32 @@
+/**
+ * `npm run bench`: every benchmark, one after the other in its own process, each printing its
+ * figures side by side with its reference. Pass names to run a subset: `npm run bench -- render`.
+ */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const BENCHES: Record<string, { file: string; args?: string[] }> = {
+  gateway: { file: "gateway-overhead.ts", args: ["1000"] },
+  safety: { file: "safety.ts" },
+  physics: { file: "physics.ts" },
+  render: { file: "render.ts" },
+  ik: { file: "ik.ts" },
+  recorder: { file: "recorder.ts" },
+  "serial-latency": { file: "serial-latency.ts" },
+  "ros-frames": { file: "ros-frames.ts" },
+  "event-stop": { file: "event-stop.ts" },
+};
+
+const only = process.argv.slice(2);
+let failed = 0;
+for (const [name, b] of Object.entries(BENCHES)) {
+  if (only.length && !only.includes(name)) continue;
+  const path = fileURLToPath(new URL(b.file, import.meta.url));
+  console.log(`\n=== ${name} (bench/${b.file}) ===`);
+  const r = spawnSync(process.execPath, ["--import", "tsx", path, ...(b.args ?? [])], { stdio: "inherit" });
+  if (r.status !== 0) {
+    failed++;
+    console.log(`(bench ${name} exited with ${r.status ?? r.signal})`);
+  }
+}
+process.exitCode = failed ? 1 : 0;
