@@ -36,6 +36,7 @@ import {
   type CommandMessage,
   type EndMessage,
   type EventMessage,
+  f64ToBase64,
   type JointBatchMessage,
   type MetaMessage,
   RECORD_FORMAT,
@@ -77,13 +78,13 @@ interface SchemaDef {
 
 type Item =
   | { kind: "json"; topic: string; schema: SchemaDef; tS: number; seq: number; payload: unknown }
-  | { kind: "joints"; tS: number; seq: number; batch: JointBatch }
+  | { kind: "joints"; tS: number; seq: number; batch: OpenBatch }
   | { kind: "camera"; topic: string; tS: number; seq: number; data: Promise<unknown> }
   | { kind: "flush" }
   | { kind: "close" };
 
 /** One batch of readings in preallocated arrays. */
-interface JointBatch {
+interface OpenBatch {
   n: number;
   t: Float64Array;
   q: Float64Array;
@@ -103,7 +104,7 @@ export class McapRecorder implements EpisodeObserver {
   private startWallNs = 0n;
   private dof = 7;
   private capacity = 64;
-  private batch: JointBatch | undefined;
+  private batch: OpenBatch | undefined;
   private batchStartT = 0;
   private seq = 0;
   private readonly queue: Item[] = [];
@@ -293,7 +294,7 @@ export class McapRecorder implements EpisodeObserver {
 
   // ------------------------------------------------------------------ internals
 
-  private newBatch(withTau: boolean): JointBatch {
+  private newBatch(withTau: boolean): OpenBatch {
     const cap = this.capacity;
     const dof = this.dof;
     return {
@@ -420,12 +421,13 @@ export class McapRecorder implements EpisodeObserver {
         return;
       }
       case "joints": {
-        const { msg, preview } = this.batchMessages(item.batch);
+        const b = item.batch;
+        const lastT = b.t[b.n - 1]!;
         const ch = await this.channel(TOPICS.jointStates, SCHEMAS.jointBatch);
-        await this.add(ch, item.seq, item.tS, enc.encode(JSON.stringify(msg)));
+        await this.add(ch, item.seq, item.tS, enc.encode(JSON.stringify(this.batchMessage(b))));
         const pv = await this.channel(TOPICS.jointStatesPreview, FoxgloveJointStates);
-        await this.add(pv, item.seq, msg.t[msg.t.length - 1]!, enc.encode(JSON.stringify(preview)));
-        this.lastT = Math.max(this.lastT, msg.t[msg.t.length - 1]!);
+        await this.add(pv, item.seq, lastT, enc.encode(JSON.stringify(this.preview(b))));
+        if (lastT > this.lastT) this.lastT = lastT;
         return;
       }
       case "camera": {
@@ -466,19 +468,29 @@ export class McapRecorder implements EpisodeObserver {
     await this.writer!.addMessage({ channelId, sequence, logTime, publishTime: logTime, data });
   }
 
-  private batchMessages(b: JointBatch): { msg: JointBatchMessage; preview: unknown } {
-    const dof = this.dof;
-    const rows = (a: Float64Array) =>
-      Array.from({ length: b.n }, (_, i) => Array.from(a.subarray(i * dof, (i + 1) * dof)));
-    const msg: JointBatchMessage = {
-      t: Array.from(b.t.subarray(0, b.n)),
-      q: rows(b.q),
-      dq: rows(b.dq),
-      ...(b.tau ? { tau: rows(b.tau) } : {}),
-      gripper_width_m: Array.from(b.gripper.subarray(0, b.n)),
+  /** The /joint_states message of a batch (exact float64, base64). */
+  private batchMessage(b: OpenBatch): JointBatchMessage {
+    const n = b.n;
+    const nd = n * this.dof;
+    return {
+      encoding: "f64le-base64",
+      n,
+      dof: this.dof,
+      t_first: b.t[0]!,
+      t_last: b.t[n - 1]!,
+      t: f64ToBase64(b.t, n),
+      q: f64ToBase64(b.q, nd),
+      dq: f64ToBase64(b.dq, nd),
+      ...(b.tau ? { tau: f64ToBase64(b.tau, nd) } : {}),
+      gripper_width_m: f64ToBase64(b.gripper, n),
     };
+  }
+
+  /** foxglove.JointStates of the batch's last sample (a light channel Foxglove can plot). */
+  private preview(b: OpenBatch): unknown {
+    const dof = this.dof;
     const last = b.n - 1;
-    const preview = {
+    return {
       timestamp: this.stamp(b.t[last]!),
       joints: [
         ...this.jointNames.map((name, j) => ({
@@ -489,7 +501,6 @@ export class McapRecorder implements EpisodeObserver {
         { name: "gripper_width", position: b.gripper[last]! },
       ],
     };
-    return { msg, preview };
   }
 
   private async compressedImage(f: Frame, tS: number): Promise<unknown> {

@@ -12,7 +12,7 @@ import { FREE_MOTION } from "../../tasks/free-motion.ts";
 import type { TaskDefinition } from "../../tasks/types.ts";
 import { gradeRecord, readRecord, RecordError, recomputeResult, replayRecord } from "./replay.ts";
 import { deterministicView, type EpisodeResult } from "./result.ts";
-import { TOPICS } from "./record-format.ts";
+import { decodeJointBatch, type JointBatchMessage, TOPICS } from "./record-format.ts";
 import { contactTask } from "./testing/contact-task.ts";
 import { type RecordedGateway, recordedGateway } from "./testing/recorded-gateway.ts";
 
@@ -104,7 +104,7 @@ describe("recording a mirror episode over HTTP", () => {
     }
     const ts = contents.messages
       .filter((m) => m.topic === TOPICS.jointStates)
-      .flatMap((m) => (m.data as { t: number[] }).t);
+      .flatMap((m) => Array.from(decodeJointBatch(m.data as JointBatchMessage).t));
     expect(ts.length).toBe(Math.round(ep.t() / 0.001));
     for (let i = 1; i < ts.length; i++) expect(ts[i]! - ts[i - 1]!).toBeCloseTo(0.001, 9);
     const cam = contents.messages.find((m) => m.topic === "/camera/front")!.data as {

@@ -13,6 +13,7 @@ import type { EpisodeCounters } from "../episode/episode.ts";
 import { canonicalJson } from "./provenance.ts";
 import {
   type CommandMessage,
+  decodeJointBatch,
   type EndMessage,
   type EventMessage,
   type InstanceMessage,
@@ -176,10 +177,11 @@ export function replayRecord(contents: RecordContents, opts: ReplayOptions = {})
   for (const m of msgs) {
     switch (m.topic) {
       case TOPICS.jointStates: {
-        const b = m.data as JointBatchMessage;
-        for (let i = 0; i < b.t.length; i++) {
+        const b = decodeJointBatch(m.data as JointBatchMessage);
+        for (let i = 0; i < b.n; i++) {
           // a fresh object per reading, as live: a judge may keep what it is given
-          judge.onReading({ t: b.t[i]!, q: b.q[i]!, gripperWidthM: b.gripper_width_m[i]! });
+          const q = Array.from(b.q.subarray(i * b.dof, (i + 1) * b.dof));
+          judge.onReading({ t: b.t[i]!, q, gripperWidthM: b.gripperWidthM[i]! });
           st.readings++;
           st.lastReadingT = b.t[i]!;
         }
