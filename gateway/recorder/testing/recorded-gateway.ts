@@ -23,9 +23,18 @@ export interface RecordedGateway {
 
 export async function recordedGateway(
   recordsDir: string,
-  opts: { tasks?: TaskDefinition[]; task?: string; recorder?: Partial<McapRecorderOptions> } = {},
+  opts: {
+    /** bench config fields (default: the mirror backend) */
+    bench?: Record<string, unknown>;
+    tasks?: TaskDefinition[];
+    task?: string;
+    recorder?: Partial<McapRecorderOptions>;
+  } = {},
 ): Promise<RecordedGateway> {
-  const config = parseBenchConfig({ version: 1, name: "recorder-test", backend: { type: "mirror" } }, "test");
+  const config = parseBenchConfig(
+    { version: 1, name: "recorder-test", backend: { type: "mirror" }, ...opts.bench },
+    "test",
+  );
   const bench = await composeBench(config);
   const provenance = provenanceOf(config.name, config, bench.limits);
   const recorders: McapRecorder[] = [];
