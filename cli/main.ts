@@ -2,6 +2,7 @@
 import { Command, InvalidArgumentError } from "commander";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { robotSpec } from "../gateway/api/spec.ts";
+import { devices } from "./devices.ts";
 import { serve } from "./serve.ts";
 
 function int(name: string) {
@@ -29,6 +30,7 @@ program
   .option("--port <n>", "port (0 = any free port)", int("--port"), 8080)
   .option("--agent-token <token>", "agent bearer token (generated when omitted)")
   .option("--operator-token <token>", "operator bearer token (generated when omitted)")
+  .option("--allow-motion", "let a real bench move the robot (never needed in simulation)")
   .action(async (o) => {
     const s = await serve(o);
     const stop = async () => {
@@ -67,6 +69,22 @@ program
     });
     console.log(res.status, await res.text());
     process.exitCode = res.ok ? 0 : 1;
+  });
+
+program
+  .command("devices")
+  .description("list serial ports (buzz box, Firmata) and optionally probe a rosbridge server")
+  .option("--rosbridge <url>", "rosbridge URL to probe, e.g. ws://127.0.0.1:9090")
+  .option("--joint-states <topic>", "joint state topic to wait for", "/franka/joint_states")
+  .option("--timeout <ms>", "probe timeout, ms", int("--timeout"), 3000)
+  .option("--json", "print JSON")
+  .action(async (o: { rosbridge?: string; jointStates: string; timeout: number; json?: boolean }) => {
+    await devices({
+      ...(o.rosbridge ? { rosbridge: o.rosbridge } : {}),
+      jointStatesTopic: o.jointStates,
+      timeoutMs: o.timeout,
+      json: !!o.json,
+    });
   });
 
 await program.parseAsync(process.argv);

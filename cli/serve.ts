@@ -22,6 +22,8 @@ export interface ServeOptions {
   port: number;
   agentToken?: string;
   operatorToken?: string;
+  /** let a real bench move the robot (the bench file's backend.allowMotion, set from the CLI) */
+  allowMotion?: boolean;
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
@@ -38,7 +40,11 @@ function withOverrides(cfg: BenchConfig, o: ServeOptions): BenchConfig {
     ...(o.level ? { level: o.level } : {}),
     ...(o.seed !== undefined ? { seed: o.seed } : {}),
   };
-  return parseBenchConfig({ ...structuredClone(cfg), task }, "command line");
+  const backend =
+    o.allowMotion && cfg.backend.type === "real"
+      ? { ...structuredClone(cfg.backend), allowMotion: true }
+      : cfg.backend;
+  return parseBenchConfig({ ...structuredClone(cfg), backend, task }, "command line");
 }
 
 export async function serve(o: ServeOptions): Promise<{ close: () => Promise<void>; url: string }> {

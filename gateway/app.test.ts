@@ -368,6 +368,51 @@ describe("e-stop", () => {
   });
 });
 
+describe("allow-motion switch", () => {
+  it("a bench without motion allowed refuses every motion call and nothing moves", async () => {
+    (g.gateway.bench as { motionAllowed: boolean }).motionAllowed = false;
+    await g.gateway.startEpisode();
+    const before = g.gateway.bench.backend.read();
+    const res = await post("/v1/act", { type: "joint_position", dt: 0.5, rows: [row(home())] });
+    expect(res.statusCode).toBe(403);
+    expect(res.json().error.code).toBe("RB_ERR_MOTION_DISABLED");
+    expect((await post("/v1/observe", { advance_s: 0.5 })).json().error.code).toBe("RB_ERR_MOTION_DISABLED");
+    expect((await post("/v1/observe", {})).statusCode).toBe(200);
+    expect(g.gateway.bench.backend.read()).toEqual(before);
+  });
+});
+
+describe("backend faults", () => {
+  it("a backend that fails mid-motion ends the episode as a fault and the server keeps serving", async () => {
+    const mirror = g.gateway.bench.backend as unknown as { execute: () => Promise<never> };
+    mirror.execute = async () => {
+      throw new Error("link lost");
+    };
+    const res = await post("/v1/act", { type: "joint_position", dt: 0.5, rows: [row(home())] });
+    expect(res.statusCode).toBe(503);
+    expect(res.json().error).toMatchObject({
+      code: "RB_ERR_BACKEND_FAULT",
+      details: { reason: "link lost" },
+    });
+    expect(g.gateway.requireEpisode().endReason).toBe("fault");
+    expect((await get("/v1/spec")).statusCode).toBe(200);
+  });
+
+  it("an injected execute fault (mirror failOn) ends the episode as a fault", async () => {
+    const { MirrorBackend } = await import("../drivers/mirror/mirror-backend.ts");
+    const b = new MirrorBackend({ robot: g.gateway.bench.backend.describe().robot, failOn: { execute: 1 } });
+    await b.configure();
+    await b.activate();
+    const q = b.read().q;
+    (g.gateway.bench as { backend: unknown }).backend = b;
+    await g.gateway.startEpisode();
+    const res = await post("/v1/act", { type: "joint_position", dt: 0.5, rows: [row(q)] });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().episode).toMatchObject({ status: "ended", reason: "fault" });
+    expect(b.read().q).toEqual(q);
+  });
+});
+
 describe("operator", () => {
   it("lists episodes and refuses privileged calls on the mirror", async () => {
     const list = (await get("/v1/admin/episodes", g.operator)).json();

@@ -335,6 +335,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
     r.post("/v1/admin/release", async () => gw.releaseEstop());
 
+    r.post("/v1/admin/recover", async () => {
+      const b = gw.bench.backend;
+      if (!b.recover)
+        throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", {
+          setting: "recover",
+          reason: `the ${b.kind} backend has nothing to recover`,
+        });
+      await b.recover();
+      return { backend: { kind: b.kind, lifecycle: b.lifecycle } };
+    });
+
     r.get("/v1/admin/state", async () => {
       const ep = gw.episode;
       return {

@@ -8,12 +8,13 @@ import { ERRORS, type ErrorSpec } from "./errors.ts";
 
 export function renderErrorsDoc(): string {
   const rows = Object.entries(ERRORS as Record<string, ErrorSpec>).map(
-    ([code, s]) => `| \`${code}\` | ${s.status} | ${s.message.replace(/\|/g, "\\|")} | ${s.hint}${s.retired ? " (retired)" : ""} |`,
+    ([code, s]) =>
+      `| \`${code}\` | ${s.status} | ${s.message.replace(/\|/g, "\\|")} | ${s.hint}${s.retired ? " (retired)" : ""} |`,
   );
   return [
     "# Error codes",
     "",
-    "Every error response is `{\"error\": {\"code\", \"message\", \"details\"}}` with the HTTP status below.",
+    'Every error response is `{"error": {"code", "message", "details"}}` with the HTTP status below.',
     "`details` carries the context named in braces (row, column, joint, limit, device, …).",
     "Codes are registered once in `gateway/errors.ts` and never reused. This file is generated",
     "from that registry (`npx tsx gateway/errors-doc.ts`).",

@@ -131,6 +131,11 @@ export const ERRORS = {
     message: "Emergency stop engaged ({reason})",
     hint: "An operator must release it (POST /v1/admin/release).",
   },
+  RB_ERR_MOTION_DISABLED: {
+    status: 403,
+    message: "Motion is disabled on this real bench",
+    hint: "An operator must restart the gateway with --allow-motion once the workspace is clear.",
+  },
   RB_ERR_NO_SUBMISSION: {
     status: 422,
     message: "Task {task} takes no submission",

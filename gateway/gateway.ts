@@ -22,7 +22,10 @@ import type { Backend } from "./seam/types.ts";
 export interface Bench {
   name: string;
   backend: Backend;
+  /** the profile's limits (without calibration-derived volumes) */
   limits: EffectiveLimits;
+  /** the limits an episode with this seed runs under (adds the bench's table and board volumes) */
+  limitsFor: (seed: number) => EffectiveLimits;
   toolFromFlange: Mat4;
   ik: IkPort;
   maxDtS: number;
@@ -32,6 +35,8 @@ export interface Bench {
   defaults: { task: string; level?: string; seed: number };
   /** is the backend a simulator (privileged calls possible)? */
   simulated: boolean;
+  /** false on a real bench started without the allow-motion switch: every motion call is refused */
+  motionAllowed: boolean;
   /** observers attached to every episode (recorder, dashboards) */
   observers?: (episode: { task: string; seed: number }) => EpisodeObserver[];
 }
@@ -111,6 +116,7 @@ export class Gateway {
       bench: this.bench.taskBench(seed),
     };
     const instance = task.sampleInstance(seed, ctx);
+    const limits = this.bench.limitsFor(seed);
     const judge = task.createJudge(instance, ctx);
     this.frames.clear();
     const ep = new Episode({
@@ -123,11 +129,11 @@ export class Gateway {
       // a call may not advance more than the safety profile lets one chunk last
       budgets: {
         ...task.budgets,
-        maxCallS: Math.min(task.budgets.maxCallS, this.bench.limits.maxChunkDurationS),
+        maxCallS: Math.min(task.budgets.maxCallS, limits.maxChunkDurationS),
       },
       backend,
-      limits: this.bench.limits,
-      monitor: new SafetyMonitor(backend.describe().robot, this.bench.limits, this.bench.toolFromFlange),
+      limits,
+      monitor: new SafetyMonitor(backend.describe().robot, limits, this.bench.toolFromFlange),
       actions: this.actions,
       frames: this.frames,
       toolFromFlange: this.bench.toolFromFlange,
@@ -135,6 +141,7 @@ export class Gateway {
       privileged,
       observers: this.bench.observers?.({ task: task.id, seed }) ?? [],
       estop: this.estopLatch,
+      motionAllowed: this.bench.motionAllowed,
     });
     this.current = ep;
     this.history.push(ep);

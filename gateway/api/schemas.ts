@@ -246,7 +246,9 @@ export const InstrumentResponseSchema = z.object({
   ...timed,
   observation_id: z.string().describe("cite it as evidence"),
   name: z.string(),
-  readings: z.array(z.record(z.string(), z.number())).describe("every reading so far: t (episode s) and the instrument's values"),
+  readings: z
+    .array(z.record(z.string(), z.number()))
+    .describe("every reading so far: t (episode s) and the instrument's values"),
 });
 
 // ---------------------------------------------------------------- kinematics

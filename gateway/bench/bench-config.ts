@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { RealBackendConfigSchema } from "../../drivers/real/real-bench-config.ts";
 import { SafetyProfileSchema } from "../safety/profile.ts";
 
 export const MirrorBackendConfigSchema = z.strictObject({
@@ -20,6 +21,7 @@ export const SimBackendConfigSchema = z.strictObject({
 export const BackendConfigSchema = z.discriminatedUnion("type", [
   MirrorBackendConfigSchema,
   SimBackendConfigSchema,
+  RealBackendConfigSchema,
 ]);
 export type BackendConfig = z.infer<typeof BackendConfigSchema>;
 
@@ -32,6 +34,8 @@ export const BenchConfigSchema = z.strictObject({
   /** path of the calibration file, relative to the bench file */
   calibration: z.string().optional(),
   safety: SafetyProfileSchema.default(SafetyProfileSchema.parse({})),
+  /** add the calibration's table and board as keep-out volumes to the safety profile */
+  keepOutsFromCalibration: z.boolean().default(true),
   task: z
     .strictObject({
       id: z.string().default("free-motion"),
@@ -101,10 +105,6 @@ export const DEFAULT_BENCH: BenchConfig = parseBenchConfig(
     robot: "fr3",
     backend: { type: "sim" },
     task: { id: "buzz-wire", seed: 1 },
-    safety: {
-      // the table top and the board are keep-outs for every link; the loop may go near the wire
-      keepOut: [],
-    },
   },
   "<built-in>",
 );

@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { type Calibration, calibrationSchema } from "../../calibration/schema.ts";
 import { MirrorBackend } from "../../drivers/mirror/mirror-backend.ts";
+import { createRealBackend } from "../../drivers/real/real-backend.ts";
 import { forwardKinematics } from "../../robots/franka/kinematics.ts";
 import { solveIk } from "../../robots/franka/ik.ts";
 import { ROBOTS } from "../../robots/franka/models.ts";
@@ -16,7 +17,8 @@ import { sampleBenchCalibration } from "../../sim/buzzwire/bench.ts";
 import { createSimBackend } from "../../sim/sim-backend.ts";
 import type { IkPort } from "../episode/actions.ts";
 import type { Bench } from "../gateway.ts";
-import { resolveLimits } from "../safety/profile.ts";
+import { calibrationKeepOuts } from "../safety/bench-volumes.ts";
+import { type EffectiveLimits, resolveLimits } from "../safety/profile.ts";
 import type { Backend } from "../seam/types.ts";
 import type { BackendConfig, BenchConfig } from "./bench-config.ts";
 
@@ -35,6 +37,14 @@ type BackendFactory<K extends BackendConfig["type"]> = (
 const BACKENDS: { [K in BackendConfig["type"]]: BackendFactory<K> } = {
   mirror: (_cfg, ctx) => ({
     backend: new MirrorBackend({ robot: ctx.robot }),
+    taskBench: () => (ctx.calibration ? { ...ctx.calibration } : {}),
+  }),
+  real: (cfg, ctx) => ({
+    backend: createRealBackend(cfg, {
+      robot: ctx.robot,
+      ...(ctx.calibration ? { calibration: ctx.calibration } : {}),
+    }),
+    // a real bench's geometry is its calibration file
     taskBench: () => (ctx.calibration ? { ...ctx.calibration } : {}),
   }),
   sim: (_cfg, ctx) => {
@@ -83,10 +93,23 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
   const desc = backend.describe();
   const toolFromFlange = poseToMat4(desc.toolOffset);
   const limits = resolveLimits(robot, config.safety);
+  const bySeed = new Map<number, EffectiveLimits>();
+  const limitsFor = (seed: number): EffectiveLimits => {
+    if (!config.keepOutsFromCalibration) return limits;
+    let l = bySeed.get(seed);
+    if (!l) {
+      const geo = calibrationSchema.safeParse(taskBench(seed));
+      const derived = geo.success ? calibrationKeepOuts(geo.data) : [];
+      l = resolveLimits(robot, { ...config.safety, keepOut: [...config.safety.keepOut, ...derived] });
+      bySeed.set(seed, l);
+    }
+    return l;
+  };
   return {
     name: config.name,
     backend,
     limits,
+    limitsFor,
     toolFromFlange,
     ik: ikPort(robot, toolFromFlange),
     maxDtS: config.maxDtS,
@@ -97,5 +120,7 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
       seed: config.task.seed,
     },
     simulated: backend.kind !== "real",
+    // a real bench moves only when started with the explicit allow-motion switch
+    motionAllowed: config.backend.type !== "real" || config.backend.allowMotion,
   };
 }

@@ -67,6 +67,8 @@ export interface EpisodeConfig {
   observers: readonly EpisodeObserver[];
   /** the gateway's e-stop latch */
   estop: EStopLatch;
+  /** false: a real bench started without the allow-motion switch */
+  motionAllowed: boolean;
 }
 
 export interface ReadingDto {
@@ -442,6 +444,7 @@ export class Episode {
   private assertCanMove(): void {
     const es = this.cfg.estop.current;
     if (es) throw new GatewayError("RB_ERR_ESTOP", { reason: es.reason ?? "operator" });
+    if (!this.cfg.motionAllowed) throw new GatewayError("RB_ERR_MOTION_DISABLED");
     if (this.ended) throw new GatewayError("RB_ERR_EPISODE_ENDED", { reason: this.ended.reason });
     if (this.busy) throw new GatewayError("RB_ERR_BUSY");
   }
@@ -457,6 +460,14 @@ export class Episode {
     this.cfg.monitor.begin(this.cfg.backend.read(), traj);
     try {
       await body(this.abort.signal);
+    } catch (err) {
+      // a backend that throws mid-motion has lost a device or its state: stop and end as a fault
+      const message = err instanceof Error ? err.message : String(err);
+      this.stopRequest ??= { endReason: "fault", kind: "fault", message: `backend: ${message}`, details: {} };
+      this.busy = false;
+      this.abort = undefined;
+      this.checkAfterMotion();
+      throw new GatewayError("RB_ERR_BACKEND_FAULT", { device: this.cfg.backend.kind, reason: message });
     } finally {
       this.busy = false;
       this.abort = undefined;

@@ -172,6 +172,11 @@ export interface Backend {
   stop(reason: string): Promise<void>;
   /** move back to a start state (episode reset); sim teleports, a real bench drives there */
   reset?(opts: { seed: number }): Promise<void>;
+  /**
+   * real benches: clear a device error (e.g. Franka error recovery, reconnect) and return to
+   * `active`. Operator only.
+   */
+  recover?(): Promise<void>;
   /** sim only: opaque snapshot of the full state */
   snapshot?(): Uint8Array;
   restore?(snap: Uint8Array): void;
@@ -192,6 +197,10 @@ export class LifecycleError extends Error {
 }
 
 /** Throw LifecycleError unless `found` is one of `allowed`. */
-export function assertLifecycle(method: string, found: LifecycleState, allowed: readonly LifecycleState[]): void {
+export function assertLifecycle(
+  method: string,
+  found: LifecycleState,
+  allowed: readonly LifecycleState[],
+): void {
   if (!allowed.includes(found)) throw new LifecycleError(method, found, allowed);
 }
