@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { robotSpec } from "../gateway/api/spec.ts";
 import { devices } from "./devices.ts";
+import { gradeCommand } from "./grade.ts";
 import { serve } from "./serve.ts";
 
 function int(name: string) {
@@ -86,5 +87,7 @@ program
       json: !!o.json,
     });
   });
+
+program.addCommand(gradeCommand());
 
 await program.parseAsync(process.argv);

@@ -15,6 +15,7 @@ import { EStopLatch } from "./safety/estop.ts";
 import { SafetyMonitor } from "./safety/monitor.ts";
 import type { EpisodeObserver } from "./episode/observer.ts";
 import { FrameStore } from "./frames/frame-store.ts";
+import type { Provenance } from "./recorder/provenance.ts";
 import type { EffectiveLimits } from "./safety/profile.ts";
 import type { Backend } from "./seam/types.ts";
 
@@ -37,6 +38,8 @@ export interface Bench {
   simulated: boolean;
   /** false on a real bench started without the allow-motion switch: every motion call is refused */
   motionAllowed: boolean;
+  /** bench name, software version and config hashes for records and result.json */
+  provenance?: Provenance;
   /** observers attached to every episode (recorder, dashboards) */
   observers?: (episode: { task: string; seed: number }) => EpisodeObserver[];
 }
@@ -140,6 +143,8 @@ export class Gateway {
       maxDtS: this.bench.maxDtS,
       privileged,
       observers: this.bench.observers?.({ task: task.id, seed }) ?? [],
+      taskContext: ctx,
+      ...(this.bench.provenance ? { provenance: this.bench.provenance } : {}),
       estop: this.estopLatch,
       motionAllowed: this.bench.motionAllowed,
     });

@@ -2,6 +2,9 @@
  * Test helpers: a gateway on a given bench config, served by fastify inject() or on port 0.
  * Shipped (not test-only) so hil-tests and benchmarks build gateways the same way.
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
 import { type BenchConfig, parseBenchConfig } from "./bench/bench-config.ts";
@@ -21,7 +24,10 @@ export interface TestGateway {
 
 /** Build a gateway on a bench config object (validated like a bench file) and start an episode. */
 export async function testGateway(bench: Record<string, unknown> | BenchConfig): Promise<TestGateway> {
-  const config = parseBenchConfig({ version: 1, name: "test", ...bench }, "test");
+  // records go to a scratch folder unless the caller names one
+  const recordsDir =
+    (bench as { recordsDir?: string }).recordsDir ?? mkdtempSync(join(tmpdir(), "rg-records-"));
+  const config = parseBenchConfig({ version: 1, name: "test", ...bench, recordsDir }, "test");
   const gateway = new Gateway(await composeBench(config));
   await gateway.startEpisode();
   const app = await buildApp({ gateway, agentToken: AGENT_TOKEN, operatorToken: OPERATOR_TOKEN });

@@ -4,6 +4,7 @@
 import sharp from "sharp";
 import { afterEach, describe, expect, it } from "vitest";
 import { sampleBenchCalibration } from "../sim/buzzwire/bench.ts";
+import type { EpisodeResult } from "../gateway/recorder/result.ts";
 import { type TestGateway, testGateway } from "../gateway/testing.ts";
 import {
   actRows,
@@ -50,9 +51,9 @@ describe("buzz wire on the sim bench, through the Standard API", () => {
     await api(g, "POST", "/v1/observe", { advance_s: 1 });
     const fin = (await api(g, "POST", "/v1/finish")).body;
     expect(fin.episode.reason).toBe("finished");
-    const r = g.gateway.requireEpisode().result as any;
-    expect(r.score.progress).toBe(0);
-    expect(r.score.progressQuantised).toBe(0);
+    const r = g.gateway.requireEpisode().result as EpisodeResult;
+    expect(r.progress).toBe(0);
+    expect(r.progress_quantised).toBe(0);
     expect(r.success).toBe(false);
   });
 
@@ -65,10 +66,10 @@ describe("buzz wire on the sim bench, through the Standard API", () => {
       const events = last.events as { type: string }[];
       expect(events.filter((e) => e.type === "contact")).toEqual([]);
       expect(last.episode).toMatchObject({ status: "ended", reason: "success" });
-      const result = ctx.g.gateway.requireEpisode().result as any;
-      expect(result.score.progress).toBeCloseTo(1, 9);
-      expect(result.score.progressQuantised).toBe(1);
-      expect(Object.values(result.score.stages).every((t) => typeof t === "number")).toBe(true);
+      const result = ctx.g.gateway.requireEpisode().result as EpisodeResult;
+      expect(result.progress).toBeCloseTo(1, 9);
+      expect(result.progress_quantised).toBe(1);
+      expect(Object.values(result.stages).every((t) => typeof t === "number")).toBe(true);
     });
   }
 
@@ -111,10 +112,10 @@ describe("buzz wire on the sim bench, through the Standard API", () => {
       await api(ctx.g, "POST", "/v1/act", { type: "joint_position", dt: sweep.dtS, rows: sweep.rows })
     ).body;
     expect(res.episode.reason).toBe("task_failed");
-    const result = ctx.g.gateway.requireEpisode().result as any;
+    const result = ctx.g.gateway.requireEpisode().result as EpisodeResult;
     // the reference rows are evenly spaced in arc length: half the rows ≈ half the course
-    expect(result.score.progress).toBeGreaterThan(0.45);
-    expect(result.score.progress).toBeLessThan(0.55);
-    expect(result.score.progressQuantised).toBe(Math.floor(result.score.progress * 5) / 5);
+    expect(result.progress).toBeGreaterThan(0.45);
+    expect(result.progress).toBeLessThan(0.55);
+    expect(result.progress_quantised).toBe(Math.floor(result.progress * 5) / 5);
   });
 });

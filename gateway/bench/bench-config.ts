@@ -16,6 +16,8 @@ export const MirrorBackendConfigSchema = z.strictObject({
 
 export const SimBackendConfigSchema = z.strictObject({
   type: z.literal("sim"),
+  /** which bench the simulator builds: the buzz-wire game or the pendulum with a photogate */
+  scene: z.enum(["buzzwire", "pendulum"]).default("buzzwire"),
 });
 
 export const BackendConfigSchema = z.discriminatedUnion("type", [

@@ -14,9 +14,12 @@ import { ROBOTS } from "../../robots/franka/models.ts";
 import { poseToMat4 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import { sampleBenchCalibration } from "../../sim/buzzwire/bench.ts";
+import { samplePendulumBench } from "../../sim/pendulum/bench.ts";
 import { createSimBackend } from "../../sim/sim-backend.ts";
 import type { IkPort } from "../episode/actions.ts";
 import type { Bench } from "../gateway.ts";
+import { recorderObservers } from "../recorder/mcap-recorder.ts";
+import { provenanceOf } from "../recorder/provenance.ts";
 import { calibrationKeepOuts } from "../safety/bench-volumes.ts";
 import { type EffectiveLimits, resolveLimits } from "../safety/profile.ts";
 import type { Backend } from "../seam/types.ts";
@@ -47,8 +50,15 @@ const BACKENDS: { [K in BackendConfig["type"]]: BackendFactory<K> } = {
     // a real bench's geometry is its calibration file
     taskBench: () => (ctx.calibration ? { ...ctx.calibration } : {}),
   }),
-  sim: (_cfg, ctx) => {
+  sim: (cfg, ctx) => {
     const cal = ctx.calibration;
+    if (cfg.scene === "pendulum") {
+      return {
+        backend: createSimBackend({ robot: ctx.robot, seed: ctx.seed, scene: "pendulum" }),
+        // the pendulum (its hidden length) is sampled from the episode seed, as the sim does
+        taskBench: (seed) => ({ ...samplePendulumBench(ctx.robot, seed) }),
+      };
+    }
     return {
       backend: createSimBackend({ robot: ctx.robot, seed: ctx.seed, ...(cal ? { calibration: cal } : {}) }),
       // a calibrated sim is the twin of that bench; otherwise the wire is sampled from the episode seed
@@ -93,6 +103,7 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
   const desc = backend.describe();
   const toolFromFlange = poseToMat4(desc.toolOffset);
   const limits = resolveLimits(robot, config.safety);
+  const provenance = provenanceOf(config.name, config, limits);
   const bySeed = new Map<number, EffectiveLimits>();
   const limitsFor = (seed: number): EffectiveLimits => {
     if (!config.keepOutsFromCalibration) return limits;
@@ -122,5 +133,7 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
     simulated: backend.kind !== "real",
     // a real bench moves only when started with the explicit allow-motion switch
     motionAllowed: config.backend.type !== "real" || config.backend.allowMotion,
+    provenance,
+    observers: recorderObservers({ recordsDir: resolve(config.recordsDir), provenance, taskBench }),
   };
 }

@@ -6,7 +6,9 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Mat4 } from "../../robots/math.ts";
-import type { TaskBudgets, TaskDefinition, TaskJudge, Setting } from "../../tasks/types.ts";
+import type { Setting, TaskBudgets, TaskContext, TaskDefinition, TaskJudge } from "../../tasks/types.ts";
+import type { Provenance } from "../recorder/provenance.ts";
+import { type EpisodeResult, episodeResult } from "../recorder/result.ts";
 import type { ActRequest, EndReason, ObserveRequest } from "../api/schemas.ts";
 import { GatewayError } from "../errors.ts";
 import type { FrameStore } from "../frames/frame-store.ts";
@@ -65,6 +67,9 @@ export interface EpisodeConfig {
   maxDtS: number;
   privileged: boolean;
   observers: readonly EpisodeObserver[];
+  /** what the task was told about the bench (recorded so `grade` can rebuild the judge) */
+  taskContext?: TaskContext;
+  provenance?: Provenance;
   /** the gateway's e-stop latch */
   estop: EStopLatch;
   /** false: a real bench started without the allow-motion switch */
@@ -135,7 +140,7 @@ export class Episode {
   private readonly unsubscribe: () => void;
   private submitted = false;
   /** result of the ended episode (result.json) */
-  result: Record<string, unknown> | undefined;
+  result: EpisodeResult | undefined;
   /** where the recorder wrote this episode, when recorded */
   recordPath: string | undefined;
   readonly counters: EpisodeCounters = {
@@ -158,6 +163,11 @@ export class Episode {
 
   get config(): Readonly<EpisodeConfig> {
     return this.cfg;
+  }
+
+  /** backend seconds at which the episode started */
+  get t0S(): number {
+    return this.t0;
   }
 
   /** episode seconds now */
@@ -359,6 +369,7 @@ export class Episode {
       this.afterMotion(res.outcome, res.fault);
     });
     const frameRefs = frameReq ? this.storeFrames(frames, frameReq.encoding, frameReq.depth) : [];
+    if (frames.length) for (const o of this.cfg.observers) o.onFrames?.(this, frames);
     return {
       executed_rows: executedRows,
       clipped,
@@ -422,20 +433,11 @@ export class Episode {
     this.ended = { reason, t: this.t(), ...(detail ? { detail } : {}) };
     this.abort?.abort(reason);
     this.unsubscribe();
-    const score = this.cfg.judge.score();
-    this.result = {
-      task: this.cfg.task.id,
-      level: this.cfg.level,
-      setting: this.cfg.setting,
-      seed: this.cfg.seed,
-      end_reason: reason,
-      ...(detail ? { end_detail: detail } : {}),
-      success:
-        reason === "success" || (reason !== "task_failed" && this.cfg.judge.status().state === "success"),
-      score,
-      t_end_s: r6(this.ended.t),
-      counters: { ...this.counters },
-    };
+    this.result = episodeResult(
+      this,
+      { reason, ...(detail ? { detail } : {}), tS: this.ended.t },
+      this.cfg.provenance,
+    );
     for (const o of this.cfg.observers) o.onEnd?.(this);
   }
 

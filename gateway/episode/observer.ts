@@ -15,6 +15,8 @@ export interface EpisodeObserver {
   onEvent?(ep: Episode, e: SensorEvent): void;
   onSafety?(ep: Episode, e: SafetyEventDto): void;
   onObservation?(ep: Episode, id: string, r: JointReading, frames: readonly Frame[]): void;
+  /** frames captured during an act (the video of the execution) */
+  onFrames?(ep: Episode, frames: readonly Frame[]): void;
   /** the agent exported an instrument's readings; `id` is the observation id it may cite */
   onInstrumentRead?(ep: Episode, id: string, name: string): void;
   onSubmit?(ep: Episode, answer: unknown, evidence: readonly string[]): void;

@@ -16,7 +16,7 @@ export function episodeSummary(ep: Episode) {
     steps: ep.counters.steps,
     resets_used: ep.counters.resetsUsed,
     started_at: ep.startedAt.toISOString(),
-    ...(ep.result ? { result: ep.result } : {}),
+    ...(ep.result ? { result: { ...ep.result } as Record<string, unknown> } : {}),
     ...(ep.recordPath ? { record_path: ep.recordPath } : {}),
   };
 }
