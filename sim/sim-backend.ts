@@ -1,5 +1,6 @@
 /**
- * The simulated buzz-wire bench behind the Backend seam.
+ * The simulated benches behind the Backend seam: the buzz-wire bench (default) and the pendulum
+ * bench (`scene: "pendulum"`, a measurement apparatus with a photogate, see sim/pendulum/).
  *
  * Time is simulated: `execute` steps physics one control period per trajectory sample as fast
  * as the CPU allows, and `now()` is the number of steps taken × the period (monotonic over
@@ -9,7 +10,7 @@
  * Lifecycle: `unconfigured` → configure() builds the world → `inactive` (read, capture,
  * reset, snapshot) → activate() → `active` (motion) → deactivate() / shutdown() (frees WASM memory).
  */
-import type { Calibration } from "../calibration/schema.ts";
+import type { Calibration, CameraCalibration } from "../calibration/schema.ts";
 import {
   assertLifecycle,
   type Backend,
@@ -30,11 +31,19 @@ import { Rasterizer } from "./render/rasterizer.ts";
 import { sampleBenchCalibration } from "./buzzwire/bench.ts";
 import { BuzzWireBench } from "./buzzwire/scene.ts";
 import { startMarkJoints } from "./buzzwire/wire-sampler.ts";
+import { type PendulumBenchSpec, samplePendulumBench } from "./pendulum/bench.ts";
+import { PendulumBench } from "./pendulum/scene.ts";
+import type { Scene } from "./render/scene.ts";
 import { type ServoParams, type ServoState, servoAtRest, servoParams, servoStep } from "./servo.ts";
 import { loadRapier, type Rapier } from "./world.ts";
 
+/** The benches the simulator can build. */
+export type SimSceneName = "buzzwire" | "pendulum";
+
 export interface SimBackendOptions {
   robot: RobotModel;
+  /** which bench to build (default "buzzwire") */
+  scene?: SimSceneName;
   /** seed of the first bench (wire sampling when no calibration is given) */
   seed: number;
   /** a real bench's calibration: the sim becomes its digital twin (the wire is not sampled) */
@@ -52,6 +61,24 @@ export const HANDLE_GRIP_WIDTH_M = 0.008;
 
 const SNAPSHOT_MAGIC = "robot-gateway/sim-snapshot/1";
 
+/**
+ * What the backend needs of a bench scene; BuzzWireBench and PendulumBench both provide it.
+ * `applyArm` and `step` run in the control loop.
+ */
+interface SimScene {
+  readonly physics: { takeSnapshot(): Uint8Array; restoreSnapshot(bytes: Uint8Array): void };
+  applyArm(q: ArrayLike<number>, gripperWidthM: number, teleport?: boolean): void;
+  updateKinematics(q: ArrayLike<number>): void;
+  step(): { loopOnWire: boolean; collisions: string[] };
+  /** world ← tool frame for the last applyArm */
+  loopWorld(out: Mat4): Mat4;
+  syncRender(lampLit: boolean): Scene;
+  free(): void;
+}
+
+/** Photogate instrument name of the pendulum bench (`instrument` events). */
+export const PHOTOGATE = "photogate";
+
 export function createSimBackend(opts: SimBackendOptions): SimBackend {
   return new SimBackend(opts);
 }
@@ -60,8 +87,18 @@ export class SimBackend implements Backend {
   readonly kind = "sim" as const;
   private state: LifecycleState = "unconfigured";
   private R: Rapier | null = null;
-  private bench: BuzzWireBench | null = null;
+  private bench: SimScene | null = null;
+  /** the buzz-wire scene and its calibration (scene "buzzwire") */
+  private buzz: BuzzWireBench | null = null;
   private calibration: Calibration | null = null;
+  /** the pendulum scene and its spec (scene "pendulum") */
+  private pendulum: PendulumBench | null = null;
+  private pendulumSpec: PendulumBenchSpec | null = null;
+  /** photogate beam interrupted (pendulum scene) */
+  private gateBlocked = false;
+  private basePose: Pose = { xyz: [0, 0, 0], quat_xyzw: [0, 0, 0, 1] };
+  private toolOffset: Pose = { xyz: [0, 0, 0], quat_xyzw: [0, 0, 0, 1] };
+  private startGripperM = HANDLE_GRIP_WIDTH_M;
   private seed: number;
   private readonly params: ServoParams;
   private servo: ServoState;
@@ -115,19 +152,20 @@ export class SimBackend implements Backend {
     this.stopRequested = true;
     this.bench?.free();
     this.bench = null;
+    this.buzz = null;
+    this.pendulum = null;
     this.rasterizers.clear();
     this.state = "finalized";
   }
 
   describe(): BackendDescription {
     assertLifecycle("describe", this.state, ["inactive", "active", "error"]);
-    const cal = this.calibration!;
     return {
       robot: this.opts.robot,
       cameras: this.cameras.map((c) => ({ ...c, distortion: [...c.distortion] })),
       controlPeriodS: this.dt,
-      basePose: clonePose(cal.robotBasePoseWorld),
-      toolOffset: clonePose(cal.tool.loopPoseFlange),
+      basePose: clonePose(this.basePose),
+      toolOffset: clonePose(this.toolOffset),
     };
   }
 
@@ -194,6 +232,7 @@ export class SimBackend implements Backend {
       magic: SNAPSHOT_MAGIC,
       seed: this.seed,
       calibration: this.calibration,
+      ...(this.pendulumSpec ? { pendulum: this.pendulumSpec, gateBlocked: this.gateBlocked } : {}),
       steps: this.steps,
       servo: {
         q: Array.from(this.servo.q),
@@ -221,9 +260,14 @@ export class SimBackend implements Backend {
     const h = JSON.parse(new TextDecoder().decode(snap.subarray(4, 4 + len))) as SnapshotHeader;
     if (h.magic !== SNAPSHOT_MAGIC) throw new Error("not a simulator snapshot");
     this.stopRequested = true;
-    if (JSON.stringify(h.calibration) !== JSON.stringify(this.calibration)) {
+    if ((h.pendulum !== undefined) !== (this.scene === "pendulum"))
+      throw new Error(`snapshot of another scene than "${this.scene}"`);
+    if (
+      JSON.stringify(h.calibration) !== JSON.stringify(this.calibration) ||
+      JSON.stringify(h.pendulum) !== JSON.stringify(this.pendulumSpec ?? undefined)
+    ) {
       this.seed = h.seed;
-      this.build(h.seed, h.calibration);
+      this.build(h.seed, h.calibration ?? undefined, h.pendulum);
     }
     this.seed = h.seed;
     this.bench!.physics.restoreSnapshot(snap.slice(4 + len));
@@ -237,13 +281,15 @@ export class SimBackend implements Backend {
     this.target = Float64Array.from(h.target);
     this.targetGripperM = h.targetGripperM;
     this.contactClosed = h.contactClosed;
+    this.gateBlocked = h.gateBlocked ?? false;
     this.collisions = new Set(h.collisions);
     this.bench!.updateKinematics(this.servo.q);
   }
 
   privilegedState(): Record<string, unknown> {
     assertLifecycle("privilegedState", this.state, ["inactive", "active", "error"]);
-    const bench = this.bench!;
+    if (this.pendulum) return this.pendulumPrivileged(this.pendulum, this.pendulumSpec!);
+    const bench = this.buzz!;
     const cal = this.calibration!;
     const loopWorld = bench.loopWorld(new Float64Array(16));
     const baseFromWorld = mat4RigidInverse(bench.worldFromBase);
@@ -268,30 +314,85 @@ export class SimBackend implements Backend {
     };
   }
 
-  /** The current calibration (sampled or given). */
+  /** The current calibration (sampled or given); buzz-wire scene only. */
   currentCalibration(): Calibration {
-    return this.calibration!;
+    if (!this.calibration) throw new Error(`scene "${this.scene}" has no buzz-wire calibration`);
+    return this.calibration;
+  }
+
+  /** The current pendulum bench (sampled from the seed); pendulum scene only. */
+  currentPendulum(): PendulumBenchSpec {
+    if (!this.pendulumSpec) throw new Error(`scene "${this.scene}" has no pendulum`);
+    return this.pendulumSpec;
+  }
+
+  private pendulumPrivileged(bench: PendulumBench, spec: PendulumBenchSpec): Record<string, unknown> {
+    const tool = bench.loopWorld(new Float64Array(16));
+    return {
+      seed: this.seed,
+      t: this.now(),
+      scene: "pendulum",
+      pendulum: {
+        lengthM: spec.pendulum.lengthM,
+        hingeWorld: [...spec.pendulum.hingeWorld],
+        bobRadiusM: spec.pendulum.bobRadiusM,
+        bobWorld: [...bench.bobCentre()],
+        bobVelocityMps: bench.bobVelocity(),
+        swingAngleRad: bench.swingAngleRad(),
+      },
+      photogate: { blocked: this.gateBlocked, centreWorld: [...spec.photogate.centreWorld] },
+      tool: { poseWorld: mat4ToPose(tool) },
+      collisions: [...this.collisions],
+      startQ: [...this.startQ],
+    };
+  }
+
+  /** Which bench this backend simulates. */
+  get scene(): SimSceneName {
+    return this.opts.scene ?? "buzzwire";
   }
 
   // ---------------------------------------------------------------------------------------
 
-  private build(seed: number, given?: Calibration): void {
+  private build(seed: number, given?: Calibration, givenPendulum?: PendulumBenchSpec): void {
     const robot = this.opts.robot;
-    const cal = given ?? this.opts.calibration ?? sampleBenchCalibration(robot, seed);
     this.bench?.free();
-    this.calibration = cal;
-    this.bench = new BuzzWireBench(this.R!, robot, cal, {
-      timestepS: this.dt,
-      predictionDistanceM: this.opts.predictionDistanceM ?? 0.003,
-    });
-    const tool = poseToMat4(cal.tool.loopPoseFlange);
-    this.startQ = startMarkJoints(robot, cal.wire, tool, robot.homeQ) ?? [...robot.homeQ];
-    this.servo = servoAtRest(this.startQ, HANDLE_GRIP_WIDTH_M);
+    this.bench = this.buzz = this.pendulum = null;
+    this.calibration = this.pendulumSpec = null;
+    let tool: Mat4;
+    let cameras: CameraCalibration[];
+    if (this.scene === "pendulum") {
+      const spec = givenPendulum ?? samplePendulumBench(robot, seed);
+      this.pendulumSpec = spec;
+      this.bench = this.pendulum = new PendulumBench(this.R!, robot, spec, this.dt);
+      this.basePose = clonePose(spec.robotBasePoseWorld);
+      this.toolOffset = clonePose(spec.toolPoseFlange);
+      this.startQ = [...spec.startQ];
+      this.startGripperM = spec.startGripperM;
+      cameras = spec.cameras;
+    } else {
+      const cal = given ?? this.opts.calibration ?? sampleBenchCalibration(robot, seed);
+      this.calibration = cal;
+      this.bench = this.buzz = new BuzzWireBench(this.R!, robot, cal, {
+        timestepS: this.dt,
+        predictionDistanceM: this.opts.predictionDistanceM ?? 0.003,
+      });
+      this.basePose = clonePose(cal.robotBasePoseWorld);
+      this.toolOffset = clonePose(cal.tool.loopPoseFlange);
+      tool = poseToMat4(cal.tool.loopPoseFlange);
+      this.startQ = startMarkJoints(robot, cal.wire, tool, robot.homeQ) ?? [...robot.homeQ];
+      this.startGripperM = HANDLE_GRIP_WIDTH_M;
+      cameras = cal.cameras;
+    }
+    tool = poseToMat4(this.toolOffset);
+    this.servo = servoAtRest(this.startQ, this.startGripperM);
     this.target = Float64Array.from(this.startQ);
-    this.targetGripperM = HANDLE_GRIP_WIDTH_M;
+    this.targetGripperM = this.startGripperM;
     this.bench.applyArm(this.servo.q, this.servo.gripperWidthM, true);
-    this.cameras = cameraDescriptions(cal, tool);
+    this.cameras = cameraDescriptions({ cameras }, tool);
     this.rasterizers.clear();
+    // a fresh pendulum hangs at rest in the beam; the gate reports changes from here on
+    this.gateBlocked = this.pendulum?.photogateBlocked ?? false;
     // a fresh bench starts open; tell listeners if the circuit was closed
     if (this.contactClosed) {
       this.contactClosed = false;
@@ -317,6 +418,16 @@ export class SimBackend implements Backend {
     if (c.loopOnWire !== this.contactClosed) {
       this.contactClosed = c.loopOnWire;
       this.emit({ type: "contact", closed: c.loopOnWire, t, source: "sim" });
+    }
+    if (this.pendulum && this.pendulum.photogateBlocked !== this.gateBlocked) {
+      this.gateBlocked = this.pendulum.photogateBlocked;
+      this.emit({
+        type: "instrument",
+        t,
+        name: PHOTOGATE,
+        values: { blocked: this.gateBlocked ? 1 : 0 },
+        source: "sim",
+      });
     }
     if (c.collisions.length > 0 || this.collisions.size > 0) {
       const now = new Set(c.collisions);
@@ -411,7 +522,9 @@ export class SimBackend implements Backend {
 interface SnapshotHeader {
   magic: string;
   seed: number;
-  calibration: Calibration;
+  calibration: Calibration | null;
+  pendulum?: PendulumBenchSpec;
+  gateBlocked?: boolean;
   steps: number;
   servo: { q: number[]; dq: number[]; qRefPrev: number[]; gripperWidthM: number };
   target: number[];
@@ -428,7 +541,10 @@ function clonePose(p: Pose | Calibration["robotBasePoseWorld"]): Pose {
 }
 
 /** Camera descriptions as the seam states them (wrist cameras relative to the tool frame). */
-export function cameraDescriptions(cal: Calibration, toolFromFlange: Mat4): CameraDescription[] {
+export function cameraDescriptions(
+  cal: { cameras: readonly CameraCalibration[] },
+  toolFromFlange: Mat4,
+): CameraDescription[] {
   const loopInv = mat4RigidInverse(toolFromFlange);
   return cal.cameras.map((c) => {
     const i = c.intrinsics;
