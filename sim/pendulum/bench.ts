@@ -10,9 +10,9 @@
  */
 import type { CameraCalibration, PoseM } from "../../calibration/schema.ts";
 import { FRANKA_HAND_TCP_OFFSET_M, FRANKA_HAND_YAW_RAD } from "../../robots/franka/models.ts";
-import type { Vec3 } from "../../robots/math.ts";
+import { mat4ToPose, type Vec3 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
-import { defaultCameras } from "../buzzwire/bench.ts";
+import { lookAt } from "../buzzwire/bench.ts";
 import { createPrng } from "../prng.ts";
 
 /** Range of the hidden rod length (hinge axis to bob centre), m. */
@@ -77,6 +77,41 @@ export function handTcpPose(): PoseM {
   return { xyz: [0, 0, FRANKA_HAND_TCP_OFFSET_M], quat_xyzw: [0, 0, Math.sin(h), Math.cos(h)] };
 }
 
+/**
+ * Three fixed cameras — side (looking across the swing plane), front (from beyond the stand,
+ * towards the robot) and top — aimed at a fixed point (they do not depend on the hidden length),
+ * and a wrist camera on the flange looking at the fingertips.
+ */
+export function pendulumCameras(tcpFlange: Vec3): CameraCalibration[] {
+  const intrinsics = () => ({
+    widthPx: 640,
+    heightPx: 480,
+    fxPx: 554,
+    fyPx: 554,
+    cxPx: 319.5,
+    cyPx: 239.5,
+    distortion: [0, 0, 0, 0, 0],
+  });
+  const aim: Vec3 = [0.5, 0, 0.35];
+  const fixed = (name: string, eye: Vec3, up?: Vec3): CameraCalibration => ({
+    name,
+    intrinsics: intrinsics(),
+    extrinsics: { mount: "world", poseWorld: mat4ToPose(lookAt(eye, aim, up)) },
+    depth: true,
+  });
+  return [
+    fixed("side", [0.5, -1.25, 0.45]),
+    fixed("front", [1.55, -0.5, 0.7]),
+    fixed("top", [0.5, 0, 1.6], [1, 0, 0]),
+    {
+      name: "wrist",
+      intrinsics: intrinsics(),
+      extrinsics: { mount: "tool", poseFlange: mat4ToPose(lookAt([0.07, 0, 0.02], tcpFlange, [1, 0, 0])) },
+      depth: true,
+    },
+  ];
+}
+
 /** The pendulum bench for a seed: only the rod length is sampled. */
 export function samplePendulumBench(robot: RobotModel, seed: number): PendulumBenchSpec {
   const rng = createPrng(seed ^ 0x5bd1e995);
@@ -84,14 +119,13 @@ export function samplePendulumBench(robot: RobotModel, seed: number): PendulumBe
   const lengthM = rng.uniform(lo, hi);
   const [bx, by, bz] = BOB_REST_WORLD;
   const hinge: Vec3 = [bx, by, bz + lengthM];
-  const centre: Vec3 = [bx, by, bz + lengthM / 2];
   const tcp = handTcpPose();
   return {
     scene: "pendulum",
     seed,
     robotBasePoseWorld: { xyz: [0, 0, 0], quat_xyzw: [0, 0, 0, 1] },
     toolPoseFlange: tcp,
-    cameras: defaultCameras(centre, tcp.xyz),
+    cameras: pendulumCameras(tcp.xyz),
     pendulum: {
       hingeWorld: hinge,
       axisWorld: [0, 1, 0],

@@ -301,6 +301,24 @@ export class PendulumBench {
     return Math.atan2(c[0] - h[0], h[2] - c[2]);
   }
 
+  /**
+   * Sim only (tests, benchmarks): put the bob at rest at a swing angle about the hinge axis
+   * (the bench's hinge axis is world y; positive towards +x), as if held there and released at
+   * the next step.
+   */
+  releaseAt(angleRad: number): void {
+    const h = this.spec.pendulum.hingeWorld;
+    const L = this.spec.pendulum.lengthM;
+    const b = this.world.getRigidBody(this.bob);
+    // rotation by −angle about y maps the rod's attachment point (0, 0, L) above the bob onto the hinge
+    const half = -angleRad / 2;
+    b.setTranslation({ x: h[0] + L * Math.sin(angleRad), y: h[1], z: h[2] - L * Math.cos(angleRad) }, true);
+    b.setRotation({ x: 0, y: Math.sin(half), z: 0, w: Math.cos(half) }, true);
+    b.setLinvel({ x: 0, y: 0, z: 0 }, true);
+    b.setAngvel({ x: 0, y: 0, z: 0 }, true);
+    this.blocked = this.beamBlocked();
+  }
+
   /** Update render poses from the physics state; the beam glows while clear. */
   syncRender(_lampLit: boolean): Scene {
     for (const f of this.renderSync) f();
