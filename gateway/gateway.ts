@@ -49,6 +49,8 @@ export interface EstopState {
   reason?: string;
   /** wall-clock ISO time of the engage in force */
   since?: string;
+  /** backend seconds at the engage (stop latency is measured against it) */
+  backendT?: number;
 }
 
 export class Gateway {
@@ -57,6 +59,7 @@ export class Gateway {
   private current: Episode | undefined;
   private readonly history: Episode[] = [];
   readonly estopLatch = new EStopLatch();
+  private estopBackendT: number | undefined;
 
   constructor(readonly bench: Bench) {
     this.actions = actionCatalog(bench.ik);
@@ -156,12 +159,17 @@ export class Gateway {
   get estop(): EstopState {
     const cur = this.estopLatch.current;
     if (!cur) return { engaged: false };
-    return { engaged: true, reason: cur.reason ?? "operator", since: new Date(cur.atMs).toISOString() };
+    return {
+      engaged: true,
+      reason: cur.reason ?? "operator",
+      since: new Date(cur.atMs).toISOString(),
+      ...(this.estopBackendT !== undefined ? { backendT: this.estopBackendT } : {}),
+    };
   }
 
   /** Latch the e-stop and stop all motion. Safe to call any number of times. */
   async engageEstop(reason: string, by = "operator"): Promise<EstopState> {
-    this.estopLatch.engage(reason, by);
+    if (this.estopLatch.engage(reason, by)) this.estopBackendT = this.bench.backend.now();
     const ep = this.current;
     if (ep) {
       await ep.stopMotion(`e-stop: ${reason}`);

@@ -123,6 +123,9 @@ export interface EpisodeCounters {
 
 const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
+/** Wall-clock interval of the stale-reading check while a motion runs, ms. */
+const STALE_CHECK_MS = 20;
+
 export class Episode {
   readonly id: string;
   readonly startedAt = new Date();
@@ -460,6 +463,15 @@ export class Episode {
     this.abort = new AbortController();
     this.stopRequest = undefined;
     this.cfg.monitor.begin(this.cfg.backend.read(), traj);
+    // readings that stop arriving never reach tick(): a timer on the backend clock catches them
+    const watchdog = setInterval(() => {
+      const v = this.cfg.monitor.checkTime(this.cfg.backend.now());
+      if (v !== "ok" && !this.stopRequest) {
+        this.stopRequest = causeOf(v);
+        this.abort?.abort(this.stopRequest.message);
+        void this.cfg.backend.stop(this.stopRequest.message);
+      }
+    }, STALE_CHECK_MS);
     try {
       await body(this.abort.signal);
     } catch (err) {
@@ -471,6 +483,7 @@ export class Episode {
       this.checkAfterMotion();
       throw new GatewayError("RB_ERR_BACKEND_FAULT", { device: this.cfg.backend.kind, reason: message });
     } finally {
+      clearInterval(watchdog);
       this.busy = false;
       this.abort = undefined;
     }

@@ -259,7 +259,9 @@ function clamp01(x: number): number {
 }
 
 /**
- * Exact distance from segment [a, b] to the box |x_k| ≤ half_k (box frame), m.
+ * Signed distance from segment [a, b] to the box |x_k| ≤ half_k (box frame), m: the exact
+ * distance when apart, and minus the penetration depth when the segment enters the box (so a
+ * point radius-0 body inside a box is an intrusion, not a touch).
  * The squared distance is convex and piecewise quadratic in the segment parameter, with
  * breaks where a coordinate crosses a face plane; minimise each piece in closed form.
  */
@@ -315,9 +317,32 @@ export function segmentAabbDistance(
     t = t < t0 ? t0 : Math.min(t, t1);
     const f = A * t * t + B * t + C;
     if (f < best) best = f;
-    if (best <= 0) return 0;
+    if (best <= 0) return -penetrationDepth(a, b, half);
   }
   return Math.sqrt(Math.max(0, best));
+}
+
+/** Samples along a segment used to estimate how deep it reaches into a box. */
+const DEPTH_SAMPLES = 16;
+
+/**
+ * How deep a segment that meets the box reaches inside, m (≥ 1e-9): the largest over sampled
+ * points of the distance to the nearest face. Depth is concave along the segment, so the
+ * samples underestimate it by at most the segment length / DEPTH_SAMPLES, never its sign.
+ */
+function penetrationDepth(a: ArrayLike<number>, b: ArrayLike<number>, half: ArrayLike<number>): number {
+  let deepest = 1e-9;
+  for (let i = 0; i <= DEPTH_SAMPLES; i++) {
+    const t = i / DEPTH_SAMPLES;
+    let depth = Number.POSITIVE_INFINITY;
+    for (let k = 0; k < 3; k++) {
+      const p = a[k]! + t * (b[k]! - a[k]!);
+      const d = half[k]! - Math.abs(p);
+      if (d < depth) depth = d;
+    }
+    if (depth > deepest) deepest = depth;
+  }
+  return deepest;
 }
 
 /**
