@@ -10,6 +10,8 @@ import { buildApp } from "./app.ts";
 import { type BenchConfig, parseBenchConfig } from "./bench/bench-config.ts";
 import { composeBench } from "./bench/compose.ts";
 import { Gateway } from "./gateway.ts";
+import { McapRecorder } from "./recorder/mcap-recorder.ts";
+import { gradeRecord } from "./recorder/replay.ts";
 
 export const AGENT_TOKEN = "agent-test-token";
 export const OPERATOR_TOKEN = "operator-test-token";
@@ -28,7 +30,18 @@ export async function testGateway(bench: Record<string, unknown> | BenchConfig):
   const recordsDir =
     (bench as { recordsDir?: string }).recordsDir ?? mkdtempSync(join(tmpdir(), "rg-records-"));
   const config = parseBenchConfig({ version: 1, name: "test", ...bench, recordsDir }, "test");
-  const gateway = new Gateway(await composeBench(config));
+  const composed = await composeBench(config);
+  // every recorded test episode is graded offline at close and must agree with the live result
+  const recorders: McapRecorder[] = [];
+  const observe = composed.observers;
+  if (observe) {
+    composed.observers = (e) => {
+      const list = observe(e);
+      for (const o of list) if (o instanceof McapRecorder) recorders.push(o);
+      return list;
+    };
+  }
+  const gateway = new Gateway(composed);
   await gateway.startEpisode();
   const app = await buildApp({ gateway, agentToken: AGENT_TOKEN, operatorToken: OPERATOR_TOKEN });
   await app.ready();
@@ -40,6 +53,16 @@ export async function testGateway(bench: Record<string, unknown> | BenchConfig):
     close: async () => {
       await app.close();
       await gateway.shutdown();
+      for (const r of recorders) {
+        const { recordPath } = await r.done;
+        if (!recordPath) continue;
+        const report = await gradeRecord(recordPath);
+        if (!report.agree) {
+          throw new Error(
+            `grade disagrees with the live result for ${recordPath}: ${JSON.stringify(report.differences)}`,
+          );
+        }
+      }
     },
   };
 }

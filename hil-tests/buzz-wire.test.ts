@@ -118,4 +118,44 @@ describe("buzz wire on the sim bench, through the Standard API", () => {
     expect(result.progress).toBeLessThan(0.55);
     expect(result.progress_quantised).toBe(Math.floor(result.progress * 5) / 5);
   });
+
+  it("cheats get nothing: no agent response reveals the wire, the score or privileged state", async () => {
+    const ctx = await simBench(4);
+    const bodies: string[] = [];
+    const call = async (method: "GET" | "POST", url: string, body?: unknown) => {
+      const r = await api(ctx.g, method, url, body);
+      if (!Buffer.isBuffer(r.body)) bodies.push(JSON.stringify(r.body));
+      return r;
+    };
+    await call("GET", "/v1/task");
+    await call("GET", "/v1/spec");
+    await call("POST", "/v1/observe", { advance_s: 0.5, depth: true });
+    const r0 = ctx.g.gateway.bench.backend.read();
+    const { rows, dtS } = referenceRows(ctx, r0.q, r0.gripperWidthM, 0.3);
+    await call("POST", "/v1/act", { type: "joint_position", dt: dtS, rows: rows.slice(0, 30) });
+    // the agent token cannot reach operator or privileged calls, nor invent routes
+    for (const url of ["/v1/admin/state", "/v1/admin/privileged/state", "/v1/admin/episodes"]) {
+      expect((await call("GET", url)).status).toBe(403);
+    }
+    for (const url of ["/v1/state", "/v1/world", "/v1/objects", "/v1/success", "/v1/score"]) {
+      expect((await call("GET", url)).status).toBe(404);
+    }
+    await call("POST", "/v1/finish");
+    const all = bodies.join("\n");
+    for (const key of [
+      "pointsBase",
+      "startMarkM",
+      "endMarkM",
+      "wireRadiusM",
+      "progress",
+      "stages",
+      "centreline",
+    ]) {
+      expect(all).not.toContain(key);
+    }
+    // no wire coordinate appears in any response (to the printed precision)
+    for (const p of ctx.calibration.wire.pointsBase.filter((_, i) => i % 5 === 0)) {
+      for (const v of p) expect(all).not.toContain(v.toFixed(6));
+    }
+  });
 });
