@@ -24,7 +24,7 @@ const sec = (x: number): string => `${(Math.round(x * 10) / 10).toFixed(1)} s`;
 function endText(t: TrialRecord): string {
   const parts = [t.end_reason ?? "no result"];
   if (t.end_detail) parts.push(t.end_detail);
-  if (t.run_note && t.run_note !== t.end_detail) parts.push(t.run_note);
+  if (t.run_note && !t.end_detail?.includes(t.run_note)) parts.push(t.run_note);
   return parts.join(": ");
 }
 
@@ -41,7 +41,7 @@ function summaryLines(r: RunReport): string[] {
   return [
     `task ${r.task}${r.level ? ` (level ${r.level})` : ""} on ${r.bench}`,
     `agent: ${r.agent}`,
-    `${s.trials} trials, seeds ${r.seed_base}…${r.seed_base + Math.max(0, s.trials - 1)}; ${s.successes} successes; outcomes: ${outcomes || "none"}`,
+    `${s.trials} trials, seeds ${r.seed_base}…${r.seed_base + Math.max(0, s.trials - 1)}; ${s.successes} success${s.successes === 1 ? "" : "es"}; outcomes: ${outcomes || "none"}`,
     `mean score ${pct(s.mean_progress_quantised)}, mean progress ${pct(s.mean_progress)}`,
     `started ${r.started_at}, ended ${r.ended_at}`,
   ];

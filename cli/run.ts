@@ -1,0 +1,633 @@
+/**
+ * `robot-gateway run --task buzz-wire --trials 8 --agent "<command>"`: run an agent command for
+ * a number of trials and write a report.
+ *
+ * The run starts a gateway in-process on 127.0.0.1 with fresh tokens (or uses a running one
+ * given --url, --operator-token and --agent-token). For each trial it starts an episode through
+ * the operator API (seed = --seed + trial index), runs the agent command in a shell with
+ * ROBOT_GATEWAY_URL, ROBOT_GATEWAY_TOKEN (the agent token) and ROBOT_GATEWAY_TRIAL (1-based) in
+ * its environment, and waits until the agent exits, the episode ends, or the trial times out:
+ * - the agent exits while the episode still runs (a crash, or an agent that forgot to finish):
+ *   the run ends the episode (end reason `finished`, detail naming why) and marks the trial
+ *   `ended_by: "run"`;
+ * - the episode ends first: the agent gets a grace period to exit, then it is stopped;
+ * - the trial times out: the run ends the episode the same way and stops the agent.
+ * The episode's result (computed by the gateway, result.json) goes into the report unchanged.
+ *
+ * Files in --out (default runs/<timestamp>/): report.json, report.md, progress.svg, index.html,
+ * trials/<n>/agent.log and, for an in-process gateway, records/<episode>/record.mcap.
+ *
+ * Register in cli/main.ts with `program.addCommand(runCommand())`; also runs on its own:
+ * `npx tsx cli/run.ts --trials 3 --agent "node my-agent.mjs"`.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { closeSync, mkdirSync, openSync, realpathSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Command, InvalidArgumentError } from "commander";
+import { buildApp } from "../gateway/app.ts";
+import { DEFAULT_BENCH, loadBenchFile, parseBenchConfig } from "../gateway/bench/bench-config.ts";
+import { composeBench } from "../gateway/bench/compose.ts";
+import type { EndReason } from "../gateway/api/schemas.ts";
+import { Gateway } from "../gateway/gateway.ts";
+import type { EpisodeResult } from "../gateway/recorder/result.ts";
+import { type ReportFile, writeReport } from "../gateway/report/render.ts";
+import {
+  RUN_REPORT_FORMAT,
+  type RunReport,
+  summarize,
+  type TrialOutcome,
+  type TrialRecord,
+} from "../gateway/report/types.ts";
+
+export interface RunOptions {
+  /** task id (default: the bench's / gateway's default task) */
+  task?: string;
+  /** number of trials (≥ 1) */
+  trials: number;
+  /** the agent command, run with `sh -c` */
+  agent: string;
+  /** bench file for the in-process gateway (default: the built-in sim bench) */
+  bench?: string;
+  /** seed of trial 1; trial i gets seed + i − 1 (default 1) */
+  seed?: number;
+  /** task level (default: the task's default) */
+  level?: string;
+  /** a running gateway instead of an in-process one (needs both tokens) */
+  url?: string;
+  operatorToken?: string;
+  agentToken?: string;
+  /** report folder (default runs/<timestamp>/ under the working directory) */
+  out?: string;
+  /** wall-clock seconds a trial may take before the run ends it (default 900) */
+  trialTimeoutS?: number;
+  /** wall-clock seconds the agent may keep running after its episode ended (default 5) */
+  graceS?: number;
+  /** how often the episode status is polled, ms (default 200) */
+  pollMs?: number;
+  /** where progress goes (default process.stderr); a TTY gets one live line per trial */
+  progress?: NodeJS.WritableStream & { isTTY?: boolean };
+  /** the agent's working directory (default process.cwd()) */
+  cwd?: string;
+}
+
+export interface RunResult {
+  report: RunReport;
+  /** absolute path of the report folder */
+  outDir: string;
+  files: Record<ReportFile, string>;
+}
+
+/** The operator's view of an episode (GET /v1/admin/episodes/:id). */
+interface EpisodeSummaryDto {
+  id: string;
+  task: string;
+  seed: number;
+  level: string;
+  status: "running" | "ended";
+  reason?: EndReason;
+  detail?: string;
+  t: number;
+  steps: number;
+  result?: EpisodeResult;
+  record_path?: string;
+}
+
+/** A gateway the run talks to. */
+interface Target {
+  url: string;
+  operatorToken: string;
+  agentToken: string;
+  /** bench name, or the URL of a running gateway */
+  label: string;
+  /** end a still-running episode on behalf of the run; the detail says why */
+  endEpisode(id: string, detail: string): Promise<void>;
+  /** wait until everything the gateway writes for the episode is on disk */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function call<T>(
+  url: string,
+  token: string,
+  method: "GET" | "POST",
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const res = await fetch(new URL(path, url), {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  if (!res.ok) {
+    const err = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
+    throw new HttpError(
+      res.status,
+      err?.code ?? "HTTP",
+      `${method} ${path}: ${res.status} ${err?.code ?? ""} ${err?.message ?? text.slice(0, 200)}`.trim(),
+    );
+  }
+  return json as T;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** An in-process gateway on 127.0.0.1:0 with fresh tokens; records go to `<out>/records`. */
+async function inProcessTarget(o: RunOptions, outDir: string): Promise<Target> {
+  const loaded = o.bench ? loadBenchFile(o.bench) : { config: DEFAULT_BENCH, baseDir: process.cwd() };
+  const cfg = structuredClone(loaded.config);
+  const config = parseBenchConfig(
+    {
+      ...cfg,
+      task: { ...cfg.task, ...(o.task ? { id: o.task } : {}), ...(o.level ? { level: o.level } : {}) },
+      recordsDir: join(outDir, "records"),
+    },
+    "run",
+  );
+  const bench = await composeBench(config, loaded.baseDir);
+  // keep hold of each episode's recorders so a trial's files are complete before the next starts
+  let recording: Promise<unknown> | undefined;
+  const inner = bench.observers;
+  if (inner) {
+    bench.observers = (e) => {
+      const obs = inner(e);
+      recording = Promise.all(
+        obs.map((x) => (x as { done?: Promise<unknown> }).done).filter((p) => p !== undefined),
+      );
+      return obs;
+    };
+  }
+  const gateway = new Gateway(bench);
+  const agentToken = randomBytes(16).toString("hex");
+  const operatorToken = randomBytes(16).toString("hex");
+  const app = await buildApp({ gateway, agentToken, operatorToken });
+  const address = await app.listen({ host: "127.0.0.1", port: 0 });
+  return {
+    url: address,
+    agentToken,
+    operatorToken,
+    label: bench.name,
+    async endEpisode(id, detail) {
+      const ep = gateway.findEpisode(id);
+      if (!ep || ep.isEnded) return;
+      await ep.stopMotion(detail);
+      ep.end("finished", detail);
+    },
+    async settle() {
+      const p = recording;
+      recording = undefined;
+      // a recorder that cannot finish must not hang the run
+      if (p) await Promise.race([p, sleep(15_000)]);
+    },
+    async close() {
+      await app.close();
+      await gateway.shutdown();
+    },
+  };
+}
+
+/** A running gateway; the run ends an episode with the agent's own finish call. */
+function remoteTarget(o: RunOptions): Target {
+  if (!o.operatorToken || !o.agentToken) {
+    throw new InvalidArgumentError("--url needs --operator-token and --agent-token");
+  }
+  const url = o.url!;
+  const agentToken = o.agentToken;
+  return {
+    url,
+    agentToken,
+    operatorToken: o.operatorToken,
+    label: url,
+    async endEpisode() {
+      // the operator API has no "end" call: finish as the agent would (retry while a motion runs)
+      for (let i = 0; i < 50; i++) {
+        try {
+          await call(url, agentToken, "POST", "/v1/finish");
+          return;
+        } catch (e) {
+          if (e instanceof HttpError && e.code === "RB_ERR_BUSY") {
+            await sleep(100);
+            continue;
+          }
+          if (e instanceof HttpError && e.code === "RB_ERR_EPISODE_ENDED") return;
+          throw e;
+        }
+      }
+    },
+    async settle() {},
+    async close() {},
+  };
+}
+
+// ------------------------------------------------------------------ progress display
+
+const pctText = (x: number | null | undefined) =>
+  x === null || x === undefined ? "–" : `${Math.round(x * 1000) / 10} %`;
+
+/** One live line per trial on a TTY; plain lines otherwise. */
+class ProgressDisplay {
+  private readonly tty: boolean;
+  private live = false;
+  constructor(
+    private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
+    private readonly total: number,
+  ) {
+    this.tty = !!out.isTTY;
+  }
+
+  private head(trial: number, seed: number): string {
+    return `trial ${String(trial).padStart(String(this.total).length)}/${this.total} seed ${seed}`;
+  }
+
+  start(trial: number, seed: number, episodeId: string): void {
+    const line = `${this.head(trial, seed)}: episode ${episodeId} started`;
+    if (this.tty) this.rewrite(line);
+    else this.out.write(`${line}\n`);
+  }
+
+  update(trial: number, seed: number, s: EpisodeSummaryDto | undefined, wallS: number): void {
+    if (!this.tty) return;
+    const st = s ? `${s.status}, t=${s.t.toFixed(1)} s, ${s.steps} steps` : "starting";
+    this.rewrite(`${this.head(trial, seed)}: ${st} (${wallS.toFixed(0)} s)`);
+  }
+
+  done(t: TrialRecord): void {
+    const line =
+      `${this.head(t.trial, t.seed)}: ${t.outcome} (${t.end_reason ?? "no result"}${t.ended_by === "run" ? ", ended by the run" : ""})` +
+      ` score ${pctText(t.progress_quantised)} progress ${pctText(t.progress)}` +
+      ` episode ${t.episode_s.toFixed(1)} s wall ${t.wall_s.toFixed(1)} s` +
+      (t.run_note ? ` — ${t.run_note}` : "");
+    if (this.tty) {
+      this.rewrite(line);
+      this.out.write("\n");
+      this.live = false;
+    } else this.out.write(`${line}\n`);
+  }
+
+  message(text: string): void {
+    if (this.live) this.out.write("\n");
+    this.live = false;
+    this.out.write(`${text}\n`);
+  }
+
+  private rewrite(line: string): void {
+    this.out.write(`\r\x1b[2K${line}`);
+    this.live = true;
+  }
+}
+
+// ------------------------------------------------------------------ one trial
+
+interface AgentExit {
+  code: number | null;
+  signal: string | null;
+  error?: string;
+}
+
+function startAgent(
+  o: RunOptions,
+  t: Target,
+  trial: number,
+  logPath: string,
+): { child: ChildProcess; exit: Promise<AgentExit> } {
+  const fd = openSync(logPath, "w");
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ROBOT_GATEWAY_URL: t.url,
+    ROBOT_GATEWAY_TOKEN: t.agentToken,
+    ROBOT_GATEWAY_TRIAL: String(trial),
+  };
+  // the agent never sees the operator token
+  delete env.ROBOT_GATEWAY_OPERATOR_TOKEN;
+  const child = spawn(o.agent, {
+    shell: true,
+    // its own process group, so a timeout stops the shell and everything it started
+    detached: true,
+    cwd: o.cwd ?? process.cwd(),
+    env,
+    stdio: ["ignore", fd, fd],
+  });
+  const exit = new Promise<AgentExit>((res) => {
+    child.once("error", (e) => res({ code: null, signal: null, error: e.message }));
+    child.once("exit", (code, signal) => res({ code, signal }));
+  }).finally(() => closeSync(fd));
+  return { child, exit };
+}
+
+/** Stop the agent's process group: SIGTERM, then SIGKILL after `killAfterMs`. */
+async function stopAgent(child: ChildProcess, exit: Promise<AgentExit>, killAfterMs = 2000): Promise<void> {
+  const group = child.pid;
+  if (group === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const signal = (s: NodeJS.Signals) => {
+    try {
+      process.kill(-group, s);
+    } catch {
+      // already gone
+    }
+  };
+  signal("SIGTERM");
+  const gone = await Promise.race([exit.then(() => true), sleep(killAfterMs).then(() => false)]);
+  if (!gone) {
+    signal("SIGKILL");
+    await exit;
+  }
+}
+
+function exitText(e: AgentExit): string {
+  if (e.error) return `agent could not start (${e.error})`;
+  if (e.signal) return `agent was killed by ${e.signal}`;
+  return `agent exited with code ${e.code}`;
+}
+
+async function runTrial(
+  o: RunOptions,
+  t: Target,
+  index: number,
+  outDir: string,
+  display: ProgressDisplay,
+): Promise<TrialRecord> {
+  const trial = index + 1;
+  const seed = (o.seed ?? 1) + index;
+  const logRel = join("trials", String(trial), "agent.log");
+  mkdirSync(join(outDir, "trials", String(trial)), { recursive: true });
+  const wall0 = Date.now();
+  const wallS = () => (Date.now() - wall0) / 1000;
+  const base = {
+    trial,
+    seed,
+    agent: { exit_code: null, signal: null, log: logRel },
+  };
+  let started: EpisodeSummaryDto;
+  try {
+    started = await call<EpisodeSummaryDto>(t.url, t.operatorToken, "POST", "/v1/admin/episodes", {
+      ...(o.task ? { task: o.task } : {}),
+      ...(o.level ? { level: o.level } : {}),
+      seed,
+    });
+  } catch (e) {
+    const rec: TrialRecord = {
+      ...base,
+      episode_id: null,
+      outcome: "error",
+      success: false,
+      end_reason: null,
+      ended_by: "run",
+      run_note: `the episode could not be started: ${(e as Error).message}`,
+      progress: 0,
+      progress_quantised: null,
+      episode_s: 0,
+      wall_s: wallS(),
+      record_path: null,
+    };
+    display.done(rec);
+    return rec;
+  }
+  const id = started.id;
+  display.start(trial, seed, id);
+  const { child, exit } = startAgent(o, t, trial, join(outDir, logRel));
+  let exited: AgentExit | undefined;
+  void exit.then((e) => {
+    exited = e;
+  });
+  const timeoutS = o.trialTimeoutS ?? 900;
+  const graceS = o.graceS ?? 5;
+  const pollMs = o.pollMs ?? 200;
+  let runNote: string | undefined;
+  let endedByRun = false;
+  let endedAtS: number | undefined;
+  let status: EpisodeSummaryDto = started;
+  try {
+    for (;;) {
+      await Promise.race([exit, sleep(pollMs)]);
+      status = await call<EpisodeSummaryDto>(t.url, t.operatorToken, "GET", `/v1/admin/episodes/${id}`);
+      display.update(trial, seed, status, wallS());
+      if (status.status === "ended") {
+        endedAtS ??= wallS();
+        if (exited) break;
+        if (wallS() - endedAtS >= graceS) {
+          await stopAgent(child, exit);
+          runNote = `agent still running ${graceS} s after the episode ended; stopped`;
+          break;
+        }
+        continue;
+      }
+      if (exited) {
+        runNote = `${exitText(exited)} while the episode was running`;
+        await t.endEpisode(id, `run: ${runNote}`);
+        endedByRun = true;
+        break;
+      }
+      if (wallS() >= timeoutS) {
+        runNote = `trial timeout after ${timeoutS} s`;
+        await t.endEpisode(id, `run: ${runNote}`);
+        endedByRun = true;
+        await stopAgent(child, exit);
+        break;
+      }
+    }
+  } finally {
+    // never leave an agent behind, whatever went wrong above
+    await stopAgent(child, exit);
+  }
+  const agentExit = await exit;
+  // the result is there once the episode has ended; poll briefly in case the end is in flight
+  let final = status;
+  for (let i = 0; i < 50 && !final.result; i++) {
+    final = await call<EpisodeSummaryDto>(t.url, t.operatorToken, "GET", `/v1/admin/episodes/${id}`);
+    if (!final.result) await sleep(100);
+  }
+  await t.settle();
+  const r = final.result;
+  const rec: TrialRecord = {
+    ...base,
+    episode_id: id,
+    outcome: (r?.outcome ?? "error") as TrialOutcome,
+    success: r?.success ?? false,
+    end_reason: r?.end_reason ?? null,
+    ...(r?.end_detail ? { end_detail: r.end_detail } : {}),
+    ended_by: endedByRun ? "run" : "episode",
+    ...(runNote || !r ? { run_note: runNote ?? "the episode has no result" } : {}),
+    progress: r?.progress ?? 0,
+    progress_quantised: r?.progress_quantised ?? null,
+    episode_s: r?.timing.episode_s ?? final.t,
+    wall_s: Math.round(wallS() * 1000) / 1000,
+    record_path: final.record_path ? displayPath(final.record_path, outDir) : null,
+    agent: { exit_code: agentExit.code, signal: agentExit.signal, log: logRel },
+  };
+  display.done(rec);
+  return rec;
+}
+
+/** Paths inside the report folder are written relative to it, so the folder can move. */
+function displayPath(p: string, outDir: string): string {
+  const rel = relative(outDir, p);
+  return rel.startsWith("..") || resolve(outDir, rel) !== resolve(p) ? p : rel;
+}
+
+function timestamp(d = new Date()): string {
+  return d
+    .toISOString()
+    .replace(/\.\d+Z$/, "Z")
+    .replace(/:/g, "-");
+}
+
+/** Run the trials and write the report. */
+export async function runTrials(o: RunOptions): Promise<RunResult> {
+  if (!Number.isInteger(o.trials) || o.trials < 1) throw new InvalidArgumentError("--trials must be ≥ 1");
+  const startedAt = new Date();
+  const outDir = resolve(o.out ?? join("runs", timestamp(startedAt)));
+  mkdirSync(outDir, { recursive: true });
+  const display = new ProgressDisplay(o.progress ?? process.stderr, o.trials);
+  const target = o.url ? remoteTarget(o) : await inProcessTarget(o, outDir);
+  display.message(
+    `run: ${o.trials} trial(s) of ${o.task ?? "the default task"} on ${target.label}; report in ${outDir}`,
+  );
+  const trials: TrialRecord[] = [];
+  let level: string | null = o.level ?? null;
+  let task = o.task;
+  try {
+    for (let i = 0; i < o.trials; i++) {
+      const rec = await runTrial(o, target, i, outDir, display);
+      trials.push(rec);
+      if (rec.episode_id && (!task || !level)) {
+        const s = await call<EpisodeSummaryDto>(
+          target.url,
+          target.operatorToken,
+          "GET",
+          `/v1/admin/episodes/${rec.episode_id}`,
+        );
+        task ??= s.task;
+        level ??= s.level;
+      }
+    }
+  } finally {
+    await target.close();
+  }
+  const report: RunReport = {
+    format: RUN_REPORT_FORMAT,
+    task: task ?? "unknown",
+    level,
+    bench: target.label,
+    agent: o.agent,
+    seed_base: o.seed ?? 1,
+    started_at: startedAt.toISOString(),
+    ended_at: new Date().toISOString(),
+    trials,
+    summary: summarize(trials),
+  };
+  const files = writeReport(outDir, report);
+  const s = report.summary;
+  display.message(
+    `run: ${s.trials} trial(s), ${s.successes} success(es), mean score ${pctText(s.mean_progress_quantised)}, mean progress ${pctText(s.mean_progress)}; ${files["index.html"]}`,
+  );
+  return { report, outDir, files };
+}
+
+// ------------------------------------------------------------------ command line
+
+function positiveInt(name: string, min: number) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
+    return n;
+  };
+}
+
+function positiveNumber(name: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!(n > 0)) throw new InvalidArgumentError(`${name} must be a positive number`);
+    return n;
+  };
+}
+
+export function runCommand(): Command {
+  return new Command("run")
+    .description(
+      "run an agent command for N trials (one episode each) and write a report (report.json, report.md, progress.svg, index.html)",
+    )
+    .requiredOption(
+      "--agent <command>",
+      "agent command, run in a shell with ROBOT_GATEWAY_URL, ROBOT_GATEWAY_TOKEN, ROBOT_GATEWAY_TRIAL",
+    )
+    .option("--task <id>", "task id (default: the bench's task)")
+    .option("--trials <n>", "number of trials", positiveInt("--trials", 1), 1)
+    .option("--bench <file>", "bench file for the in-process gateway (default: the built-in sim bench)")
+    .option("--seed <n>", "seed of trial 1 (trial i gets seed + i − 1)", positiveInt("--seed", 0), 1)
+    .option("--level <name>", "task level")
+    .option("--url <url>", "use a running gateway instead of starting one")
+    .option("--operator-token <token>", "operator token of the running gateway (with --url)")
+    .option("--agent-token <token>", "agent token of the running gateway, handed to the agent (with --url)")
+    .option("--out <dir>", "report folder (default runs/<timestamp>/)")
+    .option(
+      "--trial-timeout <s>",
+      "seconds a trial may take before the run ends it",
+      positiveNumber("--trial-timeout"),
+      900,
+    )
+    .action(
+      async (o: {
+        agent: string;
+        task?: string;
+        trials: number;
+        bench?: string;
+        seed: number;
+        level?: string;
+        url?: string;
+        operatorToken?: string;
+        agentToken?: string;
+        out?: string;
+        trialTimeout: number;
+      }) => {
+        const res = await runTrials({
+          agent: o.agent,
+          trials: o.trials,
+          seed: o.seed,
+          trialTimeoutS: o.trialTimeout,
+          ...(o.task ? { task: o.task } : {}),
+          ...(o.bench ? { bench: o.bench } : {}),
+          ...(o.level ? { level: o.level } : {}),
+          ...(o.url ? { url: o.url } : {}),
+          ...(o.operatorToken ? { operatorToken: o.operatorToken } : {}),
+          ...(o.agentToken ? { agentToken: o.agentToken } : {}),
+          ...(o.out ? { out: o.out } : {}),
+        });
+        process.exitCode = res.report.trials.some((t) => t.outcome === "error") ? 1 : 0;
+      },
+    );
+}
+
+const invokedDirectly = (() => {
+  try {
+    return (
+      !!process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))
+    );
+  } catch {
+    return false;
+  }
+})();
+if (invokedDirectly) {
+  await runCommand().name("run").parseAsync(process.argv);
+}
