@@ -11,6 +11,7 @@ import type { Provenance } from "../recorder/provenance.ts";
 import { type EpisodeResult, episodeResult } from "../recorder/result.ts";
 import type { ActRequest, EndReason, ObserveRequest } from "../api/schemas.ts";
 import { GatewayError } from "../errors.ts";
+import { CodedError } from "../seam/errors.ts";
 import type { FrameStore } from "../frames/frame-store.ts";
 import { interpolateChunk } from "../motion/interpolate.ts";
 import { clipRows, type ClipEntry, precheckChunk, violationDetails } from "../safety/precheck.ts";
@@ -481,7 +482,12 @@ export class Episode {
       this.busy = false;
       this.abort = undefined;
       this.checkAfterMotion();
-      throw new GatewayError("RB_ERR_BACKEND_FAULT", { device: this.cfg.backend.kind, reason: message });
+      const device = err instanceof CodedError ? { device_code: err.code, device_details: err.details } : {};
+      throw new GatewayError("RB_ERR_BACKEND_FAULT", {
+        device: this.cfg.backend.kind,
+        reason: message,
+        ...device,
+      });
     } finally {
       clearInterval(watchdog);
       this.busy = false;

@@ -1,0 +1,323 @@
+/**
+ * The one registry of error codes, for the API and for the devices below the seam. Every code
+ * has an HTTP status (what a client gets if it surfaces there), a message template and a hint.
+ * It lives beside the Backend seam so that drivers, which may not import the rest of the
+ * gateway, raise codes from the same table. docs/errors.md is generated from it; codes are never
+ * reused: retire a code by marking it `retired`, never by deleting it.
+ */
+
+export interface ErrorSpec {
+  status: number;
+  /** message template; `{name}` is replaced from details */
+  message: string;
+  /** what the client should do about it */
+  hint: string;
+  retired?: true;
+}
+
+export const ERRORS = {
+  RB_ERR_NOT_FOUND: { status: 404, message: "No route {method} {url}", hint: "See GET /v1/openapi.json." },
+  RB_ERR_METHOD_NOT_ALLOWED: {
+    status: 405,
+    message: "{method} is not allowed on {url}",
+    hint: "See GET /v1/openapi.json for the method.",
+  },
+  RB_ERR_BAD_REQUEST: {
+    status: 400,
+    message: "Request does not match the schema: {issues}",
+    hint: "Fix the fields named in details.issues.",
+  },
+  RB_ERR_BAD_JSON: { status: 400, message: "Body is not valid JSON: {reason}", hint: "Send a JSON body." },
+  RB_ERR_UNSUPPORTED_MEDIA: {
+    status: 415,
+    message: "Content type {contentType} is not accepted",
+    hint: "Send application/json.",
+  },
+  RB_ERR_BODY_TOO_LARGE: {
+    status: 413,
+    message: "Body exceeds {limitBytes} bytes",
+    hint: "Send fewer rows per chunk.",
+  },
+  RB_ERR_UNAUTHORIZED: {
+    status: 401,
+    message: "Missing or invalid bearer token",
+    hint: "Send Authorization: Bearer <token>.",
+  },
+  RB_ERR_FORBIDDEN: {
+    status: 403,
+    message: "This token may not call {url}",
+    hint: "Operator calls need the operator token.",
+  },
+  RB_ERR_ROWS: {
+    status: 400,
+    message: "Chunk has {count} rows; allowed 1…{max}",
+    hint: "Split the motion into several chunks.",
+  },
+  RB_ERR_ROW_WIDTH: {
+    status: 400,
+    message: "Row {row} has {width} values; action {type} needs {expected}",
+    hint: "Each row holds exactly the action's columns (GET /v1/spec).",
+  },
+  RB_ERR_NOT_FINITE: {
+    status: 400,
+    message: "Row {row}, column {column} is not a finite number",
+    hint: "Send finite numbers only.",
+  },
+  RB_ERR_DT: {
+    status: 422,
+    message: "dt {dt} s must be a whole multiple of the control period {period} s and at most {max} s",
+    hint: "dt is never rounded; pick k·control_period_s.",
+  },
+  RB_ERR_ACTION_TYPE: {
+    status: 422,
+    message: "Action type {type} is not open at this level; open: {open}",
+    hint: "See GET /v1/task and GET /v1/spec.",
+  },
+  RB_ERR_UNSAFE_CHUNK: {
+    status: 422,
+    message: "Chunk refused: {kind} limit at row {row} ({what}: {value} against limit {limit} {unit})",
+    hint: "Nothing moved. Slow the chunk down or change its path.",
+  },
+  RB_ERR_IK_UNREACHABLE: {
+    status: 422,
+    message: "No joint solution for the pose: {reason}",
+    hint: "Choose a reachable pose or another seed.",
+  },
+  RB_ERR_CALL_TOO_LONG: {
+    status: 422,
+    message: "Call would advance {seconds} s; at most {max} s per call",
+    hint: "Split the motion over several calls.",
+  },
+  RB_ERR_UNKNOWN_CAMERA: {
+    status: 400,
+    message: "Unknown camera {camera}; cameras: {cameras}",
+    hint: "See GET /v1/spec.",
+  },
+  RB_ERR_TOO_MANY_FRAMES: {
+    status: 422,
+    message: "Call would return {count} frames; at most {max}",
+    hint: "Lower fps, fewer cameras or a shorter chunk.",
+  },
+  RB_ERR_UNKNOWN_INSTRUMENT: {
+    status: 404,
+    message: "Unknown instrument {name}; instruments of this task: {instruments}",
+    hint: "See instruments in GET /v1/task.",
+  },
+  RB_ERR_NO_RESETS: {
+    status: 403,
+    message: "This task grants no resets",
+    hint: "Finish the episode instead.",
+  },
+  RB_ERR_RESETS_USED: {
+    status: 403,
+    message: "All {budget} resets are used",
+    hint: "Finish the episode instead.",
+  },
+  RB_ERR_NO_EPISODE: {
+    status: 409,
+    message: "No episode is running",
+    hint: "An operator starts one with POST /v1/admin/episodes.",
+  },
+  RB_ERR_EPISODE_ENDED: {
+    status: 409,
+    message: "The episode has ended ({reason})",
+    hint: "An operator starts a new one.",
+  },
+  RB_ERR_BUSY: {
+    status: 409,
+    message: "Another motion call is in progress",
+    hint: "One controlling client per episode; wait for the running call.",
+  },
+  RB_ERR_ESTOP: {
+    status: 409,
+    message: "Emergency stop engaged ({reason})",
+    hint: "An operator must release it (POST /v1/admin/release).",
+  },
+  RB_ERR_MOTION_DISABLED: {
+    status: 403,
+    message: "Motion is disabled on this real bench",
+    hint: "An operator must restart the gateway with --allow-motion once the workspace is clear.",
+  },
+  RB_ERR_NO_SUBMISSION: {
+    status: 422,
+    message: "Task {task} takes no submission",
+    hint: "End the episode with POST /v1/finish.",
+  },
+  RB_ERR_ALREADY_SUBMITTED: {
+    status: 409,
+    message: "An answer was already submitted",
+    hint: "Only the first submission counts.",
+  },
+  RB_ERR_FRAME_NOT_FOUND: {
+    status: 404,
+    message: "Frame {id} does not exist or has expired",
+    hint: "Frames are kept for the most recent calls only; fetch them promptly.",
+  },
+  RB_ERR_SETTING_UNAVAILABLE: {
+    status: 422,
+    message: "Setting {setting} is not available: {reason}",
+    hint: "Use the standard setting.",
+  },
+  RB_ERR_UNKNOWN_TASK: { status: 404, message: "Unknown task {task}", hint: "See GET /v1/admin/tasks." },
+  RB_ERR_LEVEL: { status: 422, message: "Task {task} has no level {level}", hint: "See the task's levels." },
+  RB_ERR_PRIVILEGED_UNAVAILABLE: {
+    status: 403,
+    message: "Privileged access is unavailable: {reason}",
+    hint: "Only simulated benches in a setting that allows it offer privileged calls.",
+  },
+  RB_ERR_BACKEND_FAULT: {
+    status: 503,
+    message: "Backend fault on {device}: {reason}",
+    hint: "The episode ended as a fault; an operator must check the bench.",
+  },
+  RB_ERR_INTERNAL: { status: 500, message: "Internal error ({id})", hint: "Report the id to the operator." },
+
+  // ---- device codes: raised by drivers below the seam; a client sees them inside
+  // RB_ERR_BACKEND_FAULT details, operators in logs and records.
+  // ROS 2 drivers (drivers/ros2, drivers/camera)
+  RB_ERR_ROS_RCLNODEJS_MISSING: {
+    status: 503,
+    message:
+      "The native ROS 2 transport needs the optional package rclnodejs, which is not installed ({reason})",
+    hint:
+      "Source a ROS 2 installation (e.g. `source /opt/ros/humble/setup.bash`), then run `npm install rclnodejs` " +
+      "in the project folder; or choose the rosbridge transport (type: rosbridge).",
+  },
+  RB_ERR_ROS_NOT_CONNECTED: {
+    status: 503,
+    message: "Not connected to ROS ({url}); {operation} refused",
+    hint: "Check that rosbridge_server (or the ROS graph) is running and reachable.",
+  },
+  RB_ERR_ROS_CONNECT_TIMEOUT: {
+    status: 503,
+    message: "Could not connect to {url} within {timeoutMs} ms",
+    hint: "Start rosbridge_server (ros2 launch rosbridge_server rosbridge_websocket_launch.xml) or fix the URL.",
+  },
+  RB_ERR_ROS_CONNECTION_LOST: {
+    status: 503,
+    message: "Connection to ROS ({url}) was lost during {operation}",
+    hint: "The motion was stopped; check the network and the rosbridge server.",
+  },
+  RB_ERR_ROS_SERVICE_FAILED: {
+    status: 503,
+    message: "Service {service} failed: {reason}",
+    hint: "Check the service server's log.",
+  },
+  RB_ERR_ROS_SERVICE_TIMEOUT: {
+    status: 503,
+    message: "Service {service} gave no answer within {timeoutMs} ms",
+    hint: "Check that the service server runs.",
+  },
+  RB_ERR_ROS_ACTION_FAILED: {
+    status: 503,
+    message: "Action {action} failed: {reason}",
+    hint: "Check the action server's log.",
+  },
+  RB_ERR_ROS_TRANSPORT_CLOSED: {
+    status: 503,
+    message: "The ROS transport was closed; {operation} refused",
+    hint: "Create and connect a new transport.",
+  },
+  RB_ERR_ROS_JOINT_MISSING: {
+    status: 503,
+    message: "Joint state on {topic} lacks joint {joint}",
+    hint: "Configure jointNames to match the robot's joint state message.",
+  },
+  RB_ERR_ROS_NO_JOINT_STATE: {
+    status: 503,
+    message: "No joint state received on {topic} yet",
+    hint: "Check that the robot's joint state broadcaster publishes.",
+  },
+  RB_ERR_ROS_MOTION_BUSY: {
+    status: 409,
+    message: "A trajectory is already executing on {action}",
+    hint: "Wait for it or stop it first.",
+  },
+  RB_ERR_ROS_START_MISMATCH: {
+    status: 422,
+    message:
+      "Trajectory starts {distanceRad} rad away from the measured state at joint {joint} (tolerance {toleranceRad} rad)",
+    hint: "Build the trajectory from the latest reading; the robot would stop with a reflex.",
+  },
+  RB_ERR_ROS_GRIPPER_FAILED: {
+    status: 503,
+    message: "Gripper {operation} failed: {reason}",
+    hint: "Home the gripper (operator) and check the gripper node.",
+  },
+  RB_ERR_ROS_CAMERA_ENCODING: {
+    status: 503,
+    message: "Camera {camera}: unsupported image encoding {encoding}",
+    hint: "Publish rgb8, bgr8, mono8 or a JPEG/PNG CompressedImage.",
+  },
+  RB_ERR_ROS_NO_FRAME: {
+    status: 503,
+    message: "Camera {camera} has delivered no frame yet (topic {topic})",
+    hint: "Check that the camera driver publishes.",
+  },
+  RB_ERR_ROS_UNKNOWN_CAMERA: {
+    status: 400,
+    message: "Unknown camera {camera}; cameras: {cameras}",
+    hint: "Name one of the configured cameras.",
+  },
+  // real-bench composition (drivers/real) and Firmata contact board (drivers/firmata)
+  RB_ERR_REAL_MOTION_NOT_ALLOWED: {
+    status: 403,
+    message: "The real bench refuses {operation}: motion is not allowed (backend.allowMotion is false)",
+    hint:
+      "Start the gateway with --allow-motion (or set backend.allowMotion: true in the bench file) " +
+      "once the workspace is clear and an operator stands at the emergency stop.",
+  },
+  RB_ERR_REAL_DEVICE_FAULT: {
+    status: 503,
+    message:
+      "The real bench is in the error state after a device fault ({device}: {reason}); {operation} refused",
+    hint: "Restore the device, then call recover() (operator) or restart the gateway.",
+  },
+  RB_ERR_REAL_NO_CAMERA: {
+    status: 400,
+    message: "Camera {camera} is not configured on this bench; cameras: {cameras}",
+    hint: "Name one of the cameras of the bench file's backend.cameras.",
+  },
+  RB_ERR_FIRMATA_NOT_READY: {
+    status: 503,
+    message: "Firmata board at {path} did not become ready within {timeoutMs} ms ({reason})",
+    hint: "Check the path and baud rate (StandardFirmata uses 57600) and that the board runs StandardFirmata.",
+  },
+  RB_ERR_FIRMATA_PIN: {
+    status: 400,
+    message: "Firmata board at {path} has no pin {pin} supporting {mode}",
+    hint: "Fix contactPin / lampPin / buzzerPin in the bench file.",
+  },
+  RB_ERR_FIRMATA_LINK_DOWN: {
+    status: 503,
+    message: "Firmata board at {path}: link down, cannot {operation}",
+    hint: "Wait for the board to reconnect (fault events say when it is lost and back).",
+  },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** Fill a message template: `{name}` is replaced from details. */
+export function renderTemplate(template: string, details: Record<string, unknown>): string {
+  return template.replace(/\{(\w+)\}/g, (_, k: string) => {
+    const v = details[k];
+    if (v === undefined) return `{${k}}`;
+    return typeof v === "string" ? v : JSON.stringify(v);
+  });
+}
+
+/** Base of every coded error: a registered code, its context and the rendered message. */
+export class CodedError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly status: number;
+  readonly hint: string;
+  constructor(
+    readonly code: C,
+    readonly details: Record<string, unknown> = {},
+    message?: string,
+  ) {
+    const spec: ErrorSpec = ERRORS[code];
+    super(message ?? renderTemplate(spec.message, details));
+    this.status = spec.status;
+    this.hint = spec.hint;
+  }
+}
