@@ -336,7 +336,11 @@ export async function homeBench(backend: Backend, opts: HomeBenchOptions): Promi
       const stopped = monitor.stopped?.cause ?? eventStop;
       if (stopped) return await fail(monitorError(stopped));
       if (res.outcome !== "completed") {
-        const why = res.fault ? `${res.fault.device}: ${res.fault.message}` : res.outcome;
+        const why = res.fault
+          ? `${res.fault.device}: ${res.fault.message}`
+          : res.outcome === "aborted" && signal.aborted
+            ? `aborted: ${String(signal.reason)}`
+            : res.outcome;
         return await fail(
           new HomeError("execute", `chunk ${c + 1}/${plan.chunks.length} ended early (${why})`),
         );
