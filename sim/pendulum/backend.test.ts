@@ -105,7 +105,7 @@ describe("SimBackend, pendulum scene", () => {
     expect(gate.length).toBeGreaterThanOrEqual(8);
     expect(gate.every((e) => e.name === PHOTOGATE && e.source === "sim")).toBe(true);
     // the bob rested in the beam: the first change clears it, then changes alternate
-    gate.forEach((e, i) => expect(e.values.blocked).toBe(i % 2 === 0 ? 0 : 1));
+    expect(gate.map((e) => e.values.blocked)).toEqual(gate.map((_, i) => (i % 2 === 0 ? 0 : 1)));
     expect(b.privilegedState().scene).toBe("pendulum");
   });
 

@@ -16,7 +16,7 @@ import { lookAt } from "../buzzwire/bench.ts";
 import { createPrng } from "../prng.ts";
 
 /** Range of the hidden rod length (hinge axis to bob centre), m. */
-export const PENDULUM_LENGTH_RANGE_M = Object.freeze([0.25, 0.6] as const);
+export const PENDULUM_LENGTH_RANGE_M = Object.freeze([0.32, 0.6] as const);
 
 /** Everything the simulator needs to build the pendulum bench; also the task's bench context. */
 export interface PendulumBenchSpec {

@@ -266,9 +266,9 @@ export class PendulumBench {
       const ca = this.world.getCollider(h);
       this.world.contactPairsWith(ca, (cb) => {
         const tb = this.names.get(cb.handle);
-        if (!tb || tb.group !== "env") return;
+        if (tb?.group !== "env") return;
         const c = ca.contactCollider(cb, 0, this.contactTmp);
-        if (c && c.distance <= 0) set.add(`${this.names.get(h)!.name}|${tb.name}`);
+        if (c !== null && c.distance <= 0) set.add(`${this.names.get(h)!.name}|${tb.name}`);
       });
     }
     return { loopOnWire: false, collisions: set.size === 0 ? EMPTY : [...set].sort() };

@@ -36,7 +36,10 @@ async function api(method: "GET" | "POST", url: string, body?: unknown) {
 
 async function ok(method: "GET" | "POST", url: string, body?: unknown) {
   const r = await api(method, url, body);
-  if (r.status !== 200) throw new Error(`${method} ${url} → ${r.status}: ${JSON.stringify(r.body)}`);
+  if (r.status !== 200)
+    throw new Error(
+      `${method} ${url} → ${r.status}: ${JSON.stringify(r.body)} (${g!.gateway.episode?.endDetail ?? ""})`,
+    );
   return r.body;
 }
 
@@ -99,14 +102,6 @@ async function pushAndRestore(q0: number[]): Promise<void> {
   await ok("POST", "/v1/act", { type: "joint_position", dt: 0.5, rows: back });
 }
 
-async function readGate() {
-  const r = await api("GET", "/v1/instruments/photogate");
-  if (r.status === 200) return r.body;
-  const out = g!.gateway.requireEpisode().instrument("photogate"); // TEMP until the route exists
-  seen.push(JSON.stringify(out));
-  return out;
-}
-
 /** Beam passes (mid-times of blocked intervals) from the photogate's change log. */
 function passes(readings: { t: number; blocked: number }[]): number[] {
   const out: number[] = [];
@@ -127,7 +122,7 @@ async function referenceProcedure(): Promise<{ lengthM: number; evidence: string
   const evidence: string[] = [];
   for (let k = 0; k < 2; k++)
     evidence.push((await ok("POST", "/v1/observe", { advance_s: 5, cameras: ["front"] })).observation_id);
-  const gate = await readGate(); // TEMP
+  const gate = await ok("GET", "/v1/instruments/photogate");
   evidence.push(gate.observation_id);
   const mids = passes(gate.readings);
   expect(mids.length).toBeGreaterThanOrEqual(7);
@@ -153,7 +148,8 @@ function hiddenStrings(seed: number): string[] {
 
 describe("pendulum-length on the sim bench, through the Standard API", () => {
   const errors: string[] = [];
-  for (const seed of [1, 2, 3, 4, 5]) {
+  // seeds 32 and 98 give the shortest (0.322 m) and the longest (0.599 m) pendulum of the first 200
+  for (const seed of [1, 2, 3, 32, 98]) {
     it(`the reference procedure measures the length within tolerance (seed ${seed})`, async () => {
       await start(seed);
       const truth = samplePendulumBench(FR3, seed).pendulum.lengthM;
@@ -169,7 +165,7 @@ describe("pendulum-length on the sim bench, through the Standard API", () => {
       expect(judgeScore().processScore).toBe(1);
       // the hidden length never reached the agent
       for (const s of hiddenStrings(seed)) for (const body of seen) expect(body.includes(s)).toBe(false);
-      if (seed === 5) console.log(`pendulum reference procedure:\n  ${errors.join("\n  ")}`);
+      if (seed === 98) console.log(`pendulum reference procedure:\n  ${errors.join("\n  ")}`);
     });
   }
 
