@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { beforeAll, describe, expect, it } from "vitest";
 import { assertWellFormedXml } from "../gateway/report/testing.ts";
+import { AGENT_TOKEN, OPERATOR_TOKEN, testGateway } from "../gateway/testing.ts";
 import type { RunReport } from "../gateway/report/types.ts";
 import { FR3 } from "../robots/franka/models.ts";
 import { poseToMat4 } from "../robots/math.ts";
@@ -53,6 +54,8 @@ if (trial === 1) {
 }
 `;
 
+const CRASHER = `console.error("crashing"); process.exit(5);`;
+
 const SLEEPER = `console.log("sleeping"); setTimeout(() => {}, 120000);`;
 
 class Sink extends Writable {
@@ -73,6 +76,7 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "rg-run-"));
   writeFileSync(join(dir, "agent.mjs"), AGENT);
   writeFileSync(join(dir, "sleeper.mjs"), SLEEPER);
+  writeFileSync(join(dir, "crasher.mjs"), CRASHER);
   // test-only knowledge: the reference path along trial 2's wire, from the sim's start pose
   const cal = sampleBenchCalibration(FR3, SEED + 1);
   const startQ = startMarkJoints(FR3, cal.wire, poseToMat4(cal.tool.loopPoseFlange), FR3.homeQ);
@@ -210,5 +214,47 @@ describe("robot-gateway run", () => {
     expect(text).not.toContain("\x1b[");
     expect(text).toMatch(/trial 1\/1 seed 4: episode .+ started\n/);
     expect(text).toMatch(/trial 1\/1 seed 4: incomplete \(finished, ended by the run\)/);
+  }, 30_000);
+
+  it("against a running gateway: the run ends a crashed agent's episode with the agent token", async () => {
+    const g = await testGateway({
+      robot: "fr3",
+      backend: { type: "mirror" },
+      task: { id: "free-motion", seed: 0 },
+    });
+    try {
+      const url = await g.app.listen({ host: "127.0.0.1", port: 0 });
+      const common = {
+        url,
+        operatorToken: OPERATOR_TOKEN,
+        agentToken: AGENT_TOKEN,
+        trials: 1,
+        seed: 7,
+        progress: new Sink(false),
+        pollMs: 50,
+      };
+      const { report } = await runTrials({
+        ...common,
+        agent: `node "${join(dir, "crasher.mjs")}"`,
+        out: join(dir, "remote"),
+      });
+      expect(report.bench).toBe(url);
+      expect(report.task).toBe("free-motion");
+      expect(report.trials[0]).toMatchObject({
+        seed: 7,
+        ended_by: "run",
+        end_reason: "finished",
+        run_note: "agent exited with code 5 while the episode was running",
+        agent: { exit_code: 5 },
+      });
+      // the gateway's own episode list agrees
+      expect(g.gateway.findEpisode(report.trials[0]!.episode_id!)?.endReason).toBe("finished");
+      // a trial whose episode cannot start is reported, not thrown
+      const bad = await runTrials({ ...common, task: "no-such-task", agent: "true", out: join(dir, "bad") });
+      expect(bad.report.trials[0]).toMatchObject({ outcome: "error", episode_id: null, end_reason: null });
+      expect(bad.report.trials[0]!.run_note).toMatch(/could not be started.*RB_ERR_UNKNOWN_TASK/);
+    } finally {
+      await g.close();
+    }
   }, 30_000);
 });
