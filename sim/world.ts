@@ -86,13 +86,18 @@ export class PhysicsWorld {
   /** collider handles by group, in creation order */
   private readonly byGroup = new Map<GroupName, number[]>();
   private readonly contactTmp: RAPIER.ShapeContact;
+  private readonly gravity: { x: number; y: number; z: number };
+  /** scratch quaternion for pose setters (no per-call allocation) */
+  private readonly quatTmp = { x: 0, y: 0, z: 0, w: 1 };
+  private readonly vecTmp = { x: 0, y: 0, z: 0 };
 
   constructor(
     private readonly R: Rapier,
     readonly opts: WorldOptions,
   ) {
     const g = opts.gravityMps2 ?? [0, 0, -9.81];
-    this.world = new R.World({ x: g[0], y: g[1], z: g[2] });
+    this.gravity = { x: g[0], y: g[1], z: g[2] };
+    this.world = new R.World(this.gravity);
     this.applyParams();
     this.contactTmp = new R.ShapeContact(
       0,
@@ -111,6 +116,8 @@ export class PhysicsWorld {
     this.world.timestep = this.opts.timestepS;
     // lengthUnit is 1 (metres), so the normalised distance is in metres
     this.world.integrationParameters.normalizedPredictionDistance = this.opts.predictionDistanceM;
+    // the internal profiler reads the wall clock several times per step; nothing here uses it
+    this.world.profilerEnabled = false;
   }
 
   /** Number of colliders (for benchmarks and tests). */
@@ -140,10 +147,40 @@ export class PhysicsWorld {
     const q = rotationQuat(pose);
     desc.setTranslation(pose[3]!, pose[7]!, pose[11]!).setRotation(q);
     const body = this.world.createRigidBody(desc);
+    this.attach(body, colliders, tag, opts);
+    return body.handle;
+  }
+
+  /**
+   * Attach more colliders to an existing body, with their own tag (group and name), placed at
+   * `bodyFromColliders` in the body's frame. Returns the new collider handles.
+   */
+  addColliders(
+    body: number,
+    colliders: readonly ColliderSpec[],
+    tag: ColliderTag,
+    bodyFromColliders?: Mat4,
+    opts: { densityKgM3?: number; friction?: number } = {},
+  ): number[] {
+    return this.attach(this.world.getRigidBody(body), colliders, tag, opts, bodyFromColliders);
+  }
+
+  private attach(
+    body: RAPIER.RigidBody,
+    colliders: readonly ColliderSpec[],
+    tag: ColliderTag,
+    opts: { densityKgM3?: number; friction?: number },
+    offset?: Mat4,
+  ): number[] {
+    const R = this.R;
     const groups = (GROUP[tag.group] << 16) | FILTER[tag.group];
-    // several parts become one compound collider: far fewer broad-phase entries and pairs
+    // several parts become one compound collider: far fewer broad-phase entries and pairs; an
+    // offset collider is a compound too, so that its own translation is free for the offset
     const descs =
-      colliders.length > 1 ? [compoundDesc(R, colliders)] : colliders.map((c) => colliderDesc(R, c));
+      colliders.length > 1 || offset
+        ? [compoundDesc(R, colliders)]
+        : colliders.map((c) => colliderDesc(R, c));
+    const handles: number[] = [];
     for (const d of descs) {
       const cd = d
         .setCollisionGroups(groups)
@@ -154,20 +191,43 @@ export class PhysicsWorld {
         )
         .setDensity(opts.densityKgM3 ?? 1000)
         .setFriction(opts.friction ?? 0.5);
+      if (offset) {
+        cd.setTranslation(offset[3]!, offset[7]!, offset[11]!).setRotation(rotationQuat(offset));
+      }
       const c = this.world.createCollider(cd, body);
       this.tags.set(c.handle, tag);
       const list = this.byGroup.get(tag.group) ?? [];
       list.push(c.handle);
       this.byGroup.set(tag.group, list);
+      handles.push(c.handle);
     }
-    return body.handle;
+    return handles;
+  }
+
+  /** Move a collider within its body (body frame, m); e.g. fingers sliding on the hand. */
+  setColliderTranslation(collider: number, x: number, y: number, z: number): void {
+    const v = this.vecTmp;
+    v.x = x;
+    v.y = y;
+    v.z = z;
+    this.world.getCollider(collider).setTranslationWrtParent(v);
+  }
+
+  /** A collider's position within its body (body frame, m). */
+  colliderTranslation(collider: number): Vec3 {
+    const t = this.world.getCollider(collider).translationWrtParent();
+    return t ? [t.x, t.y, t.z] : [0, 0, 0];
   }
 
   /** Command a kinematic body's pose for the end of the next step (world ← body). */
   setKinematicPose(body: number, pose: Mat4): void {
     const b = this.world.getRigidBody(body);
-    b.setNextKinematicTranslation({ x: pose[3]!, y: pose[7]!, z: pose[11]! });
-    b.setNextKinematicRotation(rotationQuat(pose));
+    const v = this.vecTmp;
+    v.x = pose[3]!;
+    v.y = pose[7]!;
+    v.z = pose[11]!;
+    b.setNextKinematicTranslation(v);
+    b.setNextKinematicRotation(rotationQuat(pose, this.quatTmp));
   }
 
   /** Move a body to a pose at once (reset, restore); kinematic bodies also get it as next pose. */
@@ -196,7 +256,22 @@ export class PhysicsWorld {
 
   /** Advance one fixed step. */
   step(): void {
-    this.world.step();
+    // World.step() = this pipeline step + a re-scan of every body and collider handle (several
+    // WASM calls each) to map objects created inside WASM; this world never creates any there
+    const w = this.world;
+    w.physicsPipeline.step(
+      this.gravity,
+      w.integrationParameters,
+      w.islands,
+      w.broadPhase,
+      w.narrowPhase,
+      w.bodies,
+      w.colliders,
+      w.softBodies,
+      w.impulseJoints,
+      w.multibodyJoints,
+      w.ccdSolver,
+    );
   }
 
   /**
@@ -205,16 +280,24 @@ export class PhysicsWorld {
    * are checked exactly. Runs in the physics loop.
    */
   touching(ga: GroupName, gb: GroupName, visit: TouchVisitor): void {
-    const list = this.byGroup.get(ga);
-    if (!list) return;
-    for (const h of list) {
-      const ca = this.world.getCollider(h);
-      const ta = this.tags.get(h)!;
-      this.world.contactPairsWith(ca, (cb) => {
-        const tb = this.tags.get(cb.handle);
-        if (!tb || tb.group !== gb) return;
-        const c = ca.contactCollider(cb, 0, this.contactTmp);
-        if (c && c.distance <= 0) visit(ta, tb);
+    const la = this.byGroup.get(ga);
+    const lb = this.byGroup.get(gb);
+    if (!la || !lb) return;
+    // one narrow-phase scan per collider of the smaller group (e.g. 4 env colliders, not 12 arm ones)
+    const swap = lb.length < la.length;
+    const outer = swap ? lb : la;
+    const other = swap ? ga : gb;
+    for (const h of outer) {
+      const co = this.world.getCollider(h);
+      const to = this.tags.get(h)!;
+      this.world.contactPairsWith(co, (ci) => {
+        const ti = this.tags.get(ci.handle);
+        if (!ti || ti.group !== other) return;
+        const c = co.contactCollider(ci, 0, this.contactTmp);
+        if (c && c.distance <= 0) {
+          if (swap) visit(ti, to);
+          else visit(to, ti);
+        }
       });
     }
   }
@@ -309,7 +392,10 @@ export function quatFromTo(u: Vec3, v: Vec3): { x: number; y: number; z: number;
 }
 
 /** Rotation part of a row-major transform as a Rapier quaternion object. */
-export function rotationQuat(m: Mat4): { x: number; y: number; z: number; w: number } {
+export function rotationQuat(
+  m: Mat4,
+  out: { x: number; y: number; z: number; w: number } = { x: 0, y: 0, z: 0, w: 1 },
+): { x: number; y: number; z: number; w: number } {
   const m00 = m[0]!;
   const m11 = m[5]!;
   const m22 = m[10]!;
@@ -343,7 +429,11 @@ export function rotationQuat(m: Mat4): { x: number; y: number; z: number; w: num
     y = (m[6]! + m[9]!) / s;
     z = 0.25 * s;
   }
-  return { x, y, z, w };
+  out.x = x;
+  out.y = y;
+  out.z = z;
+  out.w = w;
+  return out;
 }
 
 /** Row-major rotation (translation zeroed) from a unit quaternion. */

@@ -16,12 +16,21 @@ export class RingWireContact {
   private readonly wireMid: Float64Array;
   /** ring segments in the loop frame */
   private readonly ringLocal: Float64Array;
-  /** ring segments in the world frame (scratch) */
-  private readonly ringWorld: Float64Array;
   private readonly touchDistM: number;
   private readonly reachM: number;
-  /** smallest surface distance found by the last call, m (Infinity when nothing is near) */
+  /** ring extent in the loop frame: nearest / farthest distance from the loop axis, z range, m */
+  private readonly ringRhoMinM: number;
+  private readonly ringRhoMaxM: number;
+  private readonly ringZMinM: number;
+  private readonly ringZMaxM: number;
+  /**
+   * Smallest surface distance seen by the last call, m: exact for every wire segment that could
+   * touch, a lower bound for the segments skipped by the bounds (Infinity when nothing is near).
+   * Touching (≤ 0) is always decided by the exact distance.
+   */
   lastClearanceM = Infinity;
+  /** exact segment–segment distances computed by the last call (for benchmarks and tests) */
+  lastExactChecks = 0;
 
   constructor(
     wireSegments: ReadonlyArray<readonly [Vec3, Vec3]>,
@@ -44,63 +53,126 @@ export class RingWireContact {
       );
     });
     this.ringLocal = new Float64Array(ringSegments.length * 6);
+    let rhoMin = Infinity;
+    let rhoMax = 0;
+    let zMin = Infinity;
+    let zMax = -Infinity;
+    let ringR = 0;
     ringSegments.forEach(([a, b], i) => {
       this.ringLocal.set([...a, ...b], i * 6);
+      rhoMin = Math.min(rhoMin, axisDistance2d(a[0], a[1], b[0], b[1]));
+      rhoMax = Math.max(rhoMax, Math.hypot(a[0], a[1]), Math.hypot(b[0], b[1]));
+      zMin = Math.min(zMin, a[2], b[2]);
+      zMax = Math.max(zMax, a[2], b[2]);
+      ringR = Math.max(ringR, Math.hypot(...a), Math.hypot(...b));
     });
-    this.ringWorld = new Float64Array(this.ringLocal.length);
-    let ringR = 0;
-    for (let i = 0; i < this.ringLocal.length; i += 3)
-      ringR = Math.max(ringR, Math.hypot(this.ringLocal[i]!, this.ringLocal[i + 1]!, this.ringLocal[i + 2]!));
+    this.ringRhoMinM = rhoMin;
+    this.ringRhoMaxM = rhoMax;
+    this.ringZMinM = zMin;
+    this.ringZMaxM = zMax;
     this.touchDistM = wireRadiusM + ringWireRadiusM;
     this.reachM = ringR + this.touchDistM + 1e-3;
   }
 
-  /** True when the ring at world ← loop `loop` touches the wire (distance ≤ 0). */
+  /**
+   * True when the ring at world ← loop `loop` touches the wire (distance ≤ 0). Hot path.
+   *
+   * Three stages, each exact or conservative: wire segments whose bounding sphere is out of reach
+   * of the ring are skipped; the rest are moved into the loop frame, where a lower bound on their
+   * distance to the ring follows from the ring's extent (distance from the loop axis in
+   * [ρmin, ρmax], height in [zmin, zmax]): |P − Q|² ≥ (|Pxy| − |Qxy|)² + (Pz − Qz)². Only a segment
+   * whose bound is within touching distance gets the exact segment–segment distances.
+   */
   ringTouchesWire(loop: Mat4): boolean {
-    const r = this.ringLocal;
-    const w = this.ringWorld;
-    for (let i = 0; i < r.length; i += 3) {
-      const x = r[i]!;
-      const y = r[i + 1]!;
-      const z = r[i + 2]!;
-      w[i] = loop[0]! * x + loop[1]! * y + loop[2]! * z + loop[3]!;
-      w[i + 1] = loop[4]! * x + loop[5]! * y + loop[6]! * z + loop[7]!;
-      w[i + 2] = loop[8]! * x + loop[9]! * y + loop[10]! * z + loop[11]!;
-    }
     const cx = loop[3]!;
     const cy = loop[7]!;
     const cz = loop[11]!;
+    // loop-frame axes (columns of the rotation)
+    const r00 = loop[0]!;
+    const r10 = loop[4]!;
+    const r20 = loop[8]!;
+    const r01 = loop[1]!;
+    const r11 = loop[5]!;
+    const r21 = loop[9]!;
+    const r02 = loop[2]!;
+    const r12 = loop[6]!;
+    const r22 = loop[10]!;
+    const touch = this.touchDistM;
+    const r = this.ringLocal;
+    const mid = this.wireMid;
+    const wire = this.wire;
     let best = Infinity;
-    const nw = this.wireMid.length / 4;
+    let exact = 0;
+    const nw = mid.length / 4;
     for (let k = 0; k < nw; k++) {
       const m = k * 4;
-      const dx = this.wireMid[m]! - cx;
-      const dy = this.wireMid[m + 1]! - cy;
-      const dz = this.wireMid[m + 2]! - cz;
-      const lim = this.reachM + this.wireMid[m + 3]!;
+      const dx = mid[m]! - cx;
+      const dy = mid[m + 1]! - cy;
+      const dz = mid[m + 2]! - cz;
+      const lim = this.reachM + mid[m + 3]!;
       if (dx * dx + dy * dy + dz * dz > lim * lim) continue;
       const o = k * 6;
-      for (let i = 0; i < w.length; i += 6) {
+      const ax = wire[o]! - cx;
+      const ay = wire[o + 1]! - cy;
+      const az = wire[o + 2]! - cz;
+      const bx = wire[o + 3]! - cx;
+      const by = wire[o + 4]! - cy;
+      const bz = wire[o + 5]! - cz;
+      // into the loop frame: Rᵀ (p − c)
+      const ax1 = r00 * ax + r10 * ay + r20 * az;
+      const ay1 = r01 * ax + r11 * ay + r21 * az;
+      const az1 = r02 * ax + r12 * ay + r22 * az;
+      const bx1 = r00 * bx + r10 * by + r20 * bz;
+      const by1 = r01 * bx + r11 * by + r21 * bz;
+      const bz1 = r02 * bx + r12 * by + r22 * bz;
+      // height gap between the segment's and the ring's z ranges
+      const zLo = Math.min(az1, bz1);
+      const zHi = Math.max(az1, bz1);
+      const gapZ = Math.max(0, this.ringZMinM - zHi, zLo - this.ringZMaxM);
+      // radial gap: the segment's distance from the axis is convex along it (max at an end)
+      const rhoFar = Math.sqrt(Math.max(ax1 * ax1 + ay1 * ay1, bx1 * bx1 + by1 * by1));
+      const rhoNear = axisDistance2d(ax1, ay1, bx1, by1);
+      const gapRho = Math.max(0, this.ringRhoMinM - rhoFar, rhoNear - this.ringRhoMaxM);
+      const bound = Math.sqrt(gapZ * gapZ + gapRho * gapRho);
+      if (bound > touch) {
+        if (bound < best) best = bound;
+        continue;
+      }
+      for (let i = 0; i < r.length; i += 6) {
         const d = segmentDistance(
-          w[i]!,
-          w[i + 1]!,
-          w[i + 2]!,
-          w[i + 3]!,
-          w[i + 4]!,
-          w[i + 5]!,
-          this.wire[o]!,
-          this.wire[o + 1]!,
-          this.wire[o + 2]!,
-          this.wire[o + 3]!,
-          this.wire[o + 4]!,
-          this.wire[o + 5]!,
+          r[i]!,
+          r[i + 1]!,
+          r[i + 2]!,
+          r[i + 3]!,
+          r[i + 4]!,
+          r[i + 5]!,
+          ax1,
+          ay1,
+          az1,
+          bx1,
+          by1,
+          bz1,
         );
         if (d < best) best = d;
       }
+      exact += r.length / 6;
     }
-    this.lastClearanceM = best - this.touchDistM;
+    this.lastExactChecks = exact;
+    this.lastClearanceM = best - touch;
     return this.lastClearanceM <= 0;
   }
+}
+
+/** Distance from the origin to the 2-D segment (ax, ay)–(bx, by). */
+function axisDistance2d(ax: number, ay: number, bx: number, by: number): number {
+  const ux = bx - ax;
+  const uy = by - ay;
+  const uu = ux * ux + uy * uy;
+  let t = uu > 1e-24 ? -(ax * ux + ay * uy) / uu : 0;
+  t = Math.min(1, Math.max(0, t));
+  const px = ax + ux * t;
+  const py = ay + uy * t;
+  return Math.sqrt(px * px + py * py);
 }
 
 /** Closest distance between segments P0P1 and Q0Q1 (closed form, clamped parameters). */

@@ -64,8 +64,15 @@ export class BuzzWireBench {
   /** wire centreline in the world frame */
   readonly wireWorld: Vec3[];
   private readonly links: LinkBody[] = [];
-  private readonly fingerBodies: [number, number];
-  private readonly loopBody: number;
+  private readonly fingerColliders: [number, number];
+  /** joint angles of the last `applyArm` (NaN: unknown, place everything) */
+  private readonly lastQ = new Float64Array(7).fill(Number.NaN);
+  private lastGripperWidthM = Number.NaN;
+  /**
+   * the finger colliders' offsets in the flange frame as Rapier stores them (f32-rounded), m;
+   * compared before moving a finger so that a restored world and a running one decide alike
+   */
+  private readonly fingerT = new Float64Array(6).fill(Number.NaN);
   private readonly fk: FkWorkspace = fkWorkspace();
   private readonly tmp = new Float64Array(16);
   private readonly tmp2 = new Float64Array(16);
@@ -219,12 +226,26 @@ export class BuzzWireBench {
       });
     }
 
-    // fingers: boxes in the hand frame, moved along hand y by ± width / 2
+    // fingers: boxes in the hand frame, moved along hand y by ± width / 2; colliders on the flange
+    // body (moved within it only when the opening changes), so they cost no pose update per tick
+    const flange = this.links.find((l) => l.frame === 8);
+    if (!flange) throw new Error("the robot model has no collision capsule on the flange frame (8)");
     const fingerHalf: Vec3 = [0.009, 0.005, 0.022];
     const fingerBox: ColliderSpec[] = [{ kind: "box", centre: [0, 0, 0], halfExtentsM: fingerHalf }];
-    this.fingerBodies = [
-      this.physics.addBody("kinematic", mat4Identity(), fingerBox, { group: "arm", name: "finger_left" }),
-      this.physics.addBody("kinematic", mat4Identity(), fingerBox, { group: "arm", name: "finger_right" }),
+    const flangeFromHand = this.handFromFlange;
+    this.fingerColliders = [
+      this.physics.addColliders(
+        flange.body,
+        fingerBox,
+        { group: "arm", name: "finger_left" },
+        flangeFromHand,
+      )[0]!,
+      this.physics.addColliders(
+        flange.body,
+        fingerBox,
+        { group: "arm", name: "finger_right" },
+        flangeFromHand,
+      )[0]!,
     ];
     for (const [k, id] of ["finger_left", "finger_right"].entries()) {
       const obj = add({
@@ -233,8 +254,14 @@ export class BuzzWireBench {
         pose: mat4Identity(),
         color: COLORS.finger,
       });
-      const body = this.fingerBodies[k]!;
-      this.renderSync.push(() => this.physics.bodyPose(body, obj.pose));
+      this.renderSync.push(() => {
+        const p = this.tmp2;
+        p.set(this.handFromFlange);
+        p[3] = this.fingerT[k * 3]!;
+        p[7] = this.fingerT[k * 3 + 1]!;
+        p[11] = this.fingerT[k * 3 + 2]!;
+        mat4Mul(this.flangeWorld(this.tmp), p, obj.pose);
+      });
     }
 
     // the loop: ring capsules (circuit) + handle (insulated), in the loop frame
@@ -248,22 +275,18 @@ export class BuzzWireBench {
       b,
       radiusM: tool.loopWireRadiusM,
     }));
-    this.loopBody = this.physics.addBody("kinematic", mat4Identity(), ringCaps, {
-      group: "loop",
-      name: "loop",
-    });
+    // ring and handle ride on the flange body at the tool offset; the handle is insulated: its own group
+    this.physics.addColliders(flange.body, ringCaps, { group: "loop", name: "loop" }, this.toolFromFlange);
     const rim = tool.loopInnerRadiusM + 2 * tool.loopWireRadiusM;
     const handleR = 0.004;
     const handleA: Vec3 = [-(rim + handleR), 0, 0];
     const handleB: Vec3 = [-(rim + tool.handleLengthM), 0, 0];
-    // the handle rides on the loop body's frame but in its own insulated group: a second body
-    const handleBody = this.physics.addBody(
-      "kinematic",
-      mat4Identity(),
+    this.physics.addColliders(
+      flange.body,
       [{ kind: "capsule", a: handleA, b: handleB, radiusM: handleR }],
       { group: "handle", name: "handle" },
+      this.toolFromFlange,
     );
-    this.handleBody = handleBody;
     const ringObj = add({
       id: "loop",
       shape: { kind: "torus", majorRadiusM: major, minorRadiusM: tool.loopWireRadiusM },
@@ -278,12 +301,11 @@ export class BuzzWireBench {
     });
     const handleLocal = segmentPose(handleA, handleB);
     this.renderSync.push(() => {
-      this.physics.bodyPose(this.loopBody, ringObj.pose);
+      this.loopWorld(ringObj.pose);
       mat4Mul(ringObj.pose, handleLocal, handleObj.pose);
     });
   }
 
-  private readonly handleBody: number;
   private readonly circuit: RingWireContact;
   private readonly loopTmp = new Float64Array(16);
 
@@ -300,36 +322,65 @@ export class BuzzWireBench {
   /**
    * Put every arm-carried body at the pose for joint angles q and finger opening (hot path).
    * With `teleport` the bodies jump there at once (reset / restore), otherwise they are moved
-   * kinematically during the next step.
+   * kinematically during the next step. Only bodies whose frame moved get a new pose (a link
+   * depends on the joints before it), and the fingers move only when the opening changed.
    */
   applyArm(q: ArrayLike<number>, gripperWidthM: number, teleport = false): void {
     const f = forwardKinematicsInto(this.robot, q, this.fk, this.toolFromFlange);
-    const place = teleport
-      ? this.physics.teleport.bind(this.physics)
-      : this.physics.setKinematicPose.bind(this.physics);
+    // first joint that changed since the last call: frames ≤ that index did not move
+    let firstChanged = teleport ? 0 : 7;
+    for (let j = 0; j < 7 && firstChanged === 7; j++) if (q[j] !== this.lastQ[j]) firstChanged = j;
+    for (let j = 0; j < 7; j++) this.lastQ[j] = q[j]!;
     const w = this.tmp;
-    for (const l of this.links) place(l.body, mat4Mul(this.worldFromBase, f[l.frame]!, w));
-    // fingers: hand frame = flange · yaw; finger centre at TCP − 22 mm along z, ± width/2 along y
-    const hand = mat4Mul(mat4Mul(this.worldFromBase, f[8]!, this.tmp2), this.handFromFlange, w);
-    const zOff = FRANKA_HAND_TCP_OFFSET_M - 0.022;
-    for (let k = 0; k < 2; k++) {
-      const sgn = k === 0 ? 1 : -1;
-      const off = sgn * (gripperWidthM / 2 + 0.005);
-      const p = this.tmp2;
-      p.set(hand);
-      p[3] = hand[3]! + hand[1]! * off + hand[2]! * zOff;
-      p[7] = hand[7]! + hand[5]! * off + hand[6]! * zOff;
-      p[11] = hand[11]! + hand[9]! * off + hand[10]! * zOff;
-      place(this.fingerBodies[k]!, p);
+    for (const l of this.links) {
+      if (l.frame <= firstChanged) continue;
+      mat4Mul(this.worldFromBase, f[l.frame]!, w);
+      if (teleport) this.physics.teleport(l.body, w);
+      else this.physics.setKinematicPose(l.body, w);
     }
-    mat4Mul(this.worldFromBase, f[9]!, w);
-    place(this.loopBody, w);
-    place(this.handleBody, w);
+    if (teleport || gripperWidthM !== this.lastGripperWidthM) {
+      this.lastGripperWidthM = gripperWidthM;
+      const t = this.fingerT;
+      for (let k = 0; k < 2; k++) {
+        const p = this.fingerFlange(k, gripperWidthM, this.tmp2);
+        const x = Math.fround(p[3]!);
+        const y = Math.fround(p[7]!);
+        const z = Math.fround(p[11]!);
+        const o = k * 3;
+        if (!teleport && t[o] === x && t[o + 1] === y && t[o + 2] === z) continue;
+        t[o] = x;
+        t[o + 1] = y;
+        t[o + 2] = z;
+        this.physics.setColliderTranslation(this.fingerColliders[k]!, x, y, z);
+      }
+    }
   }
 
-  /** Recompute the kinematic frames for q without touching physics (after a restore). */
+  /** flange ← finger box centre: hand frame = flange · yaw; TCP − 22 mm along z, ± (width/2 + 5 mm) along y. */
+  private fingerFlange(k: number, gripperWidthM: number, out: Mat4): Mat4 {
+    const hand = this.handFromFlange;
+    const off = (k === 0 ? 1 : -1) * (gripperWidthM / 2 + 0.005);
+    const zOff = FRANKA_HAND_TCP_OFFSET_M - 0.022;
+    out.set(hand);
+    out[3] = hand[1]! * off + hand[2]! * zOff;
+    out[7] = hand[5]! * off + hand[6]! * zOff;
+    out[11] = hand[9]! * off + hand[10]! * zOff;
+    return out;
+  }
+
+  /**
+   * Recompute the kinematic frames for q without touching physics (after a restore: the restored
+   * world holds every link at its pose for q, so q also becomes the last applied configuration).
+   */
   updateKinematics(q: ArrayLike<number>): void {
     forwardKinematicsInto(this.robot, q, this.fk, this.toolFromFlange);
+    for (let j = 0; j < 7; j++) this.lastQ[j] = q[j]!;
+    // the fingers' offsets come back with the restored world: read them (exact f32 values)
+    for (let k = 0; k < 2; k++) {
+      const t = this.physics.colliderTranslation(this.fingerColliders[k]!);
+      this.fingerT.set(t, k * 3);
+    }
+    this.lastGripperWidthM = Number.NaN;
   }
 
   /** Ring–wire clearance found by the last step, m (Infinity when the wire is far). */
