@@ -4,6 +4,7 @@ import { ROBOTS } from "../robots/franka/models.ts";
 import { robotSpec } from "../gateway/api/spec.ts";
 import { devices } from "./devices.ts";
 import { gradeCommand } from "./grade.ts";
+import { runCommand } from "./run.ts";
 import { serve } from "./serve.ts";
 
 function int(name: string) {
@@ -89,5 +90,6 @@ program
   });
 
 program.addCommand(gradeCommand());
+program.addCommand(runCommand());
 
 await program.parseAsync(process.argv);

@@ -414,6 +414,20 @@ describe("backend faults", () => {
 });
 
 describe("operator", () => {
+  it("ends an episode on request, once", async () => {
+    const id = g.gateway.requireEpisode().id;
+    const res = await post(
+      `/v1/admin/episodes/${id}/end`,
+      { reason: "aborted", detail: "bench check" },
+      g.operator,
+    );
+    expect(res.json()).toMatchObject({ status: "ended", reason: "aborted", detail: "bench check" });
+    expect((await post(`/v1/admin/episodes/${id}/end`, {}, g.operator)).json().error.code).toBe(
+      "RB_ERR_EPISODE_ENDED",
+    );
+    expect((await post(`/v1/admin/episodes/${id}/end`, {}, g.agent)).statusCode).toBe(403);
+  });
+
   it("lists episodes and refuses privileged calls on the mirror", async () => {
     const list = (await get("/v1/admin/episodes", g.operator)).json();
     expect(list.episodes).toHaveLength(1);

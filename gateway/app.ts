@@ -272,6 +272,20 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     );
 
     r.get(
+      "/v1/instruments/:name",
+      {
+        schema: {
+          params: z.object({ name: z.string().max(100) }),
+          response: { 200: InstrumentResponseSchema, 404: ErrorResponseSchema },
+        },
+      },
+      async (req) => {
+        const ep = gw.requireEpisode();
+        return { ...timed(ep), ...ep.instrument(req.params.name) };
+      },
+    );
+
+    r.get(
       "/v1/frames/:id",
       { schema: { params: z.object({ id: z.string().max(100) }) } },
       async (req, reply) => {
@@ -323,6 +337,30 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       async (req) => {
         const ep = gw.findEpisode(req.params.id);
         if (!ep) throw new GatewayError("RB_ERR_NOT_FOUND", { method: "GET", url: req.url });
+        return episodeSummary(ep);
+      },
+    );
+
+    r.post(
+      "/v1/admin/episodes/:id/end",
+      {
+        schema: {
+          params: z.object({ id: z.string().max(100) }),
+          body: z
+            .strictObject({
+              reason: z.enum(["finished", "aborted"]).default("aborted"),
+              detail: z.string().max(500).optional(),
+            })
+            .default({ reason: "aborted" }),
+          response: { 200: EpisodeSummarySchema, 404: ErrorResponseSchema, 409: ErrorResponseSchema },
+        },
+      },
+      async (req) => {
+        const ep = gw.findEpisode(req.params.id);
+        if (!ep) throw new GatewayError("RB_ERR_NOT_FOUND", { method: "POST", url: req.url });
+        if (ep.isEnded) throw new GatewayError("RB_ERR_EPISODE_ENDED", { reason: ep.endReason });
+        await ep.stopMotion(`operator ended the episode`);
+        ep.end(req.body.reason, req.body.detail ?? "ended by the operator");
         return episodeSummary(ep);
       },
     );

@@ -13,6 +13,8 @@ import { type ActionCatalog, actionCatalog, type IkPort } from "./episode/action
 import { Episode } from "./episode/episode.ts";
 import { EStopLatch } from "./safety/estop.ts";
 import { SafetyMonitor } from "./safety/monitor.ts";
+import { homeForEpisode } from "./strategy/episode-start.ts";
+import { HomeError } from "./strategy/home.ts";
 import type { EpisodeObserver } from "./episode/observer.ts";
 import { FrameStore } from "./frames/frame-store.ts";
 import type { Provenance } from "./recorder/provenance.ts";
@@ -116,6 +118,16 @@ export class Gateway {
     }
     const backend = this.bench.backend;
     if (backend.reset) await backend.reset({ seed });
+    else {
+      // a real bench cannot teleport: drive it to the episode's start pose under the safety supervisor
+      try {
+        await homeForEpisode(this.bench, seed, this.estopLatch);
+      } catch (e) {
+        if (e instanceof HomeError)
+          throw new GatewayError("RB_ERR_HOMING", { reason: e.message, kind: e.kind });
+        throw e;
+      }
+    }
     const ctx: TaskContext = {
       robot: backend.describe().robot,
       toolFromFlange: this.bench.toolFromFlange,

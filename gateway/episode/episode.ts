@@ -257,7 +257,7 @@ export class Episode {
     }
     const captured = await this.captureOrFault(cameras, req.depth);
     const reading = this.cfg.backend.read();
-    const id = this.newObservation();
+    const id = this.newObservation(reading.t - this.t0);
     const frames = this.storeFrames(captured, req.encoding, req.depth);
     for (const o of this.cfg.observers) o.onObservation?.(this, id, reading, captured);
     return {
@@ -276,8 +276,9 @@ export class Episode {
       throw new GatewayError("RB_ERR_UNKNOWN_INSTRUMENT", { name, instruments: known.join(", ") || "none" });
     }
     const readings = (this.instrumentLog.get(name) ?? []).map((r) => ({ t: r.t, ...r.values }));
-    const id = this.newObservation();
-    for (const o of this.cfg.observers) o.onInstrumentRead?.(this, id, name);
+    const t = this.t();
+    const id = this.newObservation(t);
+    for (const o of this.cfg.observers) o.onInstrumentRead?.(this, id, name, t);
     return { observation_id: id, name, readings };
   }
 
@@ -627,10 +628,11 @@ export class Episode {
     });
   }
 
-  private newObservation(): string {
+  /** Issue an observation id at episode time `t` (recorded with that same t, so grade agrees). */
+  private newObservation(t: number): string {
     const id = `obs-${randomUUID()}`;
     this.observations.add(id);
-    this.cfg.judge.onObservation?.(id, this.t());
+    this.cfg.judge.onObservation?.(id, t);
     return id;
   }
 

@@ -18,7 +18,7 @@ export interface EpisodeObserver {
   /** frames captured during an act (the video of the execution) */
   onFrames?(ep: Episode, frames: readonly Frame[]): void;
   /** the agent exported an instrument's readings; `id` is the observation id it may cite */
-  onInstrumentRead?(ep: Episode, id: string, name: string): void;
+  onInstrumentRead?(ep: Episode, id: string, name: string, t: number): void;
   onSubmit?(ep: Episode, answer: unknown, evidence: readonly string[]): void;
   onEnd?(ep: Episode): void;
 }

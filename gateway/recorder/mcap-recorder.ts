@@ -245,6 +245,15 @@ export class McapRecorder implements EpisodeObserver {
     this.onFrames(ep, frames);
   }
 
+  onInstrumentRead(_ep: Episode, id: string, name: string, t: number): void {
+    this.json(TOPICS.observations, SCHEMAS.observation, t, {
+      t,
+      observation_id: id,
+      cameras: [],
+      instrument: name,
+    });
+  }
+
   /**
    * Camera frames (observations call it; `act` videos need the episode to call it too).
    * Raw images are JPEG-encoded asynchronously, off the control loop.

@@ -18,29 +18,13 @@ import {
   Opcode,
   type McapTypes,
 } from "@mcap/core";
+import { crc32 } from "@foxglove/crc";
 
 type Channel = McapTypes.Channel;
 type Schema = McapTypes.Schema;
 type Message = McapTypes.Message;
 type ChunkIndex = McapTypes.ChunkIndex;
 type SummaryOffset = McapTypes.SummaryOffset;
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-/** CRC-32 (IEEE 802.3), as MCAP uses for chunk contents. */
-export function crc32(data: Uint8Array): number {
-  let c = 0xffffffff;
-  for (let i = 0; i < data.length; i++) c = CRC_TABLE[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
 
 export class McapStreamWriter {
   private readonly records = new McapRecordBuilder();
@@ -109,7 +93,7 @@ export class McapStreamWriter {
       messageStartTime: this.chunk.messageStartTime,
       messageEndTime: this.chunk.messageEndTime,
       uncompressedSize: BigInt(data.byteLength),
-      uncompressedCrc: crc32(data),
+      uncompressedCrc: crc32(data), // CRC-32 (IEEE 802.3) of the chunk records
       compression: "",
       records: data,
     });

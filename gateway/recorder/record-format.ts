@@ -164,11 +164,14 @@ export interface SafetyMessage {
   details: Record<string, unknown>;
 }
 
-/** /observations */
+/** /observations: camera observations and instrument exports, each an id the agent may cite */
 export interface ObservationMessage {
+  /** episode time at which the id was issued (exactly what the judge was told) */
   t: number;
   observation_id: string;
   cameras: string[];
+  /** set when the observation is an instrument export (GET /v1/instruments/:name) */
+  instrument?: string;
 }
 
 /** /submission */
@@ -239,6 +242,7 @@ export const SCHEMAS = {
     t: { type: "number" },
     observation_id: { type: "string" },
     cameras: { type: "array", items: { type: "string" } },
+    instrument: { type: "string" },
   }),
   submission: obj("robot_gateway.Submission", "the agent's answer and evidence", {
     t: { type: "number" },

@@ -200,10 +200,13 @@ export function replayRecord(contents: RecordContents, opts: ReplayOptions = {})
         else st.refusals++;
         break;
       }
-      case TOPICS.observations:
-        observationIds.add((m.data as ObservationMessage).observation_id);
+      case TOPICS.observations: {
+        const o = m.data as ObservationMessage;
+        observationIds.add(o.observation_id);
+        judge.onObservation?.(o.observation_id, o.t);
         st.observations++;
         break;
+      }
       case TOPICS.submission: {
         const s = m.data as SubmissionMessage;
         judge.onSubmit?.(s.answer, s.evidence, observationIds);

@@ -165,6 +165,11 @@ export const ERRORS = {
     message: "Privileged access is unavailable: {reason}",
     hint: "Only simulated benches in a setting that allows it offer privileged calls.",
   },
+  RB_ERR_HOMING: {
+    status: 409,
+    message: "The bench could not be driven to the start pose: {reason}",
+    hint: "Clear the arm's path (or fix the start pose), then start the episode again.",
+  },
   RB_ERR_BACKEND_FAULT: {
     status: 503,
     message: "Backend fault on {device}: {reason}",
