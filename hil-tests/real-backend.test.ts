@@ -204,8 +204,7 @@ describe("real backend on the rosbridge rig (simulator) + buzz box in simavr", (
     await expect(real.execute(moveTo(q0, 0.3))).rejects.toThrow(/RB_ERR_REAL_DEVICE_FAULT|error state/);
 
     await startAvr();
-    await real.recover();
-    await real.activate();
+    await real.recover(); // back to active
     expect(events.some((e) => e.type === "instrument" && e.name === "buzzbox.link")).toBe(true);
     expect((await real.execute(moveTo(q0, 0.5))).outcome).toBe("completed");
   }, 20_000);
@@ -230,8 +229,7 @@ describe("real backend on the rosbridge rig (simulator) + buzz box in simavr", (
 
     rig.server.setReachable(true);
     await until(() => real.drivers.arm!.peek()!.receivedT > real.now() - 0.05, "joint states again");
-    await real.recover();
-    await real.activate();
+    await real.recover(); // back to active
     expect((await real.execute(moveTo(q0, 0.5))).outcome).toBe("completed");
   }, 20_000);
 });

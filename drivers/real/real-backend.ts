@@ -11,7 +11,7 @@
  * - `active`: everything; execute() additionally needs the allow-motion switch.
  * - `error`: a device was lost (ROS connection, serial port) or the robot reported an error
  *   (reflex). Motion stopped; read() answers the last reading; an operator calls recover()
- *   once the device is back, then activate().
+ *   once the device is back (it ends `active`).
  * - `finalized`: shut down.
  *
  * Allow-motion switch: with `allowMotion: false` (the default) execute() refuses with
@@ -205,7 +205,8 @@ export class RealBackend implements Backend {
   /**
    * Operator only: leave the error state once the lost device is back. Runs franka error
    * recovery when the arm faulted and waits (up to `timeoutS`) for the contact device's link.
-   * Ends `inactive`; call activate() to move again.
+   * Ends `active`, as the seam's `Backend.recover` promises (the gateway's
+   * `POST /v1/admin/recover` calls nothing else before the next episode moves).
    */
   async recover(timeoutS = 5): Promise<void> {
     assertLifecycle("recover", this.state, ["error"]);
@@ -226,6 +227,7 @@ export class RealBackend implements Backend {
     }
     this.lastFault = undefined;
     this.state = "inactive";
+    await this.activate();
   }
 
   // ───────────────────────── state ─────────────────────────

@@ -391,8 +391,16 @@ export class BuzzboxDriver implements ContactSensor {
 
   private startTimers(): void {
     const every = Math.max(10, Math.floor(this.res.heartbeatTimeoutMs / 5));
+    let lastCheckS = this.now();
     this.watchdog = setInterval(() => {
-      if (this.up && !this.connecting && this.now() - this.lastRxS > this.res.heartbeatTimeoutMs / 1000)
+      // After an event-loop stall (a long synchronous computation elsewhere in the process) the
+      // timers run before the poll phase has read the lines that arrived meanwhile: the silence is
+      // the host's, not the board's. Judge again at the next check, after pending input was read.
+      const nowS = this.now();
+      const stalled = nowS - lastCheckS > (2 * every) / 1000;
+      lastCheckS = nowS;
+      if (stalled) return;
+      if (this.up && !this.connecting && nowS - this.lastRxS > this.res.heartbeatTimeoutMs / 1000)
         this.linkLost(
           `no line from ${this.source} for ${this.res.heartbeatTimeoutMs} ms (heartbeat timeout)`,
         );
