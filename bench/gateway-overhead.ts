@@ -1,14 +1,19 @@
 /**
- * Gateway overhead of POST /v1/act with a 50-row chunk on the mirror backend.
- * Side by side in one run: the whole call in-process (fastify inject), the whole call over
- * loopback HTTP (a real server on port 0), and the reference — the backend's own execute of the
- * same trajectory, which the gateway cannot avoid. Overhead = call − reference.
+ * Gateway overhead of POST /v1/act with a 50-row chunk (dt 10 ms, 500 control ticks) on the
+ * mirror backend. Side by side in one run:
+ * - the reference: the backend's own execute of the same trajectory (unavoidable work);
+ * - the safety work alone: interpolation, pre-check and 500 runtime-monitor ticks;
+ * - the whole call in-process (fastify inject), without and with the MCAP recorder;
+ * - the whole call over loopback HTTP (a real server on port 0), with the recorder.
+ * Overhead = call − reference.
  * Usage: npx tsx bench/gateway-overhead.ts [calls=1000]
  */
-import { performance } from "node:perf_hooks";
 import { Agent, request } from "node:http";
+import { performance } from "node:perf_hooks";
 import { interpolateChunk } from "../gateway/motion/interpolate.ts";
-import { testGateway } from "../gateway/testing.ts";
+import { precheckChunk } from "../gateway/safety/precheck.ts";
+import { SafetyMonitor } from "../gateway/safety/monitor.ts";
+import { type TestGateway, testGateway } from "../gateway/testing.ts";
 
 const calls = Number(process.argv[2] ?? 1000);
 const ROWS = 50;
@@ -19,77 +24,125 @@ function pct(a: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
 }
 
-const g = await testGateway({ backend: { type: "mirror" } });
-const backend = g.gateway.bench.backend;
-const q0 = backend.read().q;
+const recorded = await testGateway({ backend: { type: "mirror" } });
+const plain = await testGateway({ backend: { type: "mirror" } });
+plain.gateway.bench.observers = undefined; // no recorder on this one
+await plain.gateway.startEpisode();
+
+const q0 = recorded.gateway.bench.backend.read().q;
 // the arm holds its pose: every row is checked, interpolated, executed and reported as usual
 const rows = Array.from({ length: ROWS }, () => [...q0, 0.04]);
 const body = JSON.stringify({ type: "joint_position", dt: DT, rows });
 
 /** The free-motion episode has a time budget; start a fresh one (untimed) when it runs out. */
-async function fresh(): Promise<void> {
+async function fresh(g: TestGateway): Promise<void> {
   if (g.gateway.requireEpisode().isEnded) await g.gateway.startEpisode();
 }
 
-async function inject(): Promise<number> {
-  await fresh();
+async function inject(g: TestGateway): Promise<number> {
+  await fresh(g);
   const t0 = performance.now();
-  const res = await g.app.inject({ method: "POST", url: "/v1/act", payload: body, headers: { ...g.agent, "content-type": "application/json" } });
+  const res = await g.app.inject({
+    method: "POST",
+    url: "/v1/act",
+    payload: body,
+    headers: { ...g.agent, "content-type": "application/json" },
+  });
   const dt = performance.now() - t0;
   if (res.statusCode !== 200) throw new Error(res.body);
   return dt;
 }
 
-const address = await g.app.listen({ host: "127.0.0.1", port: 0 });
+const address = await recorded.app.listen({ host: "127.0.0.1", port: 0 });
 const url = new URL("/v1/act", address);
+const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
 async function loopback(): Promise<number> {
-  await fresh();
+  await fresh(recorded);
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const req = request(
       url,
-      { method: "POST", agent: keepAlive, headers: { ...g.agent, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      {
+        method: "POST",
+        agent: keepAlive,
+        headers: {
+          ...recorded.agent,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+        },
+      },
       (res) => {
         res.resume();
-        res.on("end", () => (res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(String(res.statusCode)))));
+        res.on("end", () =>
+          res.statusCode === 200
+            ? resolve(performance.now() - t0)
+            : reject(new Error(String(res.statusCode))),
+        );
       },
     );
     req.on("error", reject);
     req.end(body);
   });
 }
-const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
 
+const bench = plain.gateway.bench;
+const robot = bench.backend.describe().robot;
 async function reference(): Promise<number> {
-  const r = backend.read();
+  const r = bench.backend.read();
   const traj = interpolateChunk(r, rows, DT, 0.001);
   const t0 = performance.now();
-  await backend.execute(traj, { onTick: () => "ok" });
+  await bench.backend.execute(traj, { onTick: () => "ok" });
+  return performance.now() - t0;
+}
+const monitor = new SafetyMonitor(robot, bench.limits, bench.toolFromFlange);
+function safety(): number {
+  const r = bench.backend.read();
+  const t0 = performance.now();
+  const traj = interpolateChunk(r, rows, DT, 0.001);
+  precheckChunk({ robot, limits: bench.limits, start: r, trajectory: traj, tcp: bench.toolFromFlange });
+  monitor.begin(r, traj);
+  for (let k = 0; k < traj.count; k++) {
+    r.t += 0.001;
+    monitor.tick(r, k);
+  }
   return performance.now() - t0;
 }
 
 for (let i = 0; i < 100; i++) {
-  await inject();
+  await inject(plain);
+  await inject(recorded);
   await loopback();
   await reference();
+  safety();
 }
-const a: number[] = [];
-const b: number[] = [];
-const c: number[] = [];
+const ref: number[] = [];
+const saf: number[] = [];
+const inPlain: number[] = [];
+const inRec: number[] = [];
+const loop: number[] = [];
 for (let i = 0; i < calls; i++) {
-  a.push(await inject());
-  b.push(await loopback());
-  c.push(await reference());
+  ref.push(await reference());
+  saf.push(safety());
+  inPlain.push(await inject(plain));
+  inRec.push(await inject(recorded));
+  loop.push(await loopback());
 }
-const ref50 = pct(c, 0.5);
+const ref50 = pct(ref, 0.5);
 const line = (name: string, xs: number[], target?: number) =>
   console.log(
-    `${name.padEnd(34)} p50 ${pct(xs, 0.5).toFixed(3).padStart(7)} ms  p99 ${pct(xs, 0.99).toFixed(3).padStart(7)} ms` +
-      (target !== undefined ? `   overhead p50 ${(pct(xs, 0.5) - ref50).toFixed(3)} ms (target ≤ ${target} ms)` : ""),
+    `${name.padEnd(40)} p50 ${pct(xs, 0.5).toFixed(3).padStart(7)} ms  p99 ${pct(xs, 0.99).toFixed(3).padStart(7)} ms` +
+      (target !== undefined
+        ? `   overhead p50 ${(pct(xs, 0.5) - ref50).toFixed(3)} ms (target ≤ ${target} ms)`
+        : ""),
   );
-console.log(`act, ${ROWS} rows × ${DT} s on the mirror backend, ${calls} calls each`);
-line("backend execute only (reference)", c);
-line("act in-process (inject)", a, 0.5);
-line("act over loopback HTTP", b, 1.5);
+console.log(
+  `act, ${ROWS} rows × ${DT} s (${(ROWS * DT) / 0.001} ticks) on the mirror backend, ${calls} calls each`,
+);
+line("backend execute only (reference)", ref);
+line("safety: interpolate + pre-check + monitor", saf);
+line("act in-process, no recorder", inPlain, 0.5);
+line("act in-process, with MCAP recorder", inRec, 0.5);
+line("act over loopback HTTP, with recorder", loop, 1.5);
 keepAlive.destroy();
-await g.close();
+await recorded.close();
+await plain.close();

@@ -156,7 +156,9 @@ export class SafetyMonitor {
     }
     if (++this.ticksSinceFk >= L.monitorFkEveryTicks) {
       this.ticksSinceFk = 0;
-      evalClearances(this.geo, this.fkOf(q), this.scratch, this.clear);
+      // with the floors given, pairs whose cheap lower bound already clears them skip the exact
+      // distance: the verdict is the same, the cost lower
+      evalClearances(this.geo, this.fkOf(q), this.scratch, this.clear, this.floor);
       const n = this.clear.length;
       for (let p = 0; p < n; p++) {
         const c = this.clear[p]!;
