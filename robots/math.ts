@@ -85,22 +85,27 @@ export function mat4RigidInverse(m: Mat4, out: Mat4 = new Float64Array(16)): Mat
   return out;
 }
 
-/** Unit quaternion (xyzw) of the rotation part of a homogeneous matrix. */
-export function mat4ToQuat(m: Mat4): Quat {
-  const m00 = m[0]!;
-  const m01 = m[1]!;
-  const m02 = m[2]!;
-  const m10 = m[4]!;
-  const m11 = m[5]!;
-  const m12 = m[6]!;
-  const m20 = m[8]!;
-  const m21 = m[9]!;
-  const m22 = m[10]!;
-  const tr = m00 + m11 + m22;
+/**
+ * Quaternion (x, y, z, w) of a rotation matrix given by its entries, with w ≥ 0 (robust branch
+ * choice by the largest diagonal term). Allocation-free: writes into `out`.
+ */
+export function quatFromRotationInto(
+  m00: number,
+  m01: number,
+  m02: number,
+  m10: number,
+  m11: number,
+  m12: number,
+  m20: number,
+  m21: number,
+  m22: number,
+  out: { 0: number; 1: number; 2: number; 3: number },
+): void {
   let x: number;
   let y: number;
   let z: number;
   let w: number;
+  const tr = m00 + m11 + m22;
   if (tr > 0) {
     const s = Math.sqrt(tr + 1) * 2;
     w = 0.25 * s;
@@ -126,7 +131,17 @@ export function mat4ToQuat(m: Mat4): Quat {
     y = (m12 + m21) / s;
     z = 0.25 * s;
   }
-  const q: Quat = [x, y, z, w];
+  const sign = w < 0 ? -1 : 1;
+  out[0] = x * sign;
+  out[1] = y * sign;
+  out[2] = z * sign;
+  out[3] = w * sign;
+}
+
+/** Unit quaternion (xyzw) of the rotation part of a homogeneous matrix. */
+export function mat4ToQuat(m: Mat4): Quat {
+  const q: Quat = [0, 0, 0, 1];
+  quatFromRotationInto(m[0]!, m[1]!, m[2]!, m[4]!, m[5]!, m[6]!, m[8]!, m[9]!, m[10]!, q);
   return quatNormalize(q);
 }
 

@@ -15,7 +15,14 @@
  *
  * `solveIkInto` with a reused `IkWorkspace` allocates only the returned `q` arrays.
  */
-import { type Mat4, mat4Mul, mat4RigidInverse, type Pose, poseToMat4 } from "../math.ts";
+import {
+  type Mat4,
+  mat4Mul,
+  mat4RigidInverse,
+  type Pose,
+  poseToMat4,
+  quatFromRotationInto,
+} from "../math.ts";
 import type { RobotModel } from "../types.ts";
 import { type JacobianWorkspace, jacobianFromFrames, jacobianWorkspace } from "./jacobian.ts";
 import { forwardKinematics, forwardKinematicsInto } from "./kinematics.ts";
@@ -150,6 +157,9 @@ function rng(seed: number): () => number {
  * Pose error of `cur` relative to `tgt`, both base-frame transforms: e[0..2] = position difference
  * (target − current), m; e[3..5] = rotation vector of R_tgt·R_curᵀ, rad. Returns the rotation angle.
  */
+/** scratch of poseErrorInto */
+const QUAT: [number, number, number, number] = [0, 0, 0, 1];
+
 export function poseErrorInto(tgt: Mat4, cur: Mat4, e: Float64Array): number {
   e[0] = tgt[3]! - cur[3]!;
   e[1] = tgt[7]! - cur[7]!;
@@ -166,43 +176,9 @@ export function poseErrorInto(tgt: Mat4, cur: Mat4, e: Float64Array): number {
   const m20 = r(2, 0);
   const m12 = r(1, 2);
   const m21 = r(2, 1);
-  // quaternion (x, y, z, w) of R, robust branch choice
-  let x: number;
-  let y: number;
-  let z: number;
-  let w: number;
-  const tr = m00 + m11 + m22;
-  if (tr > 0) {
-    const s = Math.sqrt(tr + 1) * 2;
-    w = 0.25 * s;
-    x = (m21 - m12) / s;
-    y = (m02 - m20) / s;
-    z = (m10 - m01) / s;
-  } else if (m00 > m11 && m00 > m22) {
-    const s = Math.sqrt(1 + m00 - m11 - m22) * 2;
-    w = (m21 - m12) / s;
-    x = 0.25 * s;
-    y = (m01 + m10) / s;
-    z = (m02 + m20) / s;
-  } else if (m11 > m22) {
-    const s = Math.sqrt(1 + m11 - m00 - m22) * 2;
-    w = (m02 - m20) / s;
-    x = (m01 + m10) / s;
-    y = 0.25 * s;
-    z = (m12 + m21) / s;
-  } else {
-    const s = Math.sqrt(1 + m22 - m00 - m11) * 2;
-    w = (m10 - m01) / s;
-    x = (m02 + m20) / s;
-    y = (m12 + m21) / s;
-    z = 0.25 * s;
-  }
-  if (w < 0) {
-    x = -x;
-    y = -y;
-    z = -z;
-    w = -w;
-  }
+  // quaternion (x, y, z, w) of R with w ≥ 0
+  quatFromRotationInto(m00, m01, m02, m10, m11, m12, m20, m21, m22, QUAT);
+  const [x, y, z, w] = QUAT;
   const vn = Math.hypot(x, y, z);
   const angle = 2 * Math.atan2(vn, w);
   const k = vn > 1e-12 ? angle / vn : 2;

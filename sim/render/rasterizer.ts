@@ -42,7 +42,7 @@
  * and colour table have grown to the scene (first frame). Measured with bench/render.ts.
  * Not thread-safe: one Rasterizer per camera (or per worker).
  */
-import type { Mat4 } from "../../robots/math.ts";
+import { type Mat4, mat4RigidInverse } from "../../robots/math.ts";
 import type { CameraDescription } from "../../gateway/seam/types.ts";
 import { buildRemap, parseDistortion } from "./distortion.ts";
 import type { Scene } from "./scene.ts";
@@ -197,7 +197,7 @@ export class Rasterizer {
     if (target.rgb.length !== n * 3 || target.depthMm.length !== n) {
       throw new Error(`render target must be ${this.width}×${this.height} (rgb ×3, depth ×1)`);
     }
-    invertRigid(worldFromCamera, this.camFromWorld);
+    mat4RigidInverse(worldFromCamera, this.camFromWorld);
     this.invZ.fill(0);
 
     const objects = scene.objects;
@@ -737,27 +737,6 @@ function wordView(rgb: Uint8Array): Uint32Array | null {
     wordViews.set(rgb, v);
   }
   return v;
-}
-
-/** out = rigid inverse of m (row-major). */
-function invertRigid(m: Mat4, out: Float64Array): void {
-  out[0] = m[0]!;
-  out[1] = m[4]!;
-  out[2] = m[8]!;
-  out[4] = m[1]!;
-  out[5] = m[5]!;
-  out[6] = m[9]!;
-  out[8] = m[2]!;
-  out[9] = m[6]!;
-  out[10] = m[10]!;
-  const tx = m[3]!;
-  const ty = m[7]!;
-  const tz = m[11]!;
-  out[3] = -(out[0]! * tx + out[1]! * ty + out[2]! * tz);
-  out[7] = -(out[4]! * tx + out[5]! * ty + out[6]! * tz);
-  out[11] = -(out[8]! * tx + out[9]! * ty + out[10]! * tz);
-  out[12] = out[13] = out[14] = 0;
-  out[15] = 1;
 }
 
 /** out = a · b for rigid 4×4 row-major transforms (bottom row assumed 0 0 0 1). */
