@@ -14,15 +14,11 @@ import { interpolateChunk } from "../gateway/motion/interpolate.ts";
 import { precheckChunk } from "../gateway/safety/precheck.ts";
 import { SafetyMonitor } from "../gateway/safety/monitor.ts";
 import { type TestGateway, testGateway } from "../gateway/testing.ts";
+import { pct } from "./stats.ts";
 
 const calls = Number(process.argv[2] ?? 1000);
 const ROWS = 50;
 const DT = 0.01;
-
-function pct(a: number[], p: number): number {
-  const s = [...a].sort((x, y) => x - y);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
-}
 
 const recorded = await testGateway({ backend: { type: "mirror" } });
 const plain = await testGateway({ backend: { type: "mirror" } });
@@ -127,12 +123,12 @@ for (let i = 0; i < calls; i++) {
   inRec.push(await inject(recorded));
   loop.push(await loopback());
 }
-const ref50 = pct(ref, 0.5);
+const ref50 = pct(ref, 50);
 const line = (name: string, xs: number[], target?: number) =>
   console.log(
-    `${name.padEnd(40)} p50 ${pct(xs, 0.5).toFixed(3).padStart(7)} ms  p99 ${pct(xs, 0.99).toFixed(3).padStart(7)} ms` +
+    `${name.padEnd(40)} p50 ${pct(xs, 50).toFixed(3).padStart(7)} ms  p99 ${pct(xs, 99).toFixed(3).padStart(7)} ms` +
       (target !== undefined
-        ? `   overhead p50 ${(pct(xs, 0.5) - ref50).toFixed(3)} ms (target ≤ ${target} ms)`
+        ? `   overhead p50 ${(pct(xs, 50) - ref50).toFixed(3)} ms (target ≤ ${target} ms)`
         : ""),
   );
 console.log(

@@ -9,6 +9,7 @@ import { forwardKinematics, fkWorkspace, forwardKinematicsInto } from "../robots
 import { ikWorkspace, type IkResult, solveIkInto } from "../robots/franka/ik.ts";
 import { jacobianInto, jacobianWorkspace } from "../robots/franka/jacobian.ts";
 import { PANDA } from "../robots/franka/models.ts";
+import { pct } from "./stats.ts";
 
 const nArg = process.argv.indexOf("--n");
 const N = nArg > 0 ? Number(process.argv[nArg + 1]) : 2000;
@@ -20,11 +21,6 @@ const rnd = (): number => {
   return s / 2147483647;
 };
 const randomQ = (): number[] => model.joints.map((j) => j.lower + rnd() * (j.upper - j.lower));
-
-function pct(xs: number[], p: number): number {
-  const a = xs.slice().sort((x, y) => x - y);
-  return a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))]!;
-}
 
 // FK / Jacobian per call
 const qs = Array.from({ length: 1000 }, randomQ);

@@ -13,6 +13,7 @@ import { encodeDepthPng16, encodeRgb } from "../gateway/frames/encode.ts";
 import { Rasterizer } from "../sim/render/rasterizer.ts";
 import type { Scene } from "../sim/render/scene.ts";
 import { meshFor } from "../sim/render/tessellate.ts";
+import { pct } from "./stats.ts";
 
 const TARGET_MS = 8;
 const frames = Number(process.argv[2] ?? 300);
@@ -23,9 +24,6 @@ interface Stats {
   cpu: number;
 }
 
-function pct(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
-}
 function fmt(ms: number): string {
   return ms.toFixed(2).padStart(8);
 }
@@ -41,7 +39,7 @@ async function measure(n: number, fn: () => unknown): Promise<Stats> {
   }
   const cpu = process.cpuUsage(cpu0);
   t.sort((a, b) => a - b);
-  return { p50: pct(t, 0.5), p99: pct(t, 0.99), cpu: (cpu.user + cpu.system) / 1000 / n };
+  return { p50: pct(t, 50), p99: pct(t, 99), cpu: (cpu.user + cpu.system) / 1000 / n };
 }
 
 const scene = demoScene();

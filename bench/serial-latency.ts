@@ -23,6 +23,7 @@ import type { SerialTransport, TransportOpener } from "../drivers/serial/transpo
 import { MemoryLink } from "../drivers/serial/transport-memory.ts";
 import { openSerialPort } from "../drivers/serial/transport-serialport.ts";
 import { startSimavrRig } from "../hil-tests/rigs/simavr/simavr-rig.ts";
+import { pct } from "./stats.ts";
 
 const args = process.argv.slice(2);
 const edgesArg = args.indexOf("--edges");
@@ -51,11 +52,6 @@ function timedOpener(open: TransportOpener, arrived: { t: number }): TransportOp
     };
     return wrapped;
   };
-}
-
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
 }
 
 function row(name: string, inside: number[], e2e: number[]): void {

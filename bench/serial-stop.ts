@@ -24,6 +24,7 @@ import { openSerialPort } from "../drivers/serial/transport-serialport.ts";
 import { FR3 } from "../robots/franka/models.ts";
 import { FrankaRosbridgeRig } from "../hil-tests/rigs/rosbridge/franka-rig.ts";
 import { KinematicTestBackend } from "../hil-tests/rigs/rosbridge/kinematic-test-backend.ts";
+import { pct } from "./stats.ts";
 
 const args = process.argv.slice(2);
 const i = args.indexOf("--edges");
@@ -51,10 +52,6 @@ function timedOpener(arrived: { t: number }): TransportOpener {
   };
 }
 
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
-}
 const f = (x: number) => x.toFixed(3).padStart(7);
 
 async function run(kind: "buzzbox" | "firmata", rigUrl: string): Promise<void> {
