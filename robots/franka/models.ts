@@ -119,4 +119,7 @@ export const FR3: RobotModel = freezeModel({
 });
 
 /** Every robot the gateway knows, by id. */
-export const ROBOTS: Readonly<Record<RobotModel["id"], RobotModel>> = Object.freeze({ panda: PANDA, fr3: FR3 });
+export const ROBOTS: Readonly<Record<RobotModel["id"], RobotModel>> = Object.freeze({
+  panda: PANDA,
+  fr3: FR3,
+});
