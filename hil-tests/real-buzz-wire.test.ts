@@ -151,6 +151,8 @@ describe.sequential("buzz wire: sim bench and real bench on the rigs, same scrip
       const last = realBodies.at(-1);
       expect(allEvents(realBodies).filter((e) => e.type === "contact")).toEqual([]);
       expect(last.episode).toMatchObject({ status: "ended", reason: "success" });
+      // every chunk executed whole on both benches, row for row
+      expect(realBodies.map((b) => b.executed_rows)).toEqual(simBodies.map((b) => b.executed_rows));
       const rs = result(sim);
       const rr = result(real);
       expect(rr.progress_quantised).toBe(rs.progress_quantised);
