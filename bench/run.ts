@@ -14,6 +14,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   recorder: { file: "recorder.ts" },
   "serial-latency": { file: "serial-latency.ts" },
   "ros-frames": { file: "ros-frames.ts" },
+  "ros-http-frames": { file: "ros-http-frames.ts" },
   "event-stop": { file: "event-stop.ts" },
 };
 

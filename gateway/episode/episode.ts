@@ -191,6 +191,11 @@ export class Episode {
     return this.ended?.reason;
   }
 
+  /** episode seconds at which the episode ended */
+  get endT(): number | undefined {
+    return this.ended?.t;
+  }
+
   get endDetail(): string | undefined {
     return this.ended?.detail;
   }
@@ -358,14 +363,16 @@ export class Episode {
         signal,
         capture: frameReq ? { everyTicks, cameras: frameCams, depth: frameReq.depth } : undefined,
         onTick: (r, i) => {
-          if (i === traj.rowEndIndex[nextRow]) {
+          // a real robot publishes at its own rate: a reading may land past a row's end sample
+          const ends = traj.rowEndIndex;
+          if (nextRow < ends.length && i >= ends[nextRow]!) {
             readings.push(this.toReading(r));
-            nextRow++;
+            while (nextRow < ends.length && i >= ends[nextRow]!) nextRow++;
           }
           return this.tick(r, i);
         },
       });
-      executedRows = nextRow;
+      executedRows = traj.rowEndIndex.filter((e) => e < res.samplesExecuted).length;
       frames = res.frames;
       if (res.robotErrors) robotErrors.push(...res.robotErrors);
       if (readings.length === 0 || readings[readings.length - 1]!.t !== r6(res.final.t - this.t0)) {
@@ -466,7 +473,14 @@ export class Episode {
     this.stopRequest = undefined;
     this.cfg.monitor.begin(this.cfg.backend.read(), traj);
     // readings that stop arriving never reach tick(): a timer on the backend clock catches them
+    // a check that fires late (the event loop was blocked, e.g. by a long pre-check) is skipped:
+    // readings queued meanwhile have not been read yet, so the gap would be the gateway's own
+    let lastCheckMs = Number.NaN;
     const watchdog = setInterval(() => {
+      const nowMs = performance.now();
+      const onTime = nowMs - lastCheckMs <= 2 * STALE_CHECK_MS;
+      lastCheckMs = nowMs;
+      if (!onTime) return;
       const v = this.cfg.monitor.checkTime(this.cfg.backend.now());
       if (v !== "ok" && !this.stopRequest) {
         this.stopRequest = causeOf(v);

@@ -276,7 +276,8 @@ export class McapRecorder implements EpisodeObserver {
 
   onEnd(ep: Episode): void {
     if (this.timer) clearInterval(this.timer);
-    const t = ep.t();
+    // the episode's own end time: a real clock has moved on since end() was called
+    const t = ep.endT ?? ep.t();
     const endedAt = new Date().toISOString();
     const end: EndMessage = {
       reason: ep.endReason ?? "aborted",
