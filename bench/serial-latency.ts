@@ -23,7 +23,7 @@ import type { SerialTransport, TransportOpener } from "../drivers/serial/transpo
 import { MemoryLink } from "../drivers/serial/transport-memory.ts";
 import { openSerialPort } from "../drivers/serial/transport-serialport.ts";
 import { startSimavrRig } from "../hil-tests/rigs/simavr/simavr-rig.ts";
-import { pct } from "./stats.ts";
+import { pct, timedOpener } from "./stats.ts";
 
 const args = process.argv.slice(2);
 const edgesArg = args.indexOf("--edges");
@@ -32,27 +32,6 @@ const WITH_SIMAVR = !args.includes("--no-simavr");
 const TARGET_P99_MS = 5;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Wrap an opener so the time the last chunk of bytes arrived is known (before the driver sees it). */
-function timedOpener(open: TransportOpener, arrived: { t: number }): TransportOpener {
-  return async (target) => {
-    const t = await open(target);
-    const wrapped: SerialTransport = {
-      get isOpen() {
-        return t.isOpen;
-      },
-      write: (d) => t.write(d),
-      onData: (l) =>
-        t.onData((chunk) => {
-          arrived.t = performance.now();
-          l(chunk);
-        }),
-      onClose: (l) => t.onClose(l),
-      close: () => t.close(),
-    };
-    return wrapped;
-  };
-}
 
 function row(name: string, inside: number[], e2e: number[]): void {
   const f = (x: number) => x.toFixed(3).padStart(8);

@@ -24,33 +24,13 @@ import { openSerialPort } from "../drivers/serial/transport-serialport.ts";
 import { FR3 } from "../robots/franka/models.ts";
 import { FrankaRosbridgeRig } from "../hil-tests/rigs/rosbridge/franka-rig.ts";
 import { KinematicTestBackend } from "../hil-tests/rigs/rosbridge/kinematic-test-backend.ts";
-import { pct } from "./stats.ts";
+import { pct, timedOpener } from "./stats.ts";
 
 const args = process.argv.slice(2);
 const i = args.indexOf("--edges");
 const EDGES = i >= 0 ? Number(args[i + 1]) : 200;
 const TARGET_P99_MS = 5;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function timedOpener(arrived: { t: number }): TransportOpener {
-  return async (target) => {
-    const t = await openSerialPort(target);
-    const wrapped: SerialTransport = {
-      get isOpen() {
-        return t.isOpen;
-      },
-      write: (d) => t.write(d),
-      onData: (l) =>
-        t.onData((chunk) => {
-          arrived.t = performance.now();
-          l(chunk);
-        }),
-      onClose: (l) => t.onClose(l),
-      close: () => t.close(),
-    };
-    return wrapped;
-  };
-}
 
 const f = (x: number) => x.toFixed(3).padStart(7);
 
@@ -89,7 +69,7 @@ async function run(kind: "buzzbox" | "firmata", rigUrl: string): Promise<void> {
       contact,
       allowMotion: true,
     }),
-    { robot: FR3, openSerial: timedOpener(arrived) },
+    { robot: FR3, openSerial: timedOpener(openSerialPort, arrived) },
   );
   await real.configure();
   await real.activate();
