@@ -1,7 +1,7 @@
 /**
  * The simulator's physics world: a thin owner of one Rapier world with a fixed step, named
- * collision groups, kinematic (position-driven) and free dynamic bodies, exact contact
- * checks, and bit-exact snapshots. No globals besides the memoised WASM initialisation;
+ * collision groups, kinematic (position-driven) and free dynamic bodies, revolute joints, exact
+ * contact checks, and bit-exact snapshots. No globals besides the memoised WASM initialisation;
  * call `free()` on teardown.
  *
  * Contact sensing: after each step, the narrow-phase pairs of the watched colliders (bounding
@@ -60,6 +60,24 @@ export type ColliderSpec =
   | { kind: "ball"; centre: Vec3; radiusM: number };
 
 export type BodyKind = "fixed" | "kinematic" | "dynamic";
+
+/** Material of colliders. */
+export interface ColliderOptions {
+  /** collider density, kg/m³ (default 1000) */
+  densityKgM3?: number;
+  /** Coulomb friction coefficient (default 0.5) */
+  friction?: number;
+}
+
+/** A body's collider material and, for dynamic bodies, its damping and sleeping. */
+export interface BodyOptions extends ColliderOptions {
+  /** viscous damping of the linear velocity, 1/s (dynamic bodies; default 0) */
+  linearDampingPerS?: number;
+  /** viscous damping of the angular velocity, 1/s (dynamic bodies; default 0) */
+  angularDampingPerS?: number;
+  /** may the body fall asleep at rest (default true) */
+  canSleep?: boolean;
+}
 
 export interface WorldOptions {
   /** fixed physics step, s */
@@ -135,7 +153,7 @@ export class PhysicsWorld {
     pose: Mat4,
     colliders: readonly ColliderSpec[],
     tag: ColliderTag,
-    opts: { densityKgM3?: number; friction?: number } = {},
+    opts: BodyOptions = {},
   ): number {
     const R = this.R;
     const desc =
@@ -146,6 +164,9 @@ export class PhysicsWorld {
           : R.RigidBodyDesc.dynamic();
     const q = rotationQuat(pose);
     desc.setTranslation(pose[3]!, pose[7]!, pose[11]!).setRotation(q);
+    if (opts.linearDampingPerS !== undefined) desc.setLinearDamping(opts.linearDampingPerS);
+    if (opts.angularDampingPerS !== undefined) desc.setAngularDamping(opts.angularDampingPerS);
+    if (opts.canSleep !== undefined) desc.setCanSleep(opts.canSleep);
     const body = this.world.createRigidBody(desc);
     this.attach(body, colliders, tag, opts);
     return body.handle;
@@ -160,7 +181,7 @@ export class PhysicsWorld {
     colliders: readonly ColliderSpec[],
     tag: ColliderTag,
     bodyFromColliders?: Mat4,
-    opts: { densityKgM3?: number; friction?: number } = {},
+    opts: ColliderOptions = {},
   ): number[] {
     return this.attach(this.world.getRigidBody(body), colliders, tag, opts, bodyFromColliders);
   }
@@ -169,7 +190,7 @@ export class PhysicsWorld {
     body: RAPIER.RigidBody,
     colliders: readonly ColliderSpec[],
     tag: ColliderTag,
-    opts: { densityKgM3?: number; friction?: number },
+    opts: ColliderOptions,
     offset?: Mat4,
   ): number[] {
     const R = this.R;
@@ -202,6 +223,21 @@ export class PhysicsWorld {
       handles.push(c.handle);
     }
     return handles;
+  }
+
+  /**
+   * Join two bodies by a revolute (hinge) joint: `anchorA` in A's frame and `anchorB` in B's
+   * frame (m) are held together, and B turns about `axis` (unit, in A's frame) only.
+   */
+  addRevoluteJoint(bodyA: number, bodyB: number, anchorA: Vec3, anchorB: Vec3, axis: Vec3): void {
+    const v = (p: Vec3) => ({ x: p[0], y: p[1], z: p[2] });
+    const joint = this.R.JointData.revolute(v(anchorA), v(anchorB), v(axis));
+    this.world.createImpulseJoint(
+      joint,
+      this.world.getRigidBody(bodyA),
+      this.world.getRigidBody(bodyB),
+      true,
+    );
   }
 
   /** Move a collider within its body (body frame, m); e.g. fingers sliding on the hand. */
@@ -240,6 +276,28 @@ export class PhysicsWorld {
       b.setNextKinematicTranslation({ x: pose[3]!, y: pose[7]!, z: pose[11]! });
       b.setNextKinematicRotation(q);
     }
+  }
+
+  /** Set a body's linear (m/s) and angular (rad/s) velocity, world frame; wakes it. */
+  setVelocity(body: number, linearMps: Vec3, angularRadps: Vec3): void {
+    const b = this.world.getRigidBody(body);
+    b.setLinvel({ x: linearMps[0], y: linearMps[1], z: linearMps[2] }, true);
+    b.setAngvel({ x: angularRadps[0], y: angularRadps[1], z: angularRadps[2] }, true);
+  }
+
+  /** A body's linear velocity, world frame, m/s. */
+  linearVelocity(body: number): Vec3 {
+    const v = this.world.getRigidBody(body).linvel();
+    return [v.x, v.y, v.z];
+  }
+
+  /** A body's origin in the world, m (written into `out`; no allocation). */
+  bodyTranslation(body: number, out: Vec3): Vec3 {
+    const t = this.world.getRigidBody(body).translation();
+    out[0] = t.x;
+    out[1] = t.y;
+    out[2] = t.z;
+    return out;
   }
 
   /** Current world ← body transform. */
@@ -330,6 +388,7 @@ function placedShape(R: Rapier, spec: ColliderSpec): Placed {
     case "box":
       return { shape: new R.Cuboid(...spec.halfExtentsM), pos: spec.centre, rot: id };
     case "capsule": {
+      // Rapier capsules run along y: rotate y onto (b − a)
       const d: Vec3 = [spec.b[0] - spec.a[0], spec.b[1] - spec.a[1], spec.b[2] - spec.a[2]];
       const len = Math.hypot(d[0], d[1], d[2]);
       const mid: Vec3 = [
@@ -353,25 +412,8 @@ function compoundDesc(R: Rapier, specs: readonly ColliderSpec[]): RAPIER.Collide
 }
 
 function colliderDesc(R: Rapier, spec: ColliderSpec): RAPIER.ColliderDesc {
-  switch (spec.kind) {
-    case "ball":
-      return R.ColliderDesc.ball(spec.radiusM).setTranslation(...spec.centre);
-    case "box":
-      return R.ColliderDesc.cuboid(...spec.halfExtentsM).setTranslation(...spec.centre);
-    case "capsule": {
-      // Rapier capsules run along y: rotate y onto (b − a)
-      const d: Vec3 = [spec.b[0] - spec.a[0], spec.b[1] - spec.a[1], spec.b[2] - spec.a[2]];
-      const len = Math.hypot(d[0], d[1], d[2]);
-      const mid: Vec3 = [
-        (spec.a[0] + spec.b[0]) / 2,
-        (spec.a[1] + spec.b[1]) / 2,
-        (spec.a[2] + spec.b[2]) / 2,
-      ];
-      const desc = R.ColliderDesc.capsule(len / 2, spec.radiusM).setTranslation(...mid);
-      if (len > 0) desc.setRotation(quatFromTo([0, 1, 0], [d[0] / len, d[1] / len, d[2] / len]));
-      return desc;
-    }
-  }
+  const p = placedShape(R, spec);
+  return new R.ColliderDesc(p.shape).setTranslation(...p.pos).setRotation(p.rot);
 }
 
 /** Shortest-arc rotation taking unit vector u onto unit vector v. */
