@@ -29,11 +29,11 @@ import { type Mat4, mat4Mul, mat4RigidInverse, mat4ToPose, type Pose, poseToMat4
 import type { RobotModel } from "../robots/types.ts";
 import { Rasterizer } from "./render/rasterizer.ts";
 import { sampleBenchCalibration } from "./buzzwire/bench.ts";
+import type { BenchPhysicsOptions, BenchScene } from "./bench-scene.ts";
 import { BuzzWireBench } from "./buzzwire/scene.ts";
 import { startMarkJoints } from "./buzzwire/wire-sampler.ts";
 import { type PendulumBenchSpec, samplePendulumBench } from "./pendulum/bench.ts";
 import { PendulumBench } from "./pendulum/scene.ts";
-import type { Scene } from "./render/scene.ts";
 import { type ServoParams, type ServoState, servoAtRest, servoParams, servoStep } from "./servo.ts";
 import { loadRapier, type Rapier } from "./world.ts";
 
@@ -61,21 +61,6 @@ export const HANDLE_GRIP_WIDTH_M = 0.008;
 
 const SNAPSHOT_MAGIC = "robot-gateway/sim-snapshot/1";
 
-/**
- * What the backend needs of a bench scene; BuzzWireBench and PendulumBench both provide it.
- * `applyArm` and `step` run in the control loop.
- */
-interface SimScene {
-  readonly physics: { takeSnapshot(): Uint8Array; restoreSnapshot(bytes: Uint8Array): void };
-  applyArm(q: ArrayLike<number>, gripperWidthM: number, teleport?: boolean): void;
-  updateKinematics(q: ArrayLike<number>): void;
-  step(): { loopOnWire: boolean; collisions: string[] };
-  /** world ← tool frame for the last applyArm */
-  loopWorld(out: Mat4): Mat4;
-  syncRender(lampLit: boolean): Scene;
-  free(): void;
-}
-
 /** Photogate instrument name of the pendulum bench (`instrument` events). */
 export const PHOTOGATE = "photogate";
 
@@ -87,7 +72,7 @@ export class SimBackend implements Backend {
   readonly kind = "sim" as const;
   private state: LifecycleState = "unconfigured";
   private R: Rapier | null = null;
-  private bench: SimScene | null = null;
+  private bench: BenchScene | null = null;
   /** the buzz-wire scene and its calibration (scene "buzzwire") */
   private buzz: BuzzWireBench | null = null;
   private calibration: Calibration | null = null;
@@ -361,10 +346,14 @@ export class SimBackend implements Backend {
     this.calibration = this.pendulumSpec = null;
     let tool: Mat4;
     let cameras: CameraCalibration[];
+    const physics: BenchPhysicsOptions = {
+      timestepS: this.dt,
+      predictionDistanceM: this.opts.predictionDistanceM ?? 0.003,
+    };
     if (this.scene === "pendulum") {
       const spec = givenPendulum ?? samplePendulumBench(robot, seed);
       this.pendulumSpec = spec;
-      this.bench = this.pendulum = new PendulumBench(this.R!, robot, spec, this.dt);
+      this.bench = this.pendulum = new PendulumBench(this.R!, robot, spec, physics);
       this.basePose = clonePose(spec.robotBasePoseWorld);
       this.toolOffset = clonePose(spec.toolPoseFlange);
       this.startQ = [...spec.startQ];
@@ -373,10 +362,7 @@ export class SimBackend implements Backend {
     } else {
       const cal = given ?? this.opts.calibration ?? sampleBenchCalibration(robot, seed);
       this.calibration = cal;
-      this.bench = this.buzz = new BuzzWireBench(this.R!, robot, cal, {
-        timestepS: this.dt,
-        predictionDistanceM: this.opts.predictionDistanceM ?? 0.003,
-      });
+      this.bench = this.buzz = new BuzzWireBench(this.R!, robot, cal, physics);
       this.basePose = clonePose(cal.robotBasePoseWorld);
       this.toolOffset = clonePose(cal.tool.loopPoseFlange);
       tool = poseToMat4(cal.tool.loopPoseFlange);

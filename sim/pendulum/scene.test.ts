@@ -5,6 +5,8 @@ import { samplePendulumBench } from "./bench.ts";
 import { PENDULUM_COLORS, PendulumBench } from "./scene.ts";
 
 const DT = FR3.controlPeriodS;
+/** the simulator backend's default prediction distance, m */
+const PREDICTION_M = 0.003;
 const G = 9.81;
 const open: PendulumBench[] = [];
 afterEach(() => {
@@ -12,7 +14,10 @@ afterEach(() => {
 });
 
 async function bench(seed: number): Promise<PendulumBench> {
-  const b = new PendulumBench(await loadRapier(), FR3, samplePendulumBench(FR3, seed), DT);
+  const b = new PendulumBench(await loadRapier(), FR3, samplePendulumBench(FR3, seed), {
+    timestepS: DT,
+    predictionDistanceM: PREDICTION_M,
+  });
   b.applyArm(FR3.homeQ, 0, true);
   open.push(b);
   return b;
