@@ -1,9 +1,10 @@
 /**
  * What the simulator backend needs of a bench scene (the buzz-wire bench, the pendulum bench):
- * one contract, so that the backend drives every scene alike. `applyArm` and `step` run in the
- * control loop (allocation-light); `syncRender` runs only when a frame is captured.
+ * one contract, so that the backend drives every scene alike. `arm.applyArm` and `step` run in
+ * the control loop (allocation-light); `syncRender` runs only when a frame is captured.
  */
 import type { Mat4 } from "../robots/math.ts";
+import type { ArmRig } from "./arm-rig.ts";
 import type { Scene } from "./render/scene.ts";
 
 /** Physics options of a bench scene's world. */
@@ -27,14 +28,10 @@ export interface BenchScene {
   readonly physics: { takeSnapshot(): Uint8Array; restoreSnapshot(bytes: Uint8Array): void };
   /** world ← robot base */
   readonly worldFromBase: Mat4;
-  /** Put the arm at joint angles q (rad) and gripper opening (m); `teleport`: at once (reset, restore). */
-  applyArm(q: ArrayLike<number>, gripperWidthM: number, teleport?: boolean): void;
-  /** After a restore: recompute the kinematic frames for q without moving any body. */
-  updateKinematics(q: ArrayLike<number>): void;
+  /** the robot arm: `applyArm`, `updateKinematics` (after a restore), `toolWorld` */
+  readonly arm: ArmRig;
   /** One physics step, then the contact state at the new positions. */
   step(): BenchContacts;
-  /** world ← tool frame for the last `applyArm` */
-  loopWorld(out: Mat4): Mat4;
   /** Update render poses from the physics state; `lampLit` while a circuit is closed. */
   syncRender(lampLit: boolean): Scene;
   free(): void;

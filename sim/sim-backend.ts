@@ -268,7 +268,7 @@ export class SimBackend implements Backend {
     this.contactClosed = h.contactClosed;
     this.gateBlocked = h.gateBlocked ?? false;
     this.collisions = new Set(h.collisions);
-    this.bench!.updateKinematics(this.servo.q);
+    this.bench!.arm.updateKinematics(this.servo.q);
   }
 
   privilegedState(): Record<string, unknown> {
@@ -276,7 +276,7 @@ export class SimBackend implements Backend {
     if (this.pendulum) return this.pendulumPrivileged(this.pendulum, this.pendulumSpec!);
     const bench = this.buzz!;
     const cal = this.calibration!;
-    const loopWorld = bench.loopWorld(new Float64Array(16));
+    const loopWorld = bench.arm.toolWorld(new Float64Array(16));
     const baseFromWorld = mat4RigidInverse(bench.worldFromBase);
     return {
       seed: this.seed,
@@ -312,7 +312,7 @@ export class SimBackend implements Backend {
   }
 
   private pendulumPrivileged(bench: PendulumBench, spec: PendulumBenchSpec): Record<string, unknown> {
-    const tool = bench.loopWorld(new Float64Array(16));
+    const tool = bench.arm.toolWorld(new Float64Array(16));
     return {
       seed: this.seed,
       t: this.now(),
@@ -374,7 +374,7 @@ export class SimBackend implements Backend {
     this.servo = servoAtRest(this.startQ, this.startGripperM);
     this.target = Float64Array.from(this.startQ);
     this.targetGripperM = this.startGripperM;
-    this.bench.applyArm(this.servo.q, this.servo.gripperWidthM, true);
+    this.bench.arm.applyArm(this.servo.q, this.servo.gripperWidthM, true);
     this.cameras = cameraDescriptions({ cameras }, tool);
     this.rasterizers.clear();
     // a fresh pendulum hangs at rest in the beam; the gate reports changes from here on
@@ -397,7 +397,7 @@ export class SimBackend implements Backend {
   private tick(): void {
     const bench = this.bench!;
     servoStep(this.servo, this.params, this.target, 0, this.targetGripperM, this.dt);
-    bench.applyArm(this.servo.q, this.servo.gripperWidthM);
+    bench.arm.applyArm(this.servo.q, this.servo.gripperWidthM);
     const c = bench.step();
     this.steps++;
     const t = this.now();
@@ -497,7 +497,7 @@ export class SimBackend implements Backend {
     const camPose = poseToMat4(cam.pose);
     if (cam.frame === "world") return camPose;
     // tool camera: world ← tool (loop frame) · tool ← camera
-    return mat4Mul(this.bench!.loopWorld(this.tmpM), camPose);
+    return mat4Mul(this.bench!.arm.toolWorld(this.tmpM), camPose);
   }
 
   private emit(e: SensorEvent): void {

@@ -4,7 +4,7 @@
  * end posts, a lamp, the arm's link capsules (kinematic bodies following FK), the fingers,
  * and the loop (ring capsules + insulated handle) held at the tool.
  *
- * `applyArm` + `step` run once per control tick (allocation-light); `syncRender` runs only
+ * `arm.applyArm` + `step` run once per control tick (allocation-light); `syncRender` runs only
  * when a frame is captured.
  */
 import type { Calibration } from "../../calibration/schema.ts";
@@ -45,8 +45,8 @@ export class BuzzWireBench implements BenchScene {
   readonly toolFromFlange: Mat4;
   /** wire centreline in the world frame */
   readonly wireWorld: Vec3[];
-  /** the arm, its fingers and what the flange carries */
-  private readonly arm: ArmRig;
+  /** the arm with its fingers; the loop rides on its flange body */
+  readonly arm: ArmRig;
   private readonly lamp: SceneObject;
   private readonly renderSync: Array<() => void> = [];
 
@@ -211,36 +211,13 @@ export class BuzzWireBench implements BenchScene {
     });
     const handleLocal = segmentPose(handleA, handleB);
     this.renderSync.push(() => {
-      this.loopWorld(ringObj.pose);
+      this.arm.toolWorld(ringObj.pose);
       mat4Mul(ringObj.pose, handleLocal, handleObj.pose);
     });
   }
 
   private readonly circuit: RingWireContact;
   private readonly loopTmp = new Float64Array(16);
-
-  /** world ← flange for the last `applyArm` (valid after the call). */
-  flangeWorld(out: Mat4): Mat4 {
-    return this.arm.flangeWorld(out);
-  }
-
-  /** world ← loop frame for the last `applyArm`. */
-  loopWorld(out: Mat4): Mat4 {
-    return this.arm.toolWorld(out);
-  }
-
-  /**
-   * Put every arm-carried body (links, fingers, loop) at the pose for joint angles q and finger
-   * opening (hot path); see `ArmRig.applyArm`.
-   */
-  applyArm(q: ArrayLike<number>, gripperWidthM: number, teleport = false): void {
-    this.arm.applyArm(q, gripperWidthM, teleport);
-  }
-
-  /** Recompute the kinematic frames for q without touching physics (after a restore). */
-  updateKinematics(q: ArrayLike<number>): void {
-    this.arm.updateKinematics(q);
-  }
 
   /** Ring–wire clearance found by the last step, m (Infinity when the wire is far). */
   get ringWireClearanceM(): number {
@@ -250,7 +227,7 @@ export class BuzzWireBench implements BenchScene {
   /** One physics step, then the exact contact state at the new positions (hot path). */
   step(): BenchContacts {
     this.physics.step();
-    const onWire = this.circuit.ringTouchesWire(this.loopWorld(this.loopTmp));
+    const onWire = this.circuit.ringTouchesWire(this.arm.toolWorld(this.loopTmp));
     return { loopOnWire: onWire, collisions: this.arm.envContacts() };
   }
 

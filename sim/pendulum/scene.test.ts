@@ -18,7 +18,7 @@ async function bench(seed: number): Promise<PendulumBench> {
     timestepS: DT,
     predictionDistanceM: PREDICTION_M,
   });
-  b.applyArm(FR3.homeQ, 0, true);
+  b.arm.applyArm(FR3.homeQ, 0, true);
   open.push(b);
   return b;
 }

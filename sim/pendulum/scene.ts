@@ -8,7 +8,7 @@
  * The physics world is a `PhysicsWorld` like the buzz-wire bench's: fixed step, `free()` on
  * teardown, bit-exact snapshots.
  *
- * `applyArm` + `step` run once per control tick (allocation-light); `syncRender` runs only
+ * `arm.applyArm` + `step` run once per control tick (allocation-light); `syncRender` runs only
  * when a frame is captured.
  */
 import { type Mat4, mat4Identity, poseToMat4, type Vec3 } from "../../robots/math.ts";
@@ -39,7 +39,7 @@ export class PendulumBench implements BenchScene {
   readonly worldFromBase: Mat4;
   readonly toolFromFlange: Mat4;
   /** the arm (links only: the hand holds nothing and has no fingers here) */
-  private readonly arm: ArmRig;
+  readonly arm: ArmRig;
   private readonly bob: number;
   private readonly renderSync: Array<() => void> = [];
   private readonly beam: SceneObject;
@@ -160,21 +160,6 @@ export class PendulumBench implements BenchScene {
       { worldFromBase: this.worldFromBase, toolFromFlange: this.toolFromFlange, linkColor: C.link },
       add,
     );
-  }
-
-  /** world ← tool (TCP) for the last `applyArm` (the buzz-wire bench's name for its tool frame). */
-  loopWorld(out: Mat4): Mat4 {
-    return this.arm.toolWorld(out);
-  }
-
-  /** Put every arm body at the pose for q (hot path); `teleport` jumps there at once (reset, restore). */
-  applyArm(q: ArrayLike<number>, gripperWidthM: number, teleport = false): void {
-    this.arm.applyArm(q, gripperWidthM, teleport);
-  }
-
-  /** Recompute the kinematic frames for q without touching physics (after a restore). */
-  updateKinematics(q: ArrayLike<number>): void {
-    this.arm.updateKinematics(q);
   }
 
   /** One physics step, then arm–environment contacts (hot path). */
