@@ -74,7 +74,7 @@ export class BuzzWireBench implements BenchScene {
     const board = calibration.board;
     const boardPose = poseToMat4(board.poseWorld);
     const [bx, by, bz] = board.sizeM;
-    const boardCentre = translationPose(0, 0, -bz / 2);
+    const boardCentre = translationPose([0, 0, -bz / 2]);
     const boardPoseC = mat4Mul(boardPose, boardCentre);
     this.physics.addBody(
       "fixed",
@@ -93,7 +93,7 @@ export class BuzzWireBench implements BenchScene {
     });
     const tableTopZ = boardPoseC[11]! - bz / 2;
     const tableHalf: Vec3 = [0.7, 0.6, 0.02];
-    const tablePose = translationPose(0.35, 0, tableTopZ - tableHalf[2]);
+    const tablePose = translationPose([0.35, 0, tableTopZ - tableHalf[2]]);
     this.physics.addBody("fixed", tablePose, [{ kind: "box", centre: [0, 0, 0], halfExtentsM: tableHalf }], {
       group: "env",
       name: "table",
@@ -133,7 +133,7 @@ export class BuzzWireBench implements BenchScene {
       const postR = 0.004;
       const bottom: Vec3 = [top[0], top[1], boardTopZ];
       const len = top[2] - boardTopZ;
-      const pose = translationPose(top[0], top[1], boardTopZ + len / 2);
+      const pose = translationPose([top[0], top[1], boardTopZ + len / 2]);
       this.physics.addBody(
         "fixed",
         I,
@@ -153,7 +153,7 @@ export class BuzzWireBench implements BenchScene {
     this.lamp = add({
       id: "lamp",
       shape: { kind: "sphere", radiusM: 0.015 },
-      pose: translationPose(lampPos[0], lampPos[1], lampPos[2]),
+      pose: translationPose(lampPos),
       color: COLORS.lampOff,
       emissive: false,
     });

@@ -11,7 +11,7 @@
  * `arm.applyArm` + `step` run once per control tick (allocation-light); `syncRender` runs only
  * when a frame is captured.
  */
-import { type Mat4, mat4Identity, poseToMat4, type Vec3 } from "../../robots/math.ts";
+import { type Mat4, mat4Identity, poseToMat4, type Vec3, vadd, vscale, vsub } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import { ArmRig } from "../arm-rig.ts";
 import type { BenchContacts, BenchPhysicsOptions, BenchScene } from "../bench-scene.ts";
@@ -67,7 +67,7 @@ export class PendulumBench implements BenchScene {
 
     // table (top at tableTopZM)
     const tableHalf: Vec3 = [0.7, 0.6, 0.02];
-    const tablePose = translationPose(0.35, 0, spec.tableTopZM - tableHalf[2]);
+    const tablePose = translationPose([0.35, 0, spec.tableTopZM - tableHalf[2]]);
     physics.addBody("fixed", tablePose, [{ kind: "box", centre: [0, 0, 0], halfExtentsM: tableHalf }], {
       group: "env",
       name: "table",
@@ -83,8 +83,8 @@ export class PendulumBench implements BenchScene {
     const barA: Vec3 = [sb[0], sb[1], hinge[2] + 0.03];
     const barB: Vec3 = [hinge[0], hinge[1], hinge[2] + 0.03];
     const axleHalf = 0.03;
-    const axleA: Vec3 = sub(hinge, scale(p.axisWorld, axleHalf));
-    const axleB: Vec3 = add3(hinge, scale(p.axisWorld, axleHalf));
+    const axleA: Vec3 = vsub(hinge, vscale(p.axisWorld, axleHalf));
+    const axleB: Vec3 = vadd(hinge, vscale(p.axisWorld, axleHalf));
     const standParts: Array<[string, Vec3, Vec3, number]> = [
       ["stand_post", [sb[0], sb[1], spec.tableTopZM], postTop, sr],
       ["stand_bar", barA, barB, sr * 0.8],
@@ -99,7 +99,7 @@ export class PendulumBench implements BenchScene {
 
     // photogate: two posts on the beam line, the beam between them at the bob's rest centre
     const g = spec.photogate;
-    const ends: Vec3[] = [1, -1].map((s) => add3(g.centreWorld, scale(g.beamAxisWorld, s * g.postOffsetM)));
+    const ends: Vec3[] = [1, -1].map((s) => vadd(g.centreWorld, vscale(g.beamAxisWorld, s * g.postOffsetM)));
     for (const [k, e] of ends.entries()) {
       const id = `gate_post_${k === 0 ? "emitter" : "receiver"}`;
       const a: Vec3 = [e[0], e[1], spec.tableTopZM];
@@ -116,14 +116,14 @@ export class PendulumBench implements BenchScene {
     });
 
     // hinge (fixed, no collider) and the bob on a revolute joint; the rod is light
-    const hingeBody = physics.addBody("fixed", translationPose(...hinge), [], {
+    const hingeBody = physics.addBody("fixed", translationPose(hinge), [], {
       group: "env",
       name: "hinge",
     });
     const rest: Vec3 = [hinge[0], hinge[1], hinge[2] - p.lengthM];
     this.bob = physics.addBody(
       "dynamic",
-      translationPose(...rest),
+      translationPose(rest),
       [{ kind: "ball", centre: [0, 0, 0], radiusM: p.bobRadiusM }],
       { group: "free", name: "bob" },
       {
@@ -134,7 +134,7 @@ export class PendulumBench implements BenchScene {
         canSleep: false,
       },
     );
-    physics.addRevoluteJoint(hingeBody, this.bob, [0, 0, 0], sub(hinge, rest), p.axisWorld);
+    physics.addRevoluteJoint(hingeBody, this.bob, [0, 0, 0], vsub(hinge, rest), p.axisWorld);
     const bobObj = add({
       id: "bob",
       shape: { kind: "sphere", radiusM: p.bobRadiusM },
@@ -149,7 +149,7 @@ export class PendulumBench implements BenchScene {
     });
     this.renderSync.push(() => {
       const c = this.bobCentre();
-      translationPose(c[0], c[1], c[2], bobObj.pose);
+      translationPose(c, bobObj.pose);
       rodObj.pose.set(segmentPose(hinge, c));
     });
 
@@ -232,15 +232,3 @@ export class PendulumBench implements BenchScene {
     this.physics.free();
   }
 }
-
-const sub = (a: readonly number[], b: readonly number[]): Vec3 => [
-  a[0]! - b[0]!,
-  a[1]! - b[1]!,
-  a[2]! - b[2]!,
-];
-const add3 = (a: readonly number[], b: readonly number[]): Vec3 => [
-  a[0]! + b[0]!,
-  a[1]! + b[1]!,
-  a[2]! + b[2]!,
-];
-const scale = (a: readonly number[], s: number): Vec3 => [a[0]! * s, a[1]! * s, a[2]! * s];

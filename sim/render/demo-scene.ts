@@ -6,6 +6,7 @@
  * calibration file by `sim/`.
  */
 import type { Mat4, Vec3 } from "../../robots/math.ts";
+import { segmentPose, translationPose } from "./placement.ts";
 import type { RasterCamera } from "./rasterizer.ts";
 import type { Scene, SceneObject } from "./scene.ts";
 
@@ -15,19 +16,6 @@ export function lookAt(eye: Vec3, target: Vec3, up: Vec3 = [0, 0, 1]): Mat4 {
   const r = unit(cross(f, up));
   const d = cross(f, r);
   return fromAxes(r, d, f, eye);
-}
-
-/** Pose whose z axis runs from a to b, centred between them (for capsules and cylinders). */
-export function segmentPose(a: Vec3, b: Vec3): Mat4 {
-  const z = unit(sub(b, a));
-  const helper: Vec3 = Math.abs(z[2]) < 0.9 ? [0, 0, 1] : [1, 0, 0];
-  const x = unit(cross(helper, z));
-  const y = cross(z, x);
-  return fromAxes(x, y, z, [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2, (a[2] + b[2]) / 2]);
-}
-
-export function translation(p: Vec3): Mat4 {
-  return fromAxes([1, 0, 0], [0, 1, 0], [0, 0, 1], p);
 }
 
 /** The wire centreline (world frame): 201 points, 200 segments, ends going down into the posts. */
@@ -61,12 +49,17 @@ export function demoScene(loopS = 0.35): Scene {
   add(
     "table",
     { kind: "box", halfExtentsM: [0.6, 0.8, 0.02] },
-    translation([0.45, 0, -0.02]),
+    translationPose([0.45, 0, -0.02]),
     [150, 118, 84],
   );
-  add("board", { kind: "box", halfExtentsM: [0.18, 0.32, 0.01] }, translation([0.5, 0, 0.01]), [40, 62, 110]);
+  add(
+    "board",
+    { kind: "box", halfExtentsM: [0.18, 0.32, 0.01] },
+    translationPose([0.5, 0, 0.01]),
+    [40, 62, 110],
+  );
   const wire = demoWirePoints();
-  add("wire", { kind: "tube", points: wire, radiusM: 0.0015 }, translation([0, 0, 0]), [200, 200, 210]);
+  add("wire", { kind: "tube", points: wire, radiusM: 0.0015 }, translationPose([0, 0, 0]), [200, 200, 210]);
   const first = wire[0]!;
   const last = wire[wire.length - 1]!;
   for (const [id, p] of [
@@ -76,7 +69,7 @@ export function demoScene(loopS = 0.35): Scene {
     add(
       id,
       { kind: "cylinder", halfLengthM: 0.045, radiusM: 0.008 },
-      translation([p[0], p[1], 0.065]),
+      translationPose([p[0], p[1], 0.065]),
       [60, 60, 60],
     );
   }
@@ -128,41 +121,41 @@ export function demoScene(loopS = 0.35): Scene {
   const gripPose = segmentPose(grip, [grip[0], grip[1], grip[2] + 0.04]);
   add("gripper", { kind: "box", halfExtentsM: [0.04, 0.012, 0.02] }, gripPose, [70, 70, 75]);
 
-  add("lamp", { kind: "sphere", radiusM: 0.02 }, translation([0.62, 0.34, 0.04]), [255, 40, 30], true);
+  add("lamp", { kind: "sphere", radiusM: 0.02 }, translationPose([0.62, 0.34, 0.04]), [255, 40, 30], true);
   add(
     "lamp_base",
     { kind: "cylinder", halfLengthM: 0.01, radiusM: 0.025 },
-    translation([0.62, 0.34, 0.01]),
+    translationPose([0.62, 0.34, 0.01]),
     [30, 30, 30],
   );
   add(
     "buzzer",
     { kind: "box", halfExtentsM: [0.04, 0.03, 0.02] },
-    translation([0.38, 0.36, 0.02]),
+    translationPose([0.38, 0.36, 0.02]),
     [20, 20, 20],
   );
   add(
     "cable_box",
     { kind: "box", halfExtentsM: [0.03, 0.06, 0.015] },
-    translation([0.62, -0.36, 0.015]),
+    translationPose([0.62, -0.36, 0.015]),
     [90, 90, 40],
   );
   add(
     "base_plate",
     { kind: "cylinder", halfLengthM: 0.01, radiusM: 0.1 },
-    translation([0, 0, 0.01]),
+    translationPose([0, 0, 0.01]),
     [200, 200, 200],
   );
   add(
     "board_leg_l",
     { kind: "box", halfExtentsM: [0.02, 0.02, 0.005] },
-    translation([0.5, -0.3, 0.025]),
+    translationPose([0.5, -0.3, 0.025]),
     [30, 30, 30],
   );
   add(
     "board_leg_r",
     { kind: "box", halfExtentsM: [0.02, 0.02, 0.005] },
-    translation([0.5, 0.3, 0.025]),
+    translationPose([0.5, 0.3, 0.025]),
     [30, 30, 30],
   );
 

@@ -32,13 +32,12 @@ export function segmentPose(a: readonly number[], b: readonly number[]): Mat4 {
   return m;
 }
 
-/** A pure translation to (x, y, z), m, written into `out` (a fresh matrix when not given). */
-export function translationPose(x: number, y: number, z: number, out: Mat4 = new Float64Array(16)): Mat4 {
-  out.fill(0);
-  out[0] = out[5] = out[10] = out[15] = 1;
-  out[3] = x;
-  out[7] = y;
-  out[11] = z;
+/** A pure translation to point p, m, written into `out` (a fresh matrix when not given). */
+export function translationPose(p: readonly number[], out: Mat4 = new Float64Array(16)): Mat4 {
+  mat4Identity(out);
+  out[3] = p[0]!;
+  out[7] = p[1]!;
+  out[11] = p[2]!;
   return out;
 }
 

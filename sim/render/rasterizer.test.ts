@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { mat4Identity, type Mat4, type Vec3 } from "../../robots/math.ts";
-import { DEMO_CAMERA, demoScene, demoViews, translation } from "./demo-scene.ts";
+import { DEMO_CAMERA, demoScene, demoViews } from "./demo-scene.ts";
+import { translationPose } from "./placement.ts";
 import { distortPoint } from "./distortion.ts";
 import { type RasterCamera, Rasterizer } from "./rasterizer.ts";
 import type { Rgb, Scene, SceneObject, Shape } from "./scene.ts";
@@ -36,7 +37,7 @@ describe("Rasterizer projection and depth", () => {
       obj(
         "box",
         { kind: "box", halfExtentsM: [0.1, 0.1, 0.1] },
-        translation([0.05, -0.03, 2]),
+        translationPose([0.05, -0.03, 2]),
         [200, 100, 50],
       ),
     );
@@ -66,7 +67,7 @@ describe("Rasterizer projection and depth", () => {
 
   it("gives a sphere's depth and silhouette within tessellation tolerance", () => {
     const s = scene(
-      obj("ball", { kind: "sphere", radiusM: 0.2 }, translation([0, 0, 1.5]), [255, 255, 255], false),
+      obj("ball", { kind: "sphere", radiusM: 0.2 }, translationPose([0, 0, 1.5]), [255, 255, 255], false),
     );
     const out = new Rasterizer(CAM).render(s, EYE);
     const rPx = CAM.fx * Math.tan(Math.asin(0.2 / 1.5)); // ≈ 20.2 px
@@ -98,13 +99,13 @@ describe("Rasterizer projection and depth", () => {
     const near = obj(
       "near",
       { kind: "box", halfExtentsM: [0.05, 0.05, 0.05] },
-      translation([0, 0, 1]),
+      translationPose([0, 0, 1]),
       [255, 0, 0],
     );
     const far = obj(
       "far",
       { kind: "box", halfExtentsM: [0.5, 0.5, 0.05] },
-      translation([0, 0, 2]),
+      translationPose([0, 0, 2]),
       [0, 0, 255],
     );
     const r = new Rasterizer(CAM);
@@ -122,7 +123,7 @@ describe("Rasterizer projection and depth", () => {
     const floor = obj(
       "floor",
       { kind: "box", halfExtentsM: [1, 0.01, 3] },
-      translation([0, 0.3, 2]),
+      translationPose([0, 0.3, 2]),
       [0, 200, 0],
     );
     const out = new Rasterizer(CAM, { nearM: 0.05 }).render(scene(floor), EYE);
@@ -148,8 +149,13 @@ describe("Rasterizer projection and depth", () => {
 
   it("draws nothing for objects behind the camera or seen from inside (back faces culled)", () => {
     const r = new Rasterizer(CAM);
-    const behind = obj("b", { kind: "box", halfExtentsM: [1, 1, 0.1] }, translation([0, 0, -1]), [255, 0, 0]);
-    const around = obj("a", { kind: "sphere", radiusM: 0.5 }, translation([0, 0, 0]), [255, 0, 0]);
+    const behind = obj(
+      "b",
+      { kind: "box", halfExtentsM: [1, 1, 0.1] },
+      translationPose([0, 0, -1]),
+      [255, 0, 0],
+    );
+    const around = obj("a", { kind: "sphere", radiusM: 0.5 }, translationPose([0, 0, 0]), [255, 0, 0]);
     for (const s of [scene(behind), scene(around)]) {
       const out = r.render(s, EYE);
       expect(out.depthMm.every((d) => d === 0)).toBe(true);
@@ -161,12 +167,12 @@ describe("Rasterizer projection and depth", () => {
     const wfc = new Float64Array([0, 0, -1, 2, -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1]);
     // a box at the world origin: its +x face (x = 0.1) is 1.9 m in front of the camera
     const s = scene(
-      obj("box", { kind: "box", halfExtentsM: [0.1, 0.1, 0.1] }, translation([0, 0, 0]), [9, 9, 9]),
+      obj("box", { kind: "box", halfExtentsM: [0.1, 0.1, 0.1] }, translationPose([0, 0, 0]), [9, 9, 9]),
     );
     const out = new Rasterizer(CAM).render(s, wfc);
     expect(out.depthMm[60 * CAM.width + 80]).toBe(1900);
     // world +y is camera −x (left): a marker at world y = +0.3 appears left of centre
-    const s2 = scene(obj("m", { kind: "sphere", radiusM: 0.02 }, translation([0, 0.3, 0]), [9, 9, 9]));
+    const s2 = scene(obj("m", { kind: "sphere", radiusM: 0.02 }, translationPose([0, 0.3, 0]), [9, 9, 9]));
     const out2 = new Rasterizer(CAM).render(s2, wfc);
     const u = Math.round(CAM.fx * (-0.3 / 2) + CAM.cx);
     expect(out2.depthMm[60 * CAM.width + u]).toBeGreaterThan(1900);
@@ -196,7 +202,12 @@ describe("Rasterizer thin objects", () => {
   const y = ((60.45 - CAM.cy) / CAM.fy) * 1.5;
   const points: Vec3[] = [];
   for (let i = 0; i <= 40; i++) points.push([-0.3 + (0.6 * i) / 40, y, 1.5]);
-  const wire = obj("wire", { kind: "tube", points, radiusM: 0.0005 }, translation([0, 0, 0]), [255, 255, 0]);
+  const wire = obj(
+    "wire",
+    { kind: "tube", points, radiusM: 0.0005 },
+    translationPose([0, 0, 0]),
+    [255, 255, 0],
+  );
   const columnsHit = (r: Rasterizer): number => {
     const out = r.render(scene(wire), EYE);
     let hit = 0;
@@ -253,7 +264,7 @@ describe("Rasterizer lens distortion", () => {
 
   it("puts a point where the OpenCV model says, not where the pinhole would", () => {
     const p: Vec3 = [0.4, 0.25, 1];
-    const s = scene(obj("dot", { kind: "sphere", radiusM: 0.008 }, translation(p), [255, 255, 255]));
+    const s = scene(obj("dot", { kind: "sphere", radiusM: 0.008 }, translationPose(p), [255, 255, 255]));
     const out = new Rasterizer(cam).render(s, EYE);
     let su = 0;
     let sv = 0;
@@ -281,7 +292,7 @@ describe("Rasterizer lens distortion", () => {
     const wall = obj(
       "wall",
       { kind: "box", halfExtentsM: [5, 5, 0.1] },
-      translation([0, 0, 2.1]),
+      translationPose([0, 0, 2.1]),
       [100, 100, 100],
     );
     const out = new Rasterizer(cam).render(scene(wall), EYE);
