@@ -3,7 +3,13 @@
  * from a seed. The simulator always builds its scene from a `Calibration`; a sim-only bench
  * samples the wire here, a digital twin passes the real bench's calibration file instead.
  */
-import type { Calibration, CameraCalibration, PoseM, ToolCalibration } from "../../calibration/schema.ts";
+import type {
+  Calibration,
+  CameraCalibration,
+  CameraIntrinsics,
+  PoseM,
+  ToolCalibration,
+} from "../../calibration/schema.ts";
 import { FRANKA_HAND_TCP_OFFSET_M, FRANKA_HAND_YAW_RAD } from "../../robots/franka/models.ts";
 import {
   type Mat4,
@@ -72,22 +78,25 @@ export function lookAt(eye: Vec3, target: Vec3, up: Vec3 = [0, 0, 1]): Mat4 {
   return m;
 }
 
-const INTRINSICS_640 = Object.freeze({
-  widthPx: 640,
-  heightPx: 480,
-  fxPx: 554,
-  fyPx: 554,
-  cxPx: 319.5,
-  cyPx: 239.5,
-  distortion: [0, 0, 0, 0, 0],
-});
+/** The sim benches' camera: 640 × 480 px, about 60° horizontal field of view, no distortion (a fresh object). */
+export function simIntrinsics(): CameraIntrinsics {
+  return {
+    widthPx: 640,
+    heightPx: 480,
+    fxPx: 554,
+    fyPx: 554,
+    cxPx: 319.5,
+    cyPx: 239.5,
+    distortion: [0, 0, 0, 0, 0],
+  };
+}
 
 /** Three fixed cameras (front, side, top) aimed at the wire, and a wrist camera on the flange. */
 export function defaultCameras(wireCentreWorld: Vec3, loopCentreFlange: Vec3): CameraCalibration[] {
   const [cx, cy, cz] = wireCentreWorld;
   const fixed = (name: string, eye: Vec3, up?: Vec3): CameraCalibration => ({
     name,
-    intrinsics: { ...INTRINSICS_640, distortion: [0, 0, 0, 0, 0] },
+    intrinsics: simIntrinsics(),
     extrinsics: { mount: "world", poseWorld: mat4ToPose(lookAt(eye, wireCentreWorld, up)) },
     depth: true,
   });
@@ -98,7 +107,7 @@ export function defaultCameras(wireCentreWorld: Vec3, loopCentreFlange: Vec3): C
     fixed("top", [cx + 0.05, cy, cz + 0.85], [1, 0, 0]),
     {
       name: "wrist",
-      intrinsics: { ...INTRINSICS_640, distortion: [0, 0, 0, 0, 0] },
+      intrinsics: simIntrinsics(),
       extrinsics: { mount: "tool", poseFlange: mat4ToPose(lookAt(wristEye, loopCentreFlange, [1, 0, 0])) },
       depth: true,
     },

@@ -12,7 +12,7 @@ import type { CameraCalibration, PoseM } from "../../calibration/schema.ts";
 import { FRANKA_HAND_TCP_OFFSET_M, FRANKA_HAND_YAW_RAD } from "../../robots/franka/models.ts";
 import { mat4ToPose, type Vec3 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
-import { lookAt } from "../buzzwire/bench.ts";
+import { lookAt, simIntrinsics } from "../buzzwire/bench.ts";
 import { createPrng } from "../prng.ts";
 
 /** Range of the hidden rod length (hinge axis to bob centre), m. */
@@ -83,19 +83,10 @@ export function handTcpPose(): PoseM {
  * and a wrist camera on the flange looking at the fingertips.
  */
 export function pendulumCameras(tcpFlange: Vec3): CameraCalibration[] {
-  const intrinsics = () => ({
-    widthPx: 640,
-    heightPx: 480,
-    fxPx: 554,
-    fyPx: 554,
-    cxPx: 319.5,
-    cyPx: 239.5,
-    distortion: [0, 0, 0, 0, 0],
-  });
   const aim: Vec3 = [0.5, 0, 0.35];
   const fixed = (name: string, eye: Vec3, up?: Vec3): CameraCalibration => ({
     name,
-    intrinsics: intrinsics(),
+    intrinsics: simIntrinsics(),
     extrinsics: { mount: "world", poseWorld: mat4ToPose(lookAt(eye, aim, up)) },
     depth: true,
   });
@@ -105,7 +96,7 @@ export function pendulumCameras(tcpFlange: Vec3): CameraCalibration[] {
     fixed("top", [0.5, 0, 1.6], [1, 0, 0]),
     {
       name: "wrist",
-      intrinsics: intrinsics(),
+      intrinsics: simIntrinsics(),
       extrinsics: { mount: "tool", poseFlange: mat4ToPose(lookAt([0.07, 0, 0.02], tcpFlange, [1, 0, 0])) },
       depth: true,
     },
