@@ -11,7 +11,7 @@
  * body (measured: up to 14 ms), see docs/sim-decisions.md.
  */
 import RAPIER from "@dimforge/rapier3d-compat";
-import type { Mat4, Vec3 } from "../robots/math.ts";
+import { type Mat4, quatFromRotationInto, type Vec3 } from "../robots/math.ts";
 
 export type Rapier = typeof RAPIER;
 
@@ -433,48 +433,19 @@ export function quatFromTo(u: Vec3, v: Vec3): { x: number; y: number; z: number;
   return { x: cx / n, y: cy / n, z: cz / n, w: w / n };
 }
 
-/** Rotation part of a row-major transform as a Rapier quaternion object. */
+const quatScratch: [number, number, number, number] = [0, 0, 0, 1];
+
+/** Rotation part of a row-major transform as a Rapier quaternion object (w ≥ 0; no allocation with `out`). */
 export function rotationQuat(
   m: Mat4,
   out: { x: number; y: number; z: number; w: number } = { x: 0, y: 0, z: 0, w: 1 },
 ): { x: number; y: number; z: number; w: number } {
-  const m00 = m[0]!;
-  const m11 = m[5]!;
-  const m22 = m[10]!;
-  const tr = m00 + m11 + m22;
-  let x: number;
-  let y: number;
-  let z: number;
-  let w: number;
-  if (tr > 0) {
-    const s = Math.sqrt(tr + 1) * 2;
-    w = 0.25 * s;
-    x = (m[9]! - m[6]!) / s;
-    y = (m[2]! - m[8]!) / s;
-    z = (m[4]! - m[1]!) / s;
-  } else if (m00 > m11 && m00 > m22) {
-    const s = Math.sqrt(1 + m00 - m11 - m22) * 2;
-    w = (m[9]! - m[6]!) / s;
-    x = 0.25 * s;
-    y = (m[1]! + m[4]!) / s;
-    z = (m[2]! + m[8]!) / s;
-  } else if (m11 > m22) {
-    const s = Math.sqrt(1 + m11 - m00 - m22) * 2;
-    w = (m[2]! - m[8]!) / s;
-    x = (m[1]! + m[4]!) / s;
-    y = 0.25 * s;
-    z = (m[6]! + m[9]!) / s;
-  } else {
-    const s = Math.sqrt(1 + m22 - m00 - m11) * 2;
-    w = (m[4]! - m[1]!) / s;
-    x = (m[2]! + m[8]!) / s;
-    y = (m[6]! + m[9]!) / s;
-    z = 0.25 * s;
-  }
-  out.x = x;
-  out.y = y;
-  out.z = z;
-  out.w = w;
+  const q = quatScratch;
+  quatFromRotationInto(m[0]!, m[1]!, m[2]!, m[4]!, m[5]!, m[6]!, m[8]!, m[9]!, m[10]!, q);
+  out.x = q[0];
+  out.y = q[1];
+  out.z = q[2];
+  out.w = q[3];
   return out;
 }
 
