@@ -3,9 +3,11 @@
  * one contract, so that the backend drives every scene alike. `arm.applyArm` and `step` run in
  * the control loop (allocation-light); `syncRender` runs only when a frame is captured.
  */
-import type { Mat4 } from "../robots/math.ts";
+import type { Mat4, Vec3 } from "../robots/math.ts";
 import type { ArmRig } from "./arm-rig.ts";
-import type { Scene } from "./render/scene.ts";
+import { translationPose } from "./render/placement.ts";
+import type { Rgb, Scene, SceneObject } from "./render/scene.ts";
+import type { PhysicsWorld } from "./world.ts";
 
 /** Physics options of a bench scene's world. */
 export interface BenchPhysicsOptions {
@@ -35,4 +37,36 @@ export interface BenchScene {
   /** Update render poses from the physics state; `lampLit` while a circuit is closed. */
   syncRender(lampLit: boolean): Scene;
   free(): void;
+}
+
+/** An empty render scene lit from the benches' common light direction, and the function that adds to it. */
+export function benchRenderScene(background: Rgb): { scene: Scene; add: (o: SceneObject) => SceneObject } {
+  const objects: SceneObject[] = [];
+  const scene: Scene = { objects, background, lightDir: [0.3, -0.4, 1] };
+  return {
+    scene,
+    add: (o) => {
+      objects.push(o);
+      return o;
+    },
+  };
+}
+
+/** Half extents of the table every bench stands on, m (centred 0.35 m in front of the robot base). */
+export const TABLE_HALF_EXTENTS_M: Vec3 = [0.7, 0.6, 0.02];
+
+/** The table, top at `topZM` (world, m): a fixed environment box and its render object. */
+export function addTable(
+  physics: PhysicsWorld,
+  topZM: number,
+  color: Rgb,
+  add: (o: SceneObject) => SceneObject,
+): void {
+  const half = TABLE_HALF_EXTENTS_M;
+  const pose = translationPose([0.35, 0, topZM - half[2]]);
+  physics.addBody("fixed", pose, [{ kind: "box", centre: [0, 0, 0], halfExtentsM: half }], {
+    group: "env",
+    name: "table",
+  });
+  add({ id: "table", shape: { kind: "box", halfExtentsM: half }, pose, color });
 }

@@ -12,7 +12,13 @@ import { centreline, pointAt } from "../../calibration/wire-geometry.ts";
 import { type Mat4, mat4Identity, mat4Mul, mat4Point, poseToMat4, type Vec3 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import { ArmRig } from "../arm-rig.ts";
-import type { BenchContacts, BenchPhysicsOptions, BenchScene } from "../bench-scene.ts";
+import {
+  addTable,
+  type BenchContacts,
+  type BenchPhysicsOptions,
+  type BenchScene,
+  benchRenderScene,
+} from "../bench-scene.ts";
 import { segmentPose, translationPose } from "../render/placement.ts";
 import type { Rgb, Scene, SceneObject } from "../render/scene.ts";
 import { type ColliderSpec, PhysicsWorld, type Rapier } from "../world.ts";
@@ -56,18 +62,11 @@ export class BuzzWireBench implements BenchScene {
     readonly calibration: Calibration,
     opts: BenchPhysicsOptions,
   ) {
-    this.physics = new PhysicsWorld(R, {
-      timestepS: opts.timestepS,
-      predictionDistanceM: opts.predictionDistanceM,
-    });
+    this.physics = new PhysicsWorld(R, opts);
     this.worldFromBase = poseToMat4(calibration.robotBasePoseWorld);
     this.toolFromFlange = poseToMat4(calibration.tool.loopPoseFlange);
-    const objects: SceneObject[] = [];
-    this.scene = { objects, background: COLORS.background, lightDir: [0.3, -0.4, 1] };
-    const add = (o: SceneObject): SceneObject => {
-      objects.push(o);
-      return o;
-    };
+    const { scene, add } = benchRenderScene(COLORS.background);
+    this.scene = scene;
     const I = mat4Identity();
 
     // board and table (table top = board bottom)
@@ -92,18 +91,7 @@ export class BuzzWireBench implements BenchScene {
       color: COLORS.board,
     });
     const tableTopZ = boardPoseC[11]! - bz / 2;
-    const tableHalf: Vec3 = [0.7, 0.6, 0.02];
-    const tablePose = translationPose([0.35, 0, tableTopZ - tableHalf[2]]);
-    this.physics.addBody("fixed", tablePose, [{ kind: "box", centre: [0, 0, 0], halfExtentsM: tableHalf }], {
-      group: "env",
-      name: "table",
-    });
-    add({
-      id: "table",
-      shape: { kind: "box", halfExtentsM: tableHalf },
-      pose: tablePose,
-      color: COLORS.table,
-    });
+    addTable(this.physics, tableTopZ, COLORS.table, add);
 
     // wire: world-frame centreline, thin capsules every WIRE_SEGMENT_M
     const wire = calibration.wire;

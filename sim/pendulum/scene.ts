@@ -14,7 +14,13 @@
 import { type Mat4, mat4Identity, poseToMat4, type Vec3, vadd, vscale, vsub } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import { ArmRig } from "../arm-rig.ts";
-import type { BenchContacts, BenchPhysicsOptions, BenchScene } from "../bench-scene.ts";
+import {
+  addTable,
+  type BenchContacts,
+  type BenchPhysicsOptions,
+  type BenchScene,
+  benchRenderScene,
+} from "../bench-scene.ts";
 import { cylinderBetween, segmentPose, translationPose } from "../render/placement.ts";
 import type { Rgb, Scene, SceneObject } from "../render/scene.ts";
 import { PhysicsWorld, quatToMat4, type Rapier } from "../world.ts";
@@ -57,22 +63,11 @@ export class PendulumBench implements BenchScene {
     this.worldFromBase = poseToMat4(spec.robotBasePoseWorld);
     this.toolFromFlange = poseToMat4(spec.toolPoseFlange);
     const C = PENDULUM_COLORS;
-    const objects: SceneObject[] = [];
-    this.scene = { objects, background: C.background, lightDir: [0.3, -0.4, 1] };
-    const add = (o: SceneObject): SceneObject => {
-      objects.push(o);
-      return o;
-    };
+    const { scene, add } = benchRenderScene(C.background);
+    this.scene = scene;
     const I = mat4Identity();
 
-    // table (top at tableTopZM)
-    const tableHalf: Vec3 = [0.7, 0.6, 0.02];
-    const tablePose = translationPose([0.35, 0, spec.tableTopZM - tableHalf[2]]);
-    physics.addBody("fixed", tablePose, [{ kind: "box", centre: [0, 0, 0], halfExtentsM: tableHalf }], {
-      group: "env",
-      name: "table",
-    });
-    add({ id: "table", shape: { kind: "box", halfExtentsM: tableHalf }, pose: tablePose, color: C.table });
+    addTable(physics, spec.tableTopZM, C.table, add);
 
     // stand: post, crossbar to the hinge, axle along the hinge axis
     const p = spec.pendulum;
