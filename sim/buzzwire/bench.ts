@@ -100,7 +100,11 @@ export function defaultCameras(wireCentreWorld: Vec3, loopCentreFlange: Vec3): C
     extrinsics: { mount: "world", poseWorld: mat4ToPose(lookAt(eye, wireCentreWorld, up)) },
     depth: true,
   });
-  const wristEye: Vec3 = [0.07, 0.0, 0.02];
+  // on the side of the hand (along the hand's x axis, which is the loop's axis), 10 cm out and
+  // 6 cm down from the flange: it looks past the fingers at the loop, face-on
+  const hx = Math.cos(FRANKA_HAND_YAW_RAD);
+  const hy = Math.sin(FRANKA_HAND_YAW_RAD);
+  const wristEye: Vec3 = [0.1 * hx, 0.1 * hy, 0.06];
   return [
     fixed("front", [cx + 0.75, cy, cz + 0.3]),
     fixed("side", [cx, cy - 0.8, cz + 0.25]),
