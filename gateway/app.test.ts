@@ -1,5 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import sharp from "sharp";
+import type { z } from "zod";
+import {
+  ActResponseSchema,
+  EpisodeResponseSchema,
+  EpisodeSummarySchema,
+  ErrorResponseSchema,
+  FkResponseSchema,
+  IkResponseSchema,
+  ObserveResponseSchema,
+  SpecSchema,
+  TaskCardSchema,
+} from "./api/schemas.ts";
 import { type TestGateway, testGateway } from "./testing.ts";
 
 // Published limits, typed in independently of robots/franka/models.ts (DESIGN.md §5).
@@ -39,6 +51,36 @@ function home(): number[] {
 function row(q: number[], grip = 0.04): number[] {
   return [...q, grip];
 }
+
+describe("response contract", () => {
+  it("every response matches its zod schema (the server serialises plain JSON)", async () => {
+    const q = home();
+    const checks: [z.ZodType, Awaited<ReturnType<typeof get>>][] = [
+      [SpecSchema, await get("/v1/spec")],
+      [TaskCardSchema, await get("/v1/task")],
+      [ObserveResponseSchema, await post("/v1/observe", { advance_s: 0.1, depth: true })],
+      [
+        ActResponseSchema,
+        await post("/v1/act", { type: "joint_position", dt: 0.5, rows: [row(q)], frames: { fps: 4 } }),
+      ],
+      [FkResponseSchema, await post("/v1/kinematics/fk", { q })],
+      [
+        IkResponseSchema,
+        await post("/v1/kinematics/ik", {
+          pose: (await post("/v1/kinematics/fk", { q })).json().tool,
+          q_seed: q,
+        }),
+      ],
+      [EpisodeSummarySchema, await get(`/v1/admin/episodes/${g.gateway.requireEpisode().id}`, g.operator)],
+      [ErrorResponseSchema, await post("/v1/act", { type: "joint_position", dt: 0.0105, rows: [row(q)] })],
+      [EpisodeResponseSchema, await post("/v1/finish", {})],
+    ];
+    for (const [schema, res] of checks) {
+      const r = schema.safeParse(res.json());
+      expect(r.success, `${res.raw.req.url}: ${r.error?.message}`).toBe(true);
+    }
+  });
+});
 
 describe("spec", () => {
   it("returns both robots' published limits exactly", async () => {

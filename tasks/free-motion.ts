@@ -2,7 +2,9 @@
  * free-motion: no goal and no success rule. The episode ends when the agent finishes or the
  * time runs out. Used for API plumbing, calibration sessions and teleoperation.
  */
-import type { TaskDefinition } from "./types.ts";
+import type { TaskDefinition, TaskStatus } from "./types.ts";
+
+const RUNNING: TaskStatus = Object.freeze({ state: "running" });
 
 export const FREE_MOTION: TaskDefinition = {
   id: "free-motion",
@@ -37,7 +39,7 @@ export const FREE_MOTION: TaskDefinition = {
   createJudge: () => ({
     onReading() {},
     onEvent() {},
-    status: () => ({ state: "running" }),
+    status: () => RUNNING,
     score: () => ({ progress: 0, stages: {} }),
   }),
 };

@@ -59,12 +59,16 @@ export interface TaskScore {
 }
 
 export interface TaskJudge {
-  /** per measured reading; runs in the control loop — keep it allocation-light */
+  /**
+   * per measured reading; runs in the control loop — keep it allocation-light. The reading
+   * object is reused between calls: copy what you keep.
+   */
   onReading(r: TaskReading): void;
   onEvent(e: TaskEvent): void;
   /** the agent received an observation (camera frames or an instrument export) with this id */
   onObservation?(id: string, t: number): void;
   onSubmit?(answer: unknown, evidence: readonly string[], knownObservations: ReadonlySet<string>): void;
+  /** runs every control tick: return constants where possible */
   status(): TaskStatus;
   score(): TaskScore;
 }

@@ -6,7 +6,14 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Mat4 } from "../../robots/math.ts";
-import type { Setting, TaskBudgets, TaskContext, TaskDefinition, TaskJudge } from "../../tasks/types.ts";
+import type {
+  Setting,
+  TaskBudgets,
+  TaskContext,
+  TaskDefinition,
+  TaskJudge,
+  TaskReading,
+} from "../../tasks/types.ts";
 import type { Provenance } from "../recorder/provenance.ts";
 import { type EpisodeResult, episodeResult } from "../recorder/result.ts";
 import type { ActRequest, EndReason, ObserveRequest } from "../api/schemas.ts";
@@ -143,6 +150,8 @@ export class Episode {
   private stopRequest: StopCause | undefined;
   private readonly unsubscribe: () => void;
   private submitted = false;
+  /** the reading handed to the judge each tick (reused: the control loop allocates nothing for it) */
+  private readonly taskReading: TaskReading = { t: 0, q: [], gripperWidthM: 0 };
   /** result of the ended episode (result.json) */
   result: EpisodeResult | undefined;
   /** where the recorder wrote this episode, when recorded */
@@ -518,7 +527,11 @@ export class Episode {
   private tick(r: JointReading, sampleIndex: number): TickVerdict {
     if (this.stopRequest) return "stop";
     const t = r.t - this.t0;
-    this.cfg.judge.onReading({ t, q: r.q, gripperWidthM: r.gripperWidthM });
+    const tr = this.taskReading;
+    tr.t = t;
+    tr.q = r.q;
+    tr.gripperWidthM = r.gripperWidthM;
+    this.cfg.judge.onReading(tr);
     for (const o of this.cfg.observers) o.onReading?.(this, r);
     const v = this.cfg.monitor.tick(r, sampleIndex);
     if (v !== "ok") {

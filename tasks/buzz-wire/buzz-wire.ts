@@ -33,6 +33,9 @@ const BenchSchema = z.object({
   tool: z.object({ loopInnerRadiusM: z.number().positive() }).loose(),
 });
 
+const RUNNING: TaskStatus = Object.freeze({ state: "running" });
+const SUCCESS: TaskStatus = Object.freeze({ state: "success" });
+
 /** How close to the start mark the loop must first be threaded, as a share of the course. */
 const START_WINDOW = 0.1;
 /** The end counts as reached within this arc distance of the end mark, m (the post's half width). */
@@ -112,14 +115,17 @@ export const BUZZ_WIRE: TaskDefinition = {
     let contact: { t: number; share: number } | null = null;
     let succeededAt: number | null = null;
 
+    // status() runs every control tick: answer with constants, build the failure once
+    let failed: TaskStatus | null = null;
     const status = (): TaskStatus => {
-      if (contact)
-        return {
+      if (contact) {
+        failed ??= {
           state: "failed",
           reason: `wire contact at ${(contact.share * 100).toFixed(1)} % of the course`,
         };
-      if (succeededAt !== null) return { state: "success" };
-      return { state: "running" };
+        return failed;
+      }
+      return succeededAt !== null ? SUCCESS : RUNNING;
     };
 
     return {
