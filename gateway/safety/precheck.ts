@@ -109,7 +109,11 @@ export interface PrecheckInput {
   tcp?: Mat4;
   /** joint accelerations at the start, rad/s² (default 0: the interpolation starts at rest in acceleration) */
   previousAcceleration?: readonly number[];
-  /** geometry window in samples (speed only; the verdict does not depend on it). Default 16. */
+  /**
+   * geometry window in samples (speed only; the verdict does not depend on it). Default 32:
+   * on a slow 5000-sample sweep 16 → 2.7 ms, 32 → 1.7 ms, 64 → 1.3 ms; from 64 up fast sweeps
+   * get slower, since their windows fail the screen and fall back to per-sample FK.
+   */
   geometryStride?: number;
 }
 
@@ -250,7 +254,7 @@ export function precheckChunk(input: PrecheckInput): PrecheckResult {
 
   // 2. derivative pass, per sample; also per-window max joint deviation from the anchor,
   //    over the window's samples and the sample just before it (for the geometry/tool pass)
-  const stride = Math.max(1, Math.floor(input.geometryStride ?? 16));
+  const stride = Math.max(1, Math.floor(input.geometryStride ?? 32));
   const nWin = Math.ceil(count / stride);
   const dev = new Float64Array(nWin * dof);
   const lo = Float64Array.from(limits.lowerRad);
