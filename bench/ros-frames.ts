@@ -17,7 +17,7 @@ import { FrankaArmDriver } from "../drivers/ros2/franka-arm.ts";
 import { timeToS } from "../drivers/ros2/messages.ts";
 import { RoslibTransport } from "../drivers/ros2/roslib-transport.ts";
 import { FrankaRosbridgeRig } from "../hil-tests/rigs/rosbridge/franka-rig.ts";
-import { KinematicTestBackend } from "../hil-tests/rigs/rosbridge/kinematic-test-backend.ts";
+import { MirrorBackend, mirrorCamera } from "../drivers/mirror/mirror-backend.ts";
 import { FR3 } from "../robots/franka/models.ts";
 
 const { values } = parseArgs({
@@ -42,7 +42,7 @@ function stats(xs: number[]): string {
   return `p50 ${q(0.5).toFixed(2)} ms  p99 ${q(0.99).toFixed(2)} ms  max ${s.at(-1)!.toFixed(2)} ms  (n=${s.length})`;
 }
 
-const backend = new KinematicTestBackend(FR3, { name: "front", width, height });
+const backend = new MirrorBackend({ robot: FR3, cameras: [mirrorCamera("front", width, height)] });
 const rig = await FrankaRosbridgeRig.start({ backend, cameraRateHz: Number(values.fps) });
 const transport = new RoslibTransport({ url: rig.url });
 const arm = new FrankaArmDriver({ transport, robot: FR3, now: nowS });

@@ -20,7 +20,7 @@ import type { AddressInfo } from "node:net";
 import { testGateway } from "../gateway/testing.ts";
 import type { Frame } from "../gateway/seam/types.ts";
 import { FrankaRosbridgeRig } from "../hil-tests/rigs/rosbridge/franka-rig.ts";
-import { KinematicTestBackend } from "../hil-tests/rigs/rosbridge/kinematic-test-backend.ts";
+import { MirrorBackend, mirrorCamera } from "../drivers/mirror/mirror-backend.ts";
 import { FR3 } from "../robots/franka/models.ts";
 
 const { values } = parseArgs({
@@ -48,7 +48,7 @@ function stats(xs: number[]): string {
 }
 
 const rig = await FrankaRosbridgeRig.start({
-  backend: new KinematicTestBackend(FR3, { name: "front", width, height }),
+  backend: new MirrorBackend({ robot: FR3, cameras: [mirrorCamera("front", width, height)] }),
   host: "127.0.0.1",
   cameraRateHz: Number(values.fps),
 });

@@ -55,7 +55,9 @@ for (const [name, amp] of [
     `${name}: ${traj.count} samples, verdict ${v.ok ? "ok" : v.violation.kind}, ${fk} FK evaluations`,
   );
   measure("interpolateChunk (reference)", 200, () => interpolateChunk(start, rows, DT, robot.controlPeriodS));
-  measure("precheckChunk (stride 32, default)", 200, () => precheckChunk({ robot, limits, start, trajectory: traj }));
+  measure("precheckChunk (stride 32, default)", 200, () =>
+    precheckChunk({ robot, limits, start, trajectory: traj }),
+  );
   measure("precheckChunk (stride 1: FK every sample)", 30, () =>
     precheckChunk({ robot, limits, start, trajectory: traj, geometryStride: 1 }),
   );

@@ -23,7 +23,7 @@ import type { SerialTransport, TransportOpener } from "../drivers/serial/transpo
 import { openSerialPort } from "../drivers/serial/transport-serialport.ts";
 import { FR3 } from "../robots/franka/models.ts";
 import { FrankaRosbridgeRig } from "../hil-tests/rigs/rosbridge/franka-rig.ts";
-import { KinematicTestBackend } from "../hil-tests/rigs/rosbridge/kinematic-test-backend.ts";
+import { MirrorBackend, mirrorCamera } from "../drivers/mirror/mirror-backend.ts";
 import { pct, timedOpener } from "./stats.ts";
 
 const args = process.argv.slice(2);
@@ -115,7 +115,7 @@ async function run(kind: "buzzbox" | "firmata", rigUrl: string): Promise<void> {
 console.log(
   `contact edge → stop() through RealBackend; ${EDGES} edges per device; ${cpus().length} CPUs, load ${loadavg()[0]!.toFixed(2)}`,
 );
-const rig = await FrankaRosbridgeRig.start({ backend: new KinematicTestBackend(FR3) });
+const rig = await FrankaRosbridgeRig.start({ backend: new MirrorBackend({ robot: FR3 }) });
 try {
   await run("buzzbox", rig.url);
   await run("firmata", rig.url);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { FR3 } from "../robots/franka/models.ts";
 import { FrankaRosbridgeRig } from "../hil-tests/rigs/rosbridge/franka-rig.ts";
-import { KinematicTestBackend } from "../hil-tests/rigs/rosbridge/kinematic-test-backend.ts";
+import { MirrorBackend, mirrorCamera } from "../drivers/mirror/mirror-backend.ts";
 import { devices } from "./devices.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "devices-"));
@@ -22,7 +22,7 @@ describe("robot-gateway devices", () => {
   });
 
   it("probes a rosbridge server: connection and joint states", async () => {
-    const rig = await FrankaRosbridgeRig.start({ backend: new KinematicTestBackend(FR3) });
+    const rig = await FrankaRosbridgeRig.start({ backend: new MirrorBackend({ robot: FR3 }) });
     try {
       const lines: string[] = [];
       const r = await devices({

@@ -1,6 +1,7 @@
 /**
  * The mirror backend: the measured state is exactly the commanded trajectory and the cameras
- * return a plain test pattern. It exists to test the API plumbing (routing, chunk rules,
+ * return a plain test pattern (a moving checkerboard). Also what the rosbridge rig's own tests
+ * serve. It exists to test the API plumbing (routing, chunk rules,
  * budgets, frames) without physics. It has no dynamics and no contacts, so behaviour tests of
  * tasks must run on the simulator, never on the mirror.
  *
@@ -38,15 +39,16 @@ const IDENTITY_POSE = {
   quat_xyzw: [0, 0, 0, 1] as [number, number, number, number],
 };
 
-function defaultCamera(): CameraDescription {
+/** A plain pinhole camera for the mirror's test pattern. */
+export function mirrorCamera(name = "front", width = 64, height = 48): CameraDescription {
   return {
-    name: "front",
-    width: 64,
-    height: 48,
-    fx: 60,
-    fy: 60,
-    cx: 32,
-    cy: 24,
+    name,
+    width,
+    height,
+    fx: (60 * width) / 64,
+    fy: (60 * width) / 64,
+    cx: width / 2,
+    cy: height / 2,
     distortion: [0, 0, 0, 0, 0],
     frame: "world",
     pose: { xyz: [1.5, 0, 0.5], quat_xyzw: [-0.5, 0.5, -0.5, 0.5] },
@@ -72,7 +74,7 @@ export class MirrorBackend implements Backend {
     this.gripper = opts.robot.gripper.maxWidthM / 2;
     this.desc = {
       robot: opts.robot,
-      cameras: opts.cameras ?? [defaultCamera()],
+      cameras: opts.cameras ?? [mirrorCamera()],
       controlPeriodS: opts.robot.controlPeriodS,
       basePose: IDENTITY_POSE,
       toolOffset: IDENTITY_POSE,
@@ -210,7 +212,8 @@ export class MirrorBackend implements Backend {
         const o = (y * width + x) * 3;
         rgb[o] = (x * 255) / Math.max(1, width - 1);
         rgb[o + 1] = (y * 255) / Math.max(1, height - 1);
-        rgb[o + 2] = ((x >> 3) + (y >> 3)) % 2 ? 200 : 40;
+        // a checkerboard that moves one pixel per control tick, so successive frames differ
+        rgb[o + 2] = (((x + this.ticks) >> 3) + (y >> 3)) % 2 ? 200 : 40;
       }
     }
     const frame: Frame = {

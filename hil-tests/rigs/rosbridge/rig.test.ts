@@ -13,7 +13,7 @@ import type { JointStateMsg } from "../../../drivers/ros2/messages.ts";
 import { RoslibTransport } from "../../../drivers/ros2/roslib-transport.ts";
 import { GoalStatus } from "../../../drivers/ros2/transport.ts";
 import { FrankaRosbridgeRig } from "./franka-rig.ts";
-import { KinematicTestBackend } from "./kinematic-test-backend.ts";
+import { MirrorBackend, mirrorCamera } from "../../../drivers/mirror/mirror-backend.ts";
 
 const now = () => performance.now() / 1000;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 async function setup() {
-  const backend = new KinematicTestBackend(FR3);
+  const backend = new MirrorBackend({ robot: FR3 });
   const rig = await FrankaRosbridgeRig.start({ backend, cameraRateHz: 20 });
   cleanups.push(() => rig.close());
   const transport = new RoslibTransport({
