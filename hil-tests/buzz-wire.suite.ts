@@ -12,7 +12,26 @@ import { solveIk } from "../robots/franka/ik.ts";
 import { forwardKinematics } from "../robots/franka/kinematics.ts";
 import { mat4ToPose, poseToMat4, type Pose } from "../robots/math.ts";
 import { wireReferencePath } from "../sim/buzzwire/reference-path.ts";
-import type { TestGateway } from "../gateway/testing.ts";
+import { loadBenchFile } from "../gateway/bench/bench-config.ts";
+import { type TestGateway, testGateway } from "../gateway/testing.ts";
+import { calibrationSchema } from "../calibration/schema.ts";
+
+/**
+ * The bench a tier-3 suite runs against: the simulated buzz-wire bench by default, or the bench
+ * file named by HIL_BENCH (a real bench; opt-in, never by accident). The calibration is the
+ * bench's own task geometry for the seed (the twin's for the sim, the calibration file's for a
+ * real bench).
+ */
+export async function benchUnderTest(seed: number, level = "joint_position"): Promise<SuiteContext> {
+  const file = process.env.HIL_BENCH;
+  const task = { id: "buzz-wire", seed, level };
+  const config = file
+    ? { ...loadBenchFile(file).config, task }
+    : { robot: "fr3", backend: { type: "sim" }, task };
+  const g = await testGateway(config as Record<string, unknown>);
+  const calibration = calibrationSchema.parse(g.gateway.bench.taskBench(seed));
+  return { g, calibration };
+}
 
 export interface SuiteContext {
   g: TestGateway;

@@ -1,14 +1,15 @@
 /**
- * End-to-end buzz-wire over HTTP on the simulated bench (the default tier-3 target).
+ * End-to-end buzz-wire over HTTP, tier 3: on the simulated bench by default; on a real bench
+ * when HIL_BENCH names its bench file (`HIL_BENCH=bench.yaml npx vitest run hil-tests/buzz-wire.test.ts`).
  */
 import sharp from "sharp";
 import { afterEach, describe, expect, it } from "vitest";
-import { sampleBenchCalibration } from "../sim/buzzwire/bench.ts";
 import type { EpisodeResult } from "../gateway/recorder/result.ts";
-import { type TestGateway, testGateway } from "../gateway/testing.ts";
+import type { TestGateway } from "../gateway/testing.ts";
 import {
   actRows,
   api,
+  benchUnderTest,
   redPixels,
   referenceRows,
   sidewaysRows,
@@ -22,8 +23,9 @@ afterEach(async () => {
 });
 
 async function simBench(seed: number, level = "joint_position"): Promise<SuiteContext> {
-  g = await testGateway({ robot: "fr3", backend: { type: "sim" }, task: { id: "buzz-wire", seed, level } });
-  return { g, calibration: sampleBenchCalibration(g.gateway.bench.backend.describe().robot, seed) };
+  const ctx = await benchUnderTest(seed, level);
+  g = ctx.g;
+  return ctx;
 }
 
 describe("buzz wire on the sim bench, through the Standard API", () => {

@@ -1,5 +1,5 @@
 /**
- * The safety supervisor over HTTP on the simulated bench: refusals leave the arm where it was,
+ * The safety supervisor over HTTP on the simulated bench (or the bench file named by HIL_BENCH): refusals leave the arm where it was,
  * the board is a keep-out, and an e-stop during a long chunk stops the arm within one control
  * period and latches until an operator releases it.
  */
@@ -7,9 +7,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { forwardKinematics } from "../robots/franka/kinematics.ts";
 import { solveIk } from "../robots/franka/ik.ts";
 import { mat4ToPose, poseToMat4 } from "../robots/math.ts";
-import { sampleBenchCalibration } from "../sim/buzzwire/bench.ts";
-import { type TestGateway, testGateway } from "../gateway/testing.ts";
-import { api, referenceRows } from "./buzz-wire.suite.ts";
+import type { Calibration } from "../calibration/schema.ts";
+import type { TestGateway } from "../gateway/testing.ts";
+import { api, benchUnderTest, referenceRows } from "./buzz-wire.suite.ts";
 
 let g: TestGateway | undefined;
 afterEach(async () => {
@@ -17,13 +17,14 @@ afterEach(async () => {
   g = undefined;
 });
 
+let calibration: Calibration;
+
+/** The bench under test: the sim by default, the bench file named by HIL_BENCH otherwise. */
 async function sim(seed = 1): Promise<TestGateway> {
-  g = await testGateway({
-    robot: "fr3",
-    backend: { type: "sim" },
-    task: { id: "buzz-wire", seed, level: "joint_position" },
-  });
-  return g;
+  const ctx = await benchUnderTest(seed);
+  g = ctx.g;
+  calibration = ctx.calibration;
+  return ctx.g;
 }
 
 describe("safety over HTTP on the sim bench", () => {
@@ -50,7 +51,7 @@ describe("safety over HTTP on the sim bench", () => {
     const g = await sim();
     const robot = g.gateway.bench.backend.describe().robot;
     const tcp = g.gateway.bench.toolFromFlange;
-    const cal = sampleBenchCalibration(robot, 1);
+    const cal = calibration;
     const r0 = g.gateway.bench.backend.read();
     const start = poseToMat4(forwardKinematics(robot, r0.q, tcp).tool);
     // straight down to 1 cm below the board's top face, in 40 rows over 8 s
@@ -76,7 +77,6 @@ describe("safety over HTTP on the sim bench", () => {
     const g = await sim();
     const r0 = g.gateway.bench.backend.read();
     // a long, slow chunk along the wire (no contact), as many rows as one call may take
-    const calibration = sampleBenchCalibration(g.gateway.bench.backend.describe().robot, 1);
     const ref = referenceRows({ g, calibration }, r0.q, r0.gripperWidthM);
     const maxRows = Math.floor(g.gateway.requireEpisode().config.budgets.maxCallS / ref.dtS + 1e-9);
     const rows = ref.rows.slice(0, maxRows);
