@@ -23,7 +23,6 @@ import {
 import { JointStates as FoxgloveJointStates } from "@foxglove/schemas/jsonschema.js";
 import { FileHandleWritable } from "@mcap/nodejs";
 import sharp from "sharp";
-import type { TaskContext } from "../../tasks/types.ts";
 import type { ActRequest } from "../api/schemas.ts";
 import type { Episode, SafetyEventDto } from "../episode/episode.ts";
 import type { EpisodeObserver } from "../episode/observer.ts";
@@ -93,6 +92,8 @@ interface OpenBatch {
   gripper: Float64Array;
 }
 
+const UTF8 = new TextEncoder();
+
 const LOG_LEVEL = { info: 2, warning: 3, error: 4 } as const;
 
 export class McapRecorder implements EpisodeObserver {
@@ -147,8 +148,7 @@ export class McapRecorder implements EpisodeObserver {
     this.jointNames = desc.robot.joints.map((j) => j.name);
     this.capacity = Math.max(1, Math.ceil(this.opts.jointBatchS / desc.controlPeriodS) + 1);
     // backend seconds at episode t = 0, exactly as the episode computes `r.t - t0`
-    const exposed = (ep as unknown as { t0S?: number }).t0S;
-    this.t0 = typeof exposed === "number" ? exposed : c.backend.now() - ep.t();
+    this.t0 = ep.t0S;
     this.startWallNs = BigInt(ep.startedAt.getTime()) * 1_000_000n;
     const dir = join(this.opts.recordsDir, ep.id);
     this.recordPath = join(dir, "record.mcap");
@@ -156,7 +156,6 @@ export class McapRecorder implements EpisodeObserver {
     ep.recordPath = this.recordPath;
     this.opened = this.open(dir);
 
-    const ctx = (c as { taskContext?: TaskContext }).taskContext;
     const meta: MetaMessage = {
       format: RECORD_FORMAT,
       episode_id: ep.id,
@@ -173,7 +172,7 @@ export class McapRecorder implements EpisodeObserver {
       robot: desc.robot.id,
       joint_names: this.jointNames,
       tool_from_flange: Array.from(c.toolFromFlange),
-      task_bench: ctx?.bench ?? this.opts.taskBench?.(c.seed) ?? {},
+      task_bench: c.taskContext?.bench ?? this.opts.taskBench?.(c.seed) ?? {},
       backend: c.backend.kind,
       control_period_s: desc.controlPeriodS,
       t0_backend_s: this.t0,
@@ -386,7 +385,7 @@ export class McapRecorder implements EpisodeObserver {
       schemaId = await w.registerSchema({
         name: schema.title,
         encoding: "jsonschema",
-        data: new TextEncoder().encode(JSON.stringify(schema)),
+        data: UTF8.encode(JSON.stringify(schema)),
       });
       this.schemaIds.set(schema.title, schemaId);
     }
@@ -422,28 +421,26 @@ export class McapRecorder implements EpisodeObserver {
 
   private async write(item: Item): Promise<void> {
     const w = this.writer!;
-    const enc = new TextEncoder();
     switch (item.kind) {
       case "json": {
         const meta: Record<string, string> = item.topic === TOPICS.instance ? { audience: "operator" } : {};
         const ch = await this.channel(item.topic, item.schema, meta);
-        await this.add(ch, item.seq, item.tS, enc.encode(JSON.stringify(item.payload)));
+        await this.add(ch, item.seq, item.tS, UTF8.encode(JSON.stringify(item.payload)));
         return;
       }
       case "joints": {
         const b = item.batch;
         const lastT = b.t[b.n - 1]!;
         const ch = await this.channel(TOPICS.jointStates, SCHEMAS.jointBatch);
-        await this.add(ch, item.seq, item.tS, enc.encode(JSON.stringify(this.batchMessage(b))));
+        await this.add(ch, item.seq, item.tS, UTF8.encode(JSON.stringify(this.batchMessage(b))));
         const pv = await this.channel(TOPICS.jointStatesPreview, FoxgloveJointStates);
-        await this.add(pv, item.seq, lastT, enc.encode(JSON.stringify(this.preview(b))));
-        if (lastT > this.lastT) this.lastT = lastT;
+        await this.add(pv, item.seq, lastT, UTF8.encode(JSON.stringify(this.preview(b))));
         return;
       }
       case "camera": {
         const payload = await item.data;
         const ch = await this.channel(item.topic, FoxgloveCompressedImage);
-        await this.add(ch, item.seq, item.tS, enc.encode(JSON.stringify(payload)));
+        await this.add(ch, item.seq, item.tS, UTF8.encode(JSON.stringify(payload)));
         return;
       }
       case "flush": {

@@ -24,7 +24,7 @@ import {
   type SubmissionMessage,
   TOPICS,
 } from "./record-format.ts";
-import { computeResult, diffResults, type EpisodeResult, type ResultDifference } from "./result.ts";
+import { computeResult, diffResults, type EpisodeResult, r6, type ResultDifference } from "./result.ts";
 
 /** Why a record cannot be graded. */
 export type RecordErrorKind = "unreadable" | "not_a_record" | "incomplete" | "unknown_task";
@@ -173,7 +173,6 @@ export function replayRecord(contents: RecordContents, opts: ReplayOptions = {})
     notes,
   };
   const observationIds = new Set<string>();
-  const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
   for (const m of msgs) {
     switch (m.topic) {
       case TOPICS.jointStates: {

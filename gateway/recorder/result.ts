@@ -89,7 +89,11 @@ export interface EpisodeResult {
   config_hashes?: { bench_sha256: string; safety_limits_sha256: string };
 }
 
-const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
+/**
+ * Episode seconds as the API and the task judge see them: rounded to 1 µs. The live episode hands
+ * the judge event times rounded like this, so replay must round the recorded ones the same way.
+ */
+export const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
 export function outcomeOf(reason: EndReason, status: TaskStatus): { outcome: Outcome; success: boolean } {
   const success = reason === "success" || (reason !== "task_failed" && status.state === "success");
