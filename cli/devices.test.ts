@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { FR3 } from "../robots/franka/models.ts";
 import { FrankaRosbridgeRig } from "../hil-tests/rigs/rosbridge/franka-rig.ts";
-import { MirrorBackend, mirrorCamera } from "../drivers/mirror/mirror-backend.ts";
+import { MirrorBackend } from "../drivers/mirror/mirror-backend.ts";
 import { devices } from "./devices.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "devices-"));

@@ -216,7 +216,7 @@ describe("robot-gateway run", () => {
     expect(text).toMatch(/trial 1\/1 seed 4: incomplete \(finished, ended by the run\)/);
   }, 30_000);
 
-  it("against a running gateway: the run ends a crashed agent's episode with the agent token", async () => {
+  it("against a running gateway: the run ends a crashed agent's episode with the operator's end call", async () => {
     const g = await testGateway({
       robot: "fr3",
       backend: { type: "mirror" },
@@ -245,6 +245,7 @@ describe("robot-gateway run", () => {
         ended_by: "run",
         end_reason: "finished",
         run_note: "agent exited with code 5 while the episode was running",
+        end_detail: "run: agent exited with code 5 while the episode was running",
         agent: { exit_code: 5 },
       });
       // the gateway's own episode list agrees

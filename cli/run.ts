@@ -101,8 +101,6 @@ interface Target {
   agentToken: string;
   /** bench name, or the URL of a running gateway */
   label: string;
-  /** end a still-running episode on behalf of the run; the detail says why */
-  endEpisode(id: string, detail: string): Promise<void>;
   /** wait until everything the gateway writes for the episode is on disk */
   settle(): Promise<void>;
   close(): Promise<void>;
@@ -153,6 +151,22 @@ async function call<T>(
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * End a still-running episode on behalf of the run (operator end call: stops any motion at
+ * once, end reason `finished`); the detail says why. An episode that has ended meanwhile is left.
+ */
+async function endEpisode(t: Target, id: string, detail: string): Promise<void> {
+  try {
+    await call(t.url, t.operatorToken, "POST", `/v1/admin/episodes/${id}/end`, {
+      reason: "finished",
+      detail,
+    });
+  } catch (e) {
+    if (e instanceof HttpError && e.code === "RB_ERR_EPISODE_ENDED") return;
+    throw e;
+  }
+}
+
 /** An in-process gateway on 127.0.0.1:0 with fresh tokens; records go to `<out>/records`. */
 async function inProcessTarget(o: RunOptions, outDir: string): Promise<Target> {
   const loaded = o.bench ? loadBenchFile(o.bench) : { config: DEFAULT_BENCH, baseDir: process.cwd() };
@@ -188,12 +202,6 @@ async function inProcessTarget(o: RunOptions, outDir: string): Promise<Target> {
     agentToken,
     operatorToken,
     label: bench.name,
-    async endEpisode(id, detail) {
-      const ep = gateway.findEpisode(id);
-      if (!ep || ep.isEnded) return;
-      await ep.stopMotion(detail);
-      ep.end("finished", detail);
-    },
     async settle() {
       const p = recording;
       recording = undefined;
@@ -207,34 +215,17 @@ async function inProcessTarget(o: RunOptions, outDir: string): Promise<Target> {
   };
 }
 
-/** A running gateway; the run ends an episode with the agent's own finish call. */
+/** A running gateway. */
 function remoteTarget(o: RunOptions): Target {
   if (!o.operatorToken || !o.agentToken) {
     throw new InvalidArgumentError("--url needs --operator-token and --agent-token");
   }
   const url = o.url!;
-  const agentToken = o.agentToken;
   return {
     url,
-    agentToken,
+    agentToken: o.agentToken,
     operatorToken: o.operatorToken,
     label: url,
-    async endEpisode() {
-      // the operator API has no "end" call: finish as the agent would (retry while a motion runs)
-      for (let i = 0; i < 50; i++) {
-        try {
-          await call(url, agentToken, "POST", "/v1/finish");
-          return;
-        } catch (e) {
-          if (e instanceof HttpError && e.code === "RB_ERR_BUSY") {
-            await sleep(100);
-            continue;
-          }
-          if (e instanceof HttpError && e.code === "RB_ERR_EPISODE_ENDED") return;
-          throw e;
-        }
-      }
-    },
     async settle() {},
     async close() {},
   };
@@ -434,13 +425,13 @@ async function runTrial(
       }
       if (exited) {
         runNote = `${exitText(exited)} while the episode was running`;
-        await t.endEpisode(id, `run: ${runNote}`);
+        await endEpisode(t, id, `run: ${runNote}`);
         endedByRun = true;
         break;
       }
       if (wallS() >= timeoutS) {
         runNote = `trial timeout after ${timeoutS} s`;
-        await t.endEpisode(id, `run: ${runNote}`);
+        await endEpisode(t, id, `run: ${runNote}`);
         endedByRun = true;
         await stopAgent(child, exit);
         break;
