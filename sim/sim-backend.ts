@@ -27,6 +27,7 @@ import {
 } from "../gateway/seam/types.ts";
 import { type Mat4, mat4Mul, mat4RigidInverse, mat4ToPose, type Pose, poseToMat4 } from "../robots/math.ts";
 import type { RobotModel } from "../robots/types.ts";
+import { worldFromCamera } from "./render/camera-pose.ts";
 import { Rasterizer } from "./render/rasterizer.ts";
 import { sampleBenchCalibration } from "./buzzwire/bench.ts";
 import type { BenchPhysicsOptions, BenchScene } from "./bench-scene.ts";
@@ -99,7 +100,10 @@ export class SimBackend implements Backend {
   private cameras: CameraDescription[] = [];
   private startQ: number[] = [];
   private readonly dt: number;
-  private readonly tmpM = new Float64Array(16);
+  /** scratch matrices for camera poses (frame capture) */
+  private readonly toolM = new Float64Array(16);
+  private readonly camM = new Float64Array(16);
+  private readonly camScratchM = new Float64Array(16);
 
   constructor(private readonly opts: SimBackendOptions) {
     this.seed = opts.seed;
@@ -251,11 +255,10 @@ export class SimBackend implements Backend {
       JSON.stringify(h.calibration) !== JSON.stringify(this.calibration) ||
       JSON.stringify(h.pendulum) !== JSON.stringify(this.pendulumSpec ?? undefined)
     ) {
-      this.seed = h.seed;
       this.build(h.seed, h.calibration ?? undefined, h.pendulum);
     }
     this.seed = h.seed;
-    this.bench!.physics.restoreSnapshot(snap.slice(4 + len));
+    this.bench!.physics.restoreSnapshot(snap.subarray(4 + len));
     this.steps = h.steps;
     this.servo = {
       q: Float64Array.from(h.servo.q),
@@ -344,7 +347,6 @@ export class SimBackend implements Backend {
     this.bench?.free();
     this.bench = this.buzz = this.pendulum = null;
     this.calibration = this.pendulumSpec = null;
-    let tool: Mat4;
     let cameras: CameraCalibration[];
     const physics: BenchPhysicsOptions = {
       timestepS: this.dt,
@@ -365,17 +367,17 @@ export class SimBackend implements Backend {
       this.bench = this.buzz = new BuzzWireBench(this.R!, robot, cal, physics);
       this.basePose = clonePose(cal.robotBasePoseWorld);
       this.toolOffset = clonePose(cal.tool.loopPoseFlange);
-      tool = poseToMat4(cal.tool.loopPoseFlange);
-      this.startQ = startMarkJoints(robot, cal.wire, tool, robot.homeQ) ?? [...robot.homeQ];
+      this.startQ = startMarkJoints(robot, cal.wire, this.buzz.toolFromFlange, robot.homeQ) ?? [
+        ...robot.homeQ,
+      ];
       this.startGripperM = HANDLE_GRIP_WIDTH_M;
       cameras = cal.cameras;
     }
-    tool = poseToMat4(this.toolOffset);
     this.servo = servoAtRest(this.startQ, this.startGripperM);
     this.target = Float64Array.from(this.startQ);
     this.targetGripperM = this.startGripperM;
     this.bench.arm.applyArm(this.servo.q, this.servo.gripperWidthM, true);
-    this.cameras = cameraDescriptions({ cameras }, tool);
+    this.cameras = cameraDescriptions({ cameras }, poseToMat4(this.toolOffset));
     this.rasterizers.clear();
     // a fresh pendulum hangs at rest in the beam; the gate reports changes from here on
     this.gateBlocked = this.pendulum?.photogateBlocked ?? false;
@@ -474,7 +476,9 @@ export class SimBackend implements Backend {
         r = new Rasterizer(cam);
         this.rasterizers.set(cam.name, r);
       }
-      const worldFromCam = this.cameraWorld(cam);
+      // a wrist camera rides on the tool: world ← tool (loop frame) · tool ← camera
+      const worldFromTool = cam.frame === "tool" ? bench.arm.toolWorld(this.toolM) : null;
+      const worldFromCam = worldFromCamera(cam, worldFromTool, this.camM, this.camScratchM);
       const img = r.render(scene, worldFromCam, r.createTarget());
       const frame: Frame = {
         camera: cam.name,
@@ -491,13 +495,6 @@ export class SimBackend implements Backend {
     const c = this.cameras.find((x) => x.name === name);
     if (!c) throw new Error(`unknown camera "${name}" (have: ${this.cameras.map((x) => x.name).join(", ")})`);
     return c;
-  }
-
-  private cameraWorld(cam: CameraDescription): Mat4 {
-    const camPose = poseToMat4(cam.pose);
-    if (cam.frame === "world") return camPose;
-    // tool camera: world ← tool (loop frame) · tool ← camera
-    return mat4Mul(this.bench!.arm.toolWorld(this.tmpM), camPose);
   }
 
   private emit(e: SensorEvent): void {
