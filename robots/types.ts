@@ -49,12 +49,12 @@ export interface GripperSpec {
 
 /**
  * A collision capsule rigidly attached to a frame of the chain.
- * `frame` 0 is the base, 1…7 the joint frames, 8 the flange.
+ * `frame` 0 is the base, 1…7 the joint frames, 8 the flange, 9 the tool (FK with a tool offset).
  */
 export interface LinkCapsule {
   /** human-readable link name, e.g. "link4" */
   link: string;
-  /** kinematic frame index the capsule rides on (0 base … 7 joint 7, 8 flange) */
+  /** kinematic frame index the capsule rides on (0 base … 7 joint 7, 8 flange, 9 tool) */
   frame: number;
   /** segment end points in that frame, m */
   a: readonly [number, number, number];

@@ -13,19 +13,11 @@
  * Capsules on frame 0 (the base) never move, so they are not checked.
  */
 import type { Mat4 } from "../../robots/math.ts";
-import type { RobotModel } from "../../robots/types.ts";
+import type { LinkCapsule, RobotModel } from "../../robots/types.ts";
 import type { CompiledVolume, EffectiveLimits } from "./profile.ts";
 
-/** One moving body: a segment with radius on a kinematic frame (9 = tool). */
-export interface Body {
-  link: string;
-  /** frame index (1…7 joints, 8 flange, 9 tool) */
-  frame: number;
-  a: readonly [number, number, number];
-  b: readonly [number, number, number];
-  /** m */
-  radiusM: number;
-}
+/** One moving body: a link capsule, or the tool point (radius 0 on frame 9). */
+export type Body = LinkCapsule;
 
 /** Geometry compiled once per (robot, limits, tool offset). Immutable; evaluation uses caller scratch. */
 export interface CompiledGeometry {
@@ -54,9 +46,7 @@ export const TOOL_BODY = "tool";
 export function compileGeometry(robot: RobotModel, limits: EffectiveLimits, tcp?: Mat4): CompiledGeometry {
   const bodies: Body[] = [
     { link: TOOL_BODY, frame: 9, a: [0, 0, 0], b: [0, 0, 0], radiusM: 0 },
-    ...robot.capsules
-      .filter((c) => c.frame >= 1)
-      .map((c) => ({ link: c.link, frame: c.frame, a: c.a, b: c.b, radiusM: c.radiusM })),
+    ...robot.capsules.filter((c) => c.frame >= 1),
   ];
   const volumes = limits.keepOut;
   const stride = 1 + volumes.length;

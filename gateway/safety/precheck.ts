@@ -32,6 +32,7 @@
  * capsules; per body the workspace, then the keep-outs in profile order).
  */
 import { type Mat4, mat4Identity } from "../../robots/math.ts";
+import { JACOBIAN_COLS, jacobianFromFrames } from "../../robots/franka/jacobian.ts";
 import { type FkWorkspace, fkWorkspace, forwardKinematicsInto } from "../../robots/franka/kinematics.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import type { JointTrajectory } from "../seam/types.ts";
@@ -268,7 +269,6 @@ export function precheckChunk(input: PrecheckInput): PrecheckResult {
   const TRIGGER = 1 - 1e-9;
   const toolMax = limits.maxToolSpeedMps;
   const gripMax = limits.gripper.maxSpeedMps;
-  const _names = limits.jointNames;
 
   const qPrev = new Float64Array(dof);
   const vPrev = new Float64Array(dof);
@@ -350,7 +350,8 @@ export function precheckChunk(input: PrecheckInput): PrecheckResult {
   const nPairs = s.clear.length;
   const reach = g.reachM;
   const toolReach = g.toolReachM;
-  const jac = new Float64Array(3 * dof);
+  // 6×7 row-major (jacobian.ts layout); the tool-speed screen reads the linear rows 0…2
+  const jac = new Float64Array(6 * JACOBIAN_COLS);
   const colErr = new Float64Array(dof);
   let minMargin = Number.POSITIVE_INFINITY;
   let maxTool = 0;
@@ -377,22 +378,9 @@ export function precheckChunk(input: PrecheckInput): PrecheckResult {
     }
     // tool Jacobian at the anchor, J_j = z_j × (p − o_j), and a bound E_j on how far column j
     // can drift inside the window: |Δz_j|·|p − o_j| + |Δ(p − o_j)| ≤ φ_j·toolReach_j + 2·δ_tool
-    const tool = frames[9]!;
-    const px = tool[3]!;
-    const py = tool[7]!;
-    const pz = tool[11]!;
+    jacobianFromFrames(frames, 9, jac);
     let phi = 0;
     for (let j = 0; j < dof; j++) {
-      const f = frames[j + 1]!;
-      const zx = f[2]!;
-      const zy = f[6]!;
-      const zz = f[10]!;
-      const rx = px - f[3]!;
-      const ry = py - f[7]!;
-      const rz = pz - f[11]!;
-      jac[j * 3] = zy * rz - zz * ry;
-      jac[j * 3 + 1] = zz * rx - zx * rz;
-      jac[j * 3 + 2] = zx * ry - zy * rx;
       colErr[j] = phi * toolReach[j]! + 2 * deltaTool;
       phi += dev[devBase + j]!;
     }
@@ -405,9 +393,9 @@ export function precheckChunk(input: PrecheckInput): PrecheckResult {
       let err = 0;
       for (let j = 0; j < dof; j++) {
         const dq = q[base + j]! - (i === 0 ? start.q[j]! : q[base - dof + j]!);
-        lx += jac[j * 3]! * dq;
-        ly += jac[j * 3 + 1]! * dq;
-        lz += jac[j * 3 + 2]! * dq;
+        lx += jac[j]! * dq;
+        ly += jac[JACOBIAN_COLS + j]! * dq;
+        lz += jac[2 * JACOBIAN_COLS + j]! * dq;
         err += Math.abs(dq) * colErr[j]!;
       }
       const bound = (Math.sqrt(lx * lx + ly * ly + lz * lz) + err) * invT;

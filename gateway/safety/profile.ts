@@ -7,6 +7,7 @@
  * Every length is in metres in the robot **base** frame, every angle in radians.
  */
 import { z } from "zod";
+import { poseToMat4 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
 
 const vec3 = z.tuple([z.number(), z.number(), z.number()]);
@@ -201,26 +202,12 @@ export class SafetyConfigError extends Error {
   }
 }
 
-function quatToRowMajor(q: readonly number[] | undefined): number[] {
+/** Base→box rotation rows (the box axes in the base frame) of a box orientation; identity when omitted. */
+function baseToBoxRows(q: readonly [number, number, number, number] | undefined): number[] {
   if (!q) return [1, 0, 0, 0, 1, 0, 0, 0, 1];
-  const n = Math.hypot(q[0]!, q[1]!, q[2]!, q[3]!);
-  const x = q[0]! / n;
-  const y = q[1]! / n;
-  const z = q[2]! / n;
-  const w = q[3]! / n;
-  // R maps box → base; we store R^T (base → box), whose rows are the box axes.
-  const r = [
-    1 - 2 * (y * y + z * z),
-    2 * (x * y - z * w),
-    2 * (x * z + y * w),
-    2 * (x * y + z * w),
-    1 - 2 * (x * x + z * z),
-    2 * (y * z - x * w),
-    2 * (x * z - y * w),
-    2 * (y * z + x * w),
-    1 - 2 * (x * x + y * y),
-  ];
-  return [r[0]!, r[3]!, r[6]!, r[1]!, r[4]!, r[7]!, r[2]!, r[5]!, r[8]!];
+  // poseToMat4 normalises q and gives R (box → base); its transpose maps base → box
+  const m = poseToMat4({ xyz: [0, 0, 0], quat_xyzw: [...q] });
+  return [m[0]!, m[4]!, m[8]!, m[1]!, m[5]!, m[9]!, m[2]!, m[6]!, m[10]!];
 }
 
 function compileVolume(v: KeepOut): CompiledVolume {
@@ -235,7 +222,7 @@ function compileVolume(v: KeepOut): CompiledVolume {
         name: v.name,
         center: Object.freeze([...v.centerM] as [number, number, number]),
         half: Object.freeze([...v.halfExtentsM] as [number, number, number]),
-        rot: Object.freeze(quatToRowMajor(q)),
+        rot: Object.freeze(baseToBoxRows(q)),
         ignoreLinks: ignore,
       });
     }

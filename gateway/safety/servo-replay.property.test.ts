@@ -37,7 +37,7 @@ describe("accepted chunks replayed through the sim servo model", () => {
           fc.integer({ min: 20, max: 300 }),
           (startShare, deltas, dtTicks) => {
             const q0 = robot.joints.map(
-              (j, i) => limits.lowerRad[i]! + startShare[i]! * (limits.upperRad[i]! - limits.lowerRad[i]!),
+              (_j, i) => limits.lowerRad[i]! + startShare[i]! * (limits.upperRad[i]! - limits.lowerRad[i]!),
             );
             let cur = q0;
             const rawRows = deltas.map((d) => {
