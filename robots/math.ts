@@ -47,17 +47,6 @@ export function mat4Point(m: Mat4, p: readonly number[], out: Vec3 = [0, 0, 0]):
   return out;
 }
 
-/** Rotate a direction (no translation). */
-export function mat4Dir(m: Mat4, p: readonly number[], out: Vec3 = [0, 0, 0]): Vec3 {
-  const x = p[0]!;
-  const y = p[1]!;
-  const z = p[2]!;
-  out[0] = m[0]! * x + m[1]! * y + m[2]! * z;
-  out[1] = m[4]! * x + m[5]! * y + m[6]! * z;
-  out[2] = m[8]! * x + m[9]! * y + m[10]! * z;
-  return out;
-}
-
 export function mat4Translation(m: Mat4): Vec3 {
   return [m[3]!, m[7]!, m[11]!];
 }

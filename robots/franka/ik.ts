@@ -153,13 +153,13 @@ function rng(seed: number): () => number {
   };
 }
 
+/** scratch of poseErrorInto */
+const QUAT: [number, number, number, number] = [0, 0, 0, 1];
+
 /**
  * Pose error of `cur` relative to `tgt`, both base-frame transforms: e[0..2] = position difference
  * (target − current), m; e[3..5] = rotation vector of R_tgt·R_curᵀ, rad. Returns the rotation angle.
  */
-/** scratch of poseErrorInto */
-const QUAT: [number, number, number, number] = [0, 0, 0, 1];
-
 export function poseErrorInto(tgt: Mat4, cur: Mat4, e: Float64Array): number {
   e[0] = tgt[3]! - cur[3]!;
   e[1] = tgt[7]! - cur[7]!;
