@@ -11,16 +11,8 @@ import type {
   ToolCalibration,
 } from "../../calibration/schema.ts";
 import { FRANKA_HAND_TCP_OFFSET_M, FRANKA_HAND_YAW_RAD } from "../../robots/franka/models.ts";
-import {
-  type Mat4,
-  mat4ToPose,
-  mat4Identity,
-  type Vec3,
-  vcross,
-  vnorm,
-  vscale,
-  vsub,
-} from "../../robots/math.ts";
+import { mat4ToPose, mat4Identity, type Vec3, vcross } from "../../robots/math.ts";
+import { lookAt } from "../render/camera-pose.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import { sampleWire } from "./wire-sampler.ts";
 
@@ -52,30 +44,6 @@ export function defaultTool(): ToolCalibration {
   m[10] = zl[2];
   m[11] = FRANKA_HAND_TCP_OFFSET_M + handleLengthM + loopInnerRadiusM + 2 * loopWireRadiusM;
   return { loopPoseFlange: mat4ToPose(m), loopInnerRadiusM, loopWireRadiusM, handleLengthM };
-}
-
-/** Camera optical frame (OpenCV: x right, y down, z forward) looking from `eye` at `target`. */
-export function lookAt(eye: Vec3, target: Vec3, up: Vec3 = [0, 0, 1]): Mat4 {
-  const z0 = vsub(target, eye);
-  const z = vscale(z0, 1 / vnorm(z0));
-  let x = vcross(z, up);
-  if (vnorm(x) < 1e-6) x = vcross(z, [1, 0, 0]);
-  x = vscale(x, 1 / vnorm(x));
-  const y = vcross(z, x);
-  const m = mat4Identity();
-  m[0] = x[0];
-  m[1] = y[0];
-  m[2] = z[0];
-  m[3] = eye[0];
-  m[4] = x[1];
-  m[5] = y[1];
-  m[6] = z[1];
-  m[7] = eye[1];
-  m[8] = x[2];
-  m[9] = y[2];
-  m[10] = z[2];
-  m[11] = eye[2];
-  return m;
 }
 
 /** The sim benches' camera: 640 × 480 px, about 60° horizontal field of view, no distortion (a fresh object). */

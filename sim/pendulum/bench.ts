@@ -12,7 +12,8 @@ import type { CameraCalibration, PoseM } from "../../calibration/schema.ts";
 import { FRANKA_HAND_TCP_OFFSET_M, FRANKA_HAND_YAW_RAD } from "../../robots/franka/models.ts";
 import { mat4ToPose, type Vec3 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
-import { lookAt, simIntrinsics } from "../buzzwire/bench.ts";
+import { simIntrinsics } from "../buzzwire/bench.ts";
+import { lookAt } from "../render/camera-pose.ts";
 import { createPrng } from "../prng.ts";
 
 /** Range of the hidden rod length (hinge axis to bob centre), m. */

@@ -6,17 +6,10 @@
  * calibration file by `sim/`.
  */
 import type { Mat4, Vec3 } from "../../robots/math.ts";
+import { lookAt } from "./camera-pose.ts";
 import { segmentPose, translationPose } from "./placement.ts";
 import type { RasterCamera } from "./rasterizer.ts";
 import type { Scene, SceneObject } from "./scene.ts";
-
-/** world ← camera for a camera at `eye` looking at `target` (OpenCV axes: x right, y down, z forward). */
-export function lookAt(eye: Vec3, target: Vec3, up: Vec3 = [0, 0, 1]): Mat4 {
-  const f = unit(sub(target, eye));
-  const r = unit(cross(f, up));
-  const d = cross(f, r);
-  return fromAxes(r, d, f, eye);
-}
 
 /** The wire centreline (world frame): 201 points, 200 segments, ends going down into the posts. */
 export function demoWirePoints(): Vec3[] {
@@ -182,32 +175,4 @@ export function demoViews(): Record<"front" | "side" | "wrist", Mat4> {
     // close to the loop, looking along the wire
     wrist: lookAt([0.56, -0.22, 0.28], [0.5, 0.0, 0.15]),
   };
-}
-
-function fromAxes(x: Vec3, y: Vec3, z: Vec3, p: Vec3): Mat4 {
-  const m = new Float64Array(16);
-  m[0] = x[0];
-  m[4] = x[1];
-  m[8] = x[2];
-  m[1] = y[0];
-  m[5] = y[1];
-  m[9] = y[2];
-  m[2] = z[0];
-  m[6] = z[1];
-  m[10] = z[2];
-  m[3] = p[0];
-  m[7] = p[1];
-  m[11] = p[2];
-  m[15] = 1;
-  return m;
-}
-function sub(a: Vec3, b: Vec3): Vec3 {
-  return [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
-}
-function cross(a: Vec3, b: Vec3): Vec3 {
-  return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
-}
-function unit(a: Vec3): Vec3 {
-  const n = Math.hypot(a[0], a[1], a[2]);
-  return [a[0] / n, a[1] / n, a[2] / n];
 }
