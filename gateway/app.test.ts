@@ -440,6 +440,28 @@ describe("backend faults", () => {
     expect((await get("/v1/spec")).statusCode).toBe(200);
   });
 
+  it("a stop that fails after a fault is no unhandled rejection (the process keeps serving)", async () => {
+    const mirror = g.gateway.bench.backend as unknown as {
+      execute: () => Promise<never>;
+      stop: (reason: string) => Promise<void>;
+    };
+    mirror.execute = async () => {
+      throw new Error("link lost");
+    };
+    const stop = mirror.stop.bind(mirror);
+    let stopCalls = 0;
+    mirror.stop = async (reason) => {
+      if (stopCalls++ === 0) throw new Error("stop lost too");
+      return stop(reason);
+    };
+    const res = await post("/v1/act", { type: "joint_position", dt: 0.5, rows: [row(home())] });
+    expect(res.json().error).toMatchObject({ code: "RB_ERR_BACKEND_FAULT" });
+    await new Promise((r) => setImmediate(r));
+    expect(stopCalls).toBeGreaterThan(0);
+    expect(g.gateway.requireEpisode().endReason).toBe("fault");
+    expect((await get("/v1/spec")).statusCode).toBe(200);
+  });
+
   it("an injected execute fault (mirror failOn) ends the episode as a fault", async () => {
     const { MirrorBackend } = await import("../drivers/mirror/mirror-backend.ts");
     const b = new MirrorBackend({ robot: g.gateway.bench.backend.describe().robot, failOn: { execute: 1 } });

@@ -16,7 +16,17 @@ import type {
 } from "../../tasks/types.ts";
 import type { Provenance } from "../recorder/provenance.ts";
 import { type EpisodeResult, episodeResult } from "../recorder/result.ts";
-import type { ActRequest, EndReason, ObserveRequest } from "../api/schemas.ts";
+import type { z } from "zod";
+import type {
+  ActRequest,
+  EndReason,
+  EpisodeStatusSchema,
+  FrameRefSchema,
+  ObserveRequest,
+  ReadingDto,
+  SafetyEventSchema,
+  SensorEventSchema,
+} from "../api/schemas.ts";
 import { GatewayError } from "../errors.ts";
 import { CodedError } from "../seam/errors.ts";
 import type { FrameStore } from "../frames/frame-store.ts";
@@ -84,40 +94,11 @@ export interface EpisodeConfig {
   motionAllowed: boolean;
 }
 
-export interface ReadingDto {
-  t: number;
-  q: number[];
-  dq: number[];
-  tau?: number[];
-  gripper_width_m: number;
-}
-
-export interface EventDto {
-  type: string;
-  t: number;
-  data: Record<string, unknown>;
-}
-
-export interface SafetyEventDto {
-  t: number;
-  kind: string;
-  message: string;
-  details: Record<string, unknown>;
-}
-
-export interface FrameRefDto {
-  camera: string;
-  t: number;
-  rgb: string;
-  depth?: string;
-}
-
-export interface EpisodeStatusDto {
-  id: string;
-  status: "running" | "ended";
-  reason?: EndReason;
-  detail?: string;
-}
+/** Response pieces, typed by the API schemas (the one source of their shape). */
+type EventDto = z.infer<typeof SensorEventSchema>;
+export type SafetyEventDto = z.infer<typeof SafetyEventSchema>;
+type FrameRefDto = z.infer<typeof FrameRefSchema>;
+type EpisodeStatusDto = z.infer<typeof EpisodeStatusSchema>;
 
 /** Counters that go into result.json. */
 export interface EpisodeCounters {
@@ -494,7 +475,7 @@ export class Episode {
       if (v !== "ok" && !this.stopRequest) {
         this.stopRequest = causeOf(v);
         this.abort?.abort(this.stopRequest.message);
-        void this.cfg.backend.stop(this.stopRequest.message);
+        this.stopBackend(this.stopRequest.message);
       }
     }, STALE_CHECK_MS);
     try {
@@ -608,9 +589,23 @@ export class Episode {
     ) {
       if (cause.endReason !== "task_failed") this.counters.safetyStops++;
       this.safetyEvent(cause.kind, cause.message, cause.details);
-      void this.cfg.backend.stop(cause.message);
+      this.stopBackend(cause.message);
     }
     this.end(cause.endReason, cause.message);
+  }
+
+  /**
+   * Stop the backend without waiting (from a timer or an event listener). A stop that fails
+   * must not become an unhandled rejection, which would end the process: the motion is aborted
+   * already; while the episode runs the failure is kept as a safety event (an ended episode's
+   * record is closed).
+   */
+  private stopBackend(reason: string): void {
+    this.cfg.backend.stop(reason).catch((err: unknown) => {
+      if (this.ended) return;
+      const message = err instanceof Error ? err.message : String(err);
+      this.safetyEvent("fault", `stop failed: ${message}`, { device: this.cfg.backend.kind, reason });
+    });
   }
 
   /** Record a safety event; `pending` = also report it in the next response (refusals travel in the error instead). */
