@@ -115,20 +115,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         new GatewayError("RB_ERR_BAD_REQUEST", { issues: issues.join("; "), list: issues }),
       );
     }
-    switch (err.code) {
-      case "FST_ERR_CTP_BODY_TOO_LARGE":
-        return sendError(reply, new GatewayError("RB_ERR_BODY_TOO_LARGE", { limitBytes: bodyLimit }));
-      case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
-        return sendError(
-          reply,
-          new GatewayError("RB_ERR_UNSUPPORTED_MEDIA", {
-            contentType: req.headers["content-type"] ?? "none",
-          }),
-        );
-      case "FST_ERR_CTP_EMPTY_JSON_BODY":
-      case "FST_ERR_CTP_INVALID_JSON_BODY":
-        return sendError(reply, new GatewayError("RB_ERR_BAD_JSON", { reason: err.message }));
-    }
+    // fastify's own body errors (FST_ERR_CTP_*) carry these statuses
     if (err instanceof SyntaxError || err.statusCode === 400) {
       return sendError(reply, new GatewayError("RB_ERR_BAD_JSON", { reason: err.message }));
     }
@@ -152,7 +139,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     409: ErrorResponseSchema,
     422: ErrorResponseSchema,
   };
-  const timed = (ep: Episode) => ({ t: round6(ep.t()), time_left_s: round6(ep.timeLeftS()) });
+  const timed = (ep: Episode | undefined) => ({
+    t: ep ? round6(ep.t()) : 0,
+    time_left_s: ep ? round6(ep.timeLeftS()) : 0,
+  });
 
   // ---------------------------------------------------------------- agent API
   await app.register(async (agent) => {
@@ -217,11 +207,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       "/v1/kinematics/fk",
       { schema: { body: FkRequestSchema, response: { 200: FkResponseSchema, ...errors } } },
       async (req) => {
-        const ep = gw.episode;
         const fk = gw.fk(req.body.q);
         return {
-          t: ep ? round6(ep.t()) : 0,
-          time_left_s: ep ? round6(ep.timeLeftS()) : 0,
+          ...timed(gw.episode),
           tool: fk.tool,
           flange: fk.flange,
         };
@@ -242,8 +230,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
             orientation_residual_rad: sol.orientationResidualRad,
           });
         return {
-          t: ep ? round6(ep.t()) : 0,
-          time_left_s: ep ? round6(ep.timeLeftS()) : 0,
+          ...timed(ep),
           q: sol.q,
           position_residual_m: sol.positionResidualM,
           orientation_residual_rad: sol.orientationResidualRad,
