@@ -23,6 +23,8 @@ describe("calibration schema", () => {
     expect(r.success).toBe(false);
     const paths = r.error!.issues.map((i) => i.path.join("."));
     expect(paths).toContain("version");
-    expect(paths.some((p) => p.startsWith("wire"))).toBe(true);
+    expect(paths).toContain("wire.endMarkM");
+    expect(paths).toContain("cameras.1.name");
+    expect(r.error!.issues.some((i) => i.code === "unrecognized_keys" && i.path.length === 0)).toBe(true);
   });
 });

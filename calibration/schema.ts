@@ -131,24 +131,28 @@ export const calibrationSchema = z
     version: z.literal(1),
     /** robot base frame in the world frame */
     robotBasePoseWorld: poseSchema,
-    cameras: z.array(cameraSchema).default([]),
+    // names are checked on the array itself, so a duplicate is reported together with every
+    // other problem of the file (a refinement on the whole object is skipped once any field fails)
+    cameras: z
+      .array(cameraSchema)
+      .superRefine((cams, ctx) => {
+        const seen = new Set<string>();
+        cams.forEach((cam, i) => {
+          if (seen.has(cam.name))
+            ctx.addIssue({
+              code: "custom",
+              message: `duplicate camera name "${cam.name}"`,
+              path: [i, "name"],
+            });
+          seen.add(cam.name);
+        });
+      })
+      .default([]),
     tool: toolSchema,
     wire: wireSchema,
     board: boardSchema,
   })
-  .strict()
-  .superRefine((c, ctx) => {
-    const seen = new Set<string>();
-    c.cameras.forEach((cam, i) => {
-      if (seen.has(cam.name))
-        ctx.addIssue({
-          code: "custom",
-          message: `duplicate camera name "${cam.name}"`,
-          path: ["cameras", i, "name"],
-        });
-      seen.add(cam.name);
-    });
-  });
+  .strict();
 
 export type Vec3M = z.infer<typeof vec3Schema>;
 export type PoseM = z.infer<typeof poseSchema>;
