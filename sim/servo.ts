@@ -57,19 +57,10 @@ export function servoParams(robot: RobotModel, kpPerS = 200): ServoParams {
 /** A servo at rest at `q`. */
 export function servoAtRest(q: ArrayLike<number>, gripperWidthM: number): ServoState {
   return {
-    q: Float64Array.from(q as ArrayLike<number>),
+    q: Float64Array.from(q),
     dq: new Float64Array(q.length),
-    qRefPrev: Float64Array.from(q as ArrayLike<number>),
+    qRefPrev: Float64Array.from(q),
     gripperWidthM,
-  };
-}
-
-export function cloneServo(s: ServoState): ServoState {
-  return {
-    q: Float64Array.from(s.q),
-    dq: Float64Array.from(s.dq),
-    qRefPrev: Float64Array.from(s.qRefPrev),
-    gripperWidthM: s.gripperWidthM,
   };
 }
 

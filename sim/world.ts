@@ -138,11 +138,6 @@ export class PhysicsWorld {
     this.world.profilerEnabled = false;
   }
 
-  /** Number of colliders (for benchmarks and tests). */
-  get colliderCount(): number {
-    return this.world.colliders.len();
-  }
-
   /**
    * Add a body with its colliders.
    * @param pose world ← body transform
@@ -300,18 +295,6 @@ export class PhysicsWorld {
     return out;
   }
 
-  /** Current world ← body transform. */
-  bodyPose(body: number, out: Mat4 = new Float64Array(16)): Mat4 {
-    const b = this.world.getRigidBody(body);
-    const t = b.translation();
-    const r = b.rotation();
-    quatToMat4(r.x, r.y, r.z, r.w, out);
-    out[3] = t.x;
-    out[7] = t.y;
-    out[11] = t.z;
-    return out;
-  }
-
   /** Advance one fixed step. */
   step(): void {
     // World.step() = this pipeline step + a re-scan of every body and collider handle (several
@@ -417,7 +400,7 @@ function colliderDesc(R: Rapier, spec: ColliderSpec): RAPIER.ColliderDesc {
 }
 
 /** Shortest-arc rotation taking unit vector u onto unit vector v. */
-export function quatFromTo(u: Vec3, v: Vec3): { x: number; y: number; z: number; w: number } {
+function quatFromTo(u: Vec3, v: Vec3): { x: number; y: number; z: number; w: number } {
   const dot = u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
   if (dot < -0.999999) {
     // 180°: any axis orthogonal to u

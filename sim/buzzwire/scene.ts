@@ -207,11 +207,6 @@ export class BuzzWireBench implements BenchScene {
   private readonly circuit: RingWireContact;
   private readonly loopTmp = new Float64Array(16);
 
-  /** Ring–wire clearance found by the last step, m (Infinity when the wire is far). */
-  get ringWireClearanceM(): number {
-    return this.circuit.lastClearanceM;
-  }
-
   /** One physics step, then the exact contact state at the new positions (hot path). */
   step(): BenchContacts {
     this.physics.step();
