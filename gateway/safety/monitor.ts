@@ -49,7 +49,10 @@ export type EndReason = "safety_stop" | "task_failed" | "fault";
 export interface StopVerdict {
   stop: true;
   cause: StopCause;
-  /** how the episode ends: limit breaches are safety stops, task events task failures, lost devices faults */
+  /**
+   * how the episode ends: limit breaches and collisions are safety stops, a closed contact a task
+   * failure, stale readings, a late command watchdog and lost devices faults
+   */
   endReason: EndReason;
 }
 
