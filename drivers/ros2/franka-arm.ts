@@ -416,9 +416,11 @@ export class FrankaArmDriver {
         : undefined;
     const gripper = gripperHandle ? gripperHandle.result.catch(() => undefined) : Promise.resolve(undefined);
 
+    const result = withCancelDeadline(handle.result, this.config.cancelTimeoutS);
     const cancel = (reason: "aborted" | "stopped") => {
       if (cancelReason) return;
       cancelReason = reason;
+      result.startDeadline();
       handle.cancel();
       gripperHandle?.cancel();
     };
@@ -434,11 +436,7 @@ export class FrankaArmDriver {
       let outcome: ActionOutcome<FollowJointTrajectoryResult> | undefined;
       let transportError: Error | undefined;
       try {
-        outcome = await withCancelTimeout(
-          handle.result,
-          () => cancelReason !== undefined,
-          this.config.cancelTimeoutS,
-        );
+        outcome = await result.promise;
       } catch (e) {
         transportError = e instanceof Error ? e : new Error(String(e));
       } finally {
@@ -498,9 +496,11 @@ export class FrankaArmDriver {
     const settled = settle();
     const running: RunningGoal = { cancel, settled: settled.catch(() => undefined) };
     this.goal = running;
-    void settled.finally(() => {
+    const clear = () => {
       if (this.goal === running) this.goal = undefined;
-    });
+    };
+    // both branches handled: the caller gets the rejection, this chain must not raise it again
+    settled.then(clear, clear);
     return settled;
   }
 
@@ -627,18 +627,30 @@ function describeOutcome(out: ActionOutcome<unknown>): string {
   return `status ${names[out.status] ?? out.status}${out.message ? `: ${out.message}` : ""}`;
 }
 
-/** After a cancel was requested, give the result `timeoutS` to arrive. */
-function withCancelTimeout<T>(p: Promise<T>, cancelled: () => boolean, timeoutS: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let timer: NodeJS.Timeout | undefined;
-    const poll = setInterval(() => {
-      if (cancelled() && !timer) {
-        timer = setTimeout(() => reject(new Error(`no result ${timeoutS} s after cancel`)), timeoutS * 1000);
-      }
-    }, 5);
+/**
+ * The action result, which fails `timeoutS` after startDeadline() (called once a cancel was
+ * requested) if it has not arrived by then. One timer per cancel; nothing runs while the goal
+ * runs normally.
+ */
+function withCancelDeadline<T>(
+  p: Promise<T>,
+  timeoutS: number,
+): { promise: Promise<T>; startDeadline(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let settled = false;
+  let fail: (e: Error) => void = () => {};
+  const promise = new Promise<T>((resolve, reject) => {
+    fail = reject;
     p.then(resolve, reject).finally(() => {
-      clearInterval(poll);
-      if (timer) clearTimeout(timer);
+      settled = true;
+      clearTimeout(timer);
     });
   });
+  return {
+    promise,
+    startDeadline() {
+      if (settled || timer) return;
+      timer = setTimeout(() => fail(new Error(`no result ${timeoutS} s after cancel`)), timeoutS * 1000);
+    },
+  };
 }
