@@ -307,6 +307,9 @@ export class RealBackend implements Backend {
     opts: ExecuteOptions,
     run: (o: ExecuteOptions) => Promise<ExecuteResult>,
   ): Promise<ExecuteResult> {
+    const cap = opts.capture;
+    // checked before anything is registered, so a refusal leaves no listener and no motion behind
+    if (cap && cap.everyTicks < 1) throw new Error("capture.everyTicks must be ≥ 1");
     const ctl = new AbortController();
     this.motion = ctl;
     this.motionFault = undefined;
@@ -314,8 +317,6 @@ export class RealBackend implements Backend {
     opts.signal?.addEventListener("abort", onOuterAbort);
     if (opts.signal?.aborted) ctl.abort();
     const frames: Frame[] = [];
-    const cap = opts.capture;
-    if (cap && cap.everyTicks < 1) throw new Error("capture.everyTicks must be ≥ 1");
     const lastT = new Map<string, number>();
     const grab = () => {
       if (!cap) return;
