@@ -9,8 +9,7 @@
  * Register in cli/main.ts with `program.addCommand(gradeCommand())`; also runs on its own:
  * `npx tsx cli/grade.ts <record.mcap>`.
  */
-import { realpathSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { isEntryPoint } from "./entry.ts";
 import { Command } from "commander";
 import { gradeRecord, RecordError } from "../gateway/recorder/replay.ts";
 
@@ -51,15 +50,6 @@ export function gradeCommand(): Command {
     });
 }
 
-const invokedDirectly = (() => {
-  try {
-    return (
-      !!process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))
-    );
-  } catch {
-    return false;
-  }
-})();
-if (invokedDirectly) {
+if (isEntryPoint(import.meta.url)) {
   await gradeCommand().name("grade").parseAsync(process.argv);
 }

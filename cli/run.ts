@@ -22,9 +22,9 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, openSync, realpathSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { isEntryPoint } from "./entry.ts";
 import { Command, InvalidArgumentError } from "commander";
 import { buildApp } from "../gateway/app.ts";
 import { DEFAULT_BENCH, loadBenchFile, parseBenchConfig } from "../gateway/bench/bench-config.ts";
@@ -610,15 +610,6 @@ export function runCommand(): Command {
     );
 }
 
-const invokedDirectly = (() => {
-  try {
-    return (
-      !!process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))
-    );
-  } catch {
-    return false;
-  }
-})();
-if (invokedDirectly) {
+if (isEntryPoint(import.meta.url)) {
   await runCommand().name("run").parseAsync(process.argv);
 }
