@@ -25,7 +25,7 @@ import { interpolateChunk } from "../motion/interpolate.ts";
 import { SafetyMonitor, type StopCause } from "../safety/monitor.ts";
 import { type PrecheckStats, precheckChunk, type Violation, violationDetails } from "../safety/precheck.ts";
 import type { EffectiveLimits } from "../safety/profile.ts";
-import type { Backend, JointReading, JointTrajectory } from "../seam/types.ts";
+import type { Backend, JointReading } from "../seam/types.ts";
 
 /** Why homing could not be planned or did not complete. */
 export type HomeErrorKind =
@@ -62,9 +62,10 @@ export interface HomeChunk {
   dtS: number;
   /** chunk duration, s */
   durationS: number;
-  /** the dense trajectory the pre-check accepted (planned from the chunk's planned start) */
-  trajectory: JointTrajectory;
-  /** the pre-check's figures for that trajectory */
+  /**
+   * the pre-check's figures for the chunk's dense trajectory from its planned start (the dense
+   * samples themselves are not kept: `homeBench` interpolates again from the measured state)
+   */
   stats: PrecheckStats;
 }
 
@@ -225,7 +226,7 @@ export function planHome(
         refused = { ...verdict.violation, tS: verdict.violation.tS + c * rowsPerChunk * dtS };
         break;
       }
-      chunks.push({ rows, dtS, durationS: rowsPerChunk * dtS, trajectory, stats: verdict.stats });
+      chunks.push({ rows, dtS, durationS: rowsPerChunk * dtS, stats: verdict.stats });
       from = { q: to, dq: new Array(dof).fill(0), gripperWidthM: gTo };
     }
     if (!refused) {
