@@ -445,7 +445,8 @@ export class FrankaRosbridgeRig {
     );
     for (const f of frames) {
       const cam = cams.find((c) => c.name === f.camera);
-      if (cam) void this.publishFrame(f, cam.width, cam.height, cam);
+      // a frame that fails to encode is dropped, as a camera drops one (no unhandled rejection)
+      if (cam) this.publishFrame(f, cam.width, cam.height, cam).catch(() => {});
     }
   }
 
