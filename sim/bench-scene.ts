@@ -39,10 +39,20 @@ export interface BenchScene {
   free(): void;
 }
 
-/** An empty render scene lit from the benches' common light direction, and the function that adds to it. */
-export function benchRenderScene(background: Rgb): { scene: Scene; add: (o: SceneObject) => SceneObject } {
+/** Colours every bench shares: the background, the lab table and the arm's links. */
+export const BENCH_COLORS = Object.freeze({
+  background: [200, 215, 230] as Rgb,
+  table: [120, 120, 125] as Rgb,
+  link: [235, 235, 235] as Rgb,
+});
+
+/**
+ * An empty render scene with the benches' common background and light direction, and the
+ * function that adds to it.
+ */
+export function benchRenderScene(): { scene: Scene; add: (o: SceneObject) => SceneObject } {
   const objects: SceneObject[] = [];
-  const scene: Scene = { objects, background, lightDir: [0.3, -0.4, 1] };
+  const scene: Scene = { objects, background: BENCH_COLORS.background, lightDir: [0.3, -0.4, 1] };
   return {
     scene,
     add: (o) => {
@@ -56,17 +66,12 @@ export function benchRenderScene(background: Rgb): { scene: Scene; add: (o: Scen
 export const TABLE_HALF_EXTENTS_M: Vec3 = [0.7, 0.6, 0.02];
 
 /** The table, top at `topZM` (world, m): a fixed environment box and its render object. */
-export function addTable(
-  physics: PhysicsWorld,
-  topZM: number,
-  color: Rgb,
-  add: (o: SceneObject) => SceneObject,
-): void {
+export function addTable(physics: PhysicsWorld, topZM: number, add: (o: SceneObject) => SceneObject): void {
   const half = TABLE_HALF_EXTENTS_M;
   const pose = translationPose([0.35, 0, topZM - half[2]]);
   physics.addBody("fixed", pose, [{ kind: "box", centre: [0, 0, 0], halfExtentsM: half }], {
     group: "env",
     name: "table",
   });
-  add({ id: "table", shape: { kind: "box", halfExtentsM: half }, pose, color });
+  add({ id: "table", shape: { kind: "box", halfExtentsM: half }, pose, color: BENCH_COLORS.table });
 }

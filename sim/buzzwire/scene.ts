@@ -14,6 +14,7 @@ import type { RobotModel } from "../../robots/types.ts";
 import { ArmRig } from "../arm-rig.ts";
 import {
   addTable,
+  BENCH_COLORS,
   type BenchContacts,
   type BenchPhysicsOptions,
   type BenchScene,
@@ -30,14 +31,12 @@ export const WIRE_SEGMENT_M = 0.01;
 export const RING_SEGMENTS = 16;
 
 export const COLORS = Object.freeze({
-  background: [200, 215, 230] as Rgb,
-  table: [120, 120, 125] as Rgb,
+  ...BENCH_COLORS,
   board: [40, 60, 95] as Rgb,
   wire: [235, 140, 30] as Rgb,
   post: [70, 70, 70] as Rgb,
   loop: [205, 205, 215] as Rgb,
   handle: [30, 30, 30] as Rgb,
-  link: [235, 235, 235] as Rgb,
   finger: [60, 60, 60] as Rgb,
   lampOff: [90, 25, 25] as Rgb,
   /** lit lamp: drawn emissive at exactly this colour */
@@ -65,7 +64,7 @@ export class BuzzWireBench implements BenchScene {
     this.physics = new PhysicsWorld(R, opts);
     this.worldFromBase = poseToMat4(calibration.robotBasePoseWorld);
     this.toolFromFlange = poseToMat4(calibration.tool.loopPoseFlange);
-    const { scene, add } = benchRenderScene(COLORS.background);
+    const { scene, add } = benchRenderScene();
     this.scene = scene;
     const I = mat4Identity();
 
@@ -91,7 +90,7 @@ export class BuzzWireBench implements BenchScene {
       color: COLORS.board,
     });
     const tableTopZ = boardPoseC[11]! - bz / 2;
-    addTable(this.physics, tableTopZ, COLORS.table, add);
+    addTable(this.physics, tableTopZ, add);
 
     // wire: world-frame centreline, thin capsules every WIRE_SEGMENT_M
     const wire = calibration.wire;

@@ -16,6 +16,7 @@ import type { RobotModel } from "../../robots/types.ts";
 import { ArmRig } from "../arm-rig.ts";
 import {
   addTable,
+  BENCH_COLORS,
   type BenchContacts,
   type BenchPhysicsOptions,
   type BenchScene,
@@ -27,8 +28,7 @@ import { PhysicsWorld, quatToMat4, type Rapier } from "../world.ts";
 import type { PendulumBenchSpec } from "./bench.ts";
 
 export const PENDULUM_COLORS = Object.freeze({
-  background: [200, 215, 230] as Rgb,
-  table: [120, 120, 125] as Rgb,
+  ...BENCH_COLORS,
   stand: [70, 70, 75] as Rgb,
   rod: [40, 40, 40] as Rgb,
   bob: [200, 160, 60] as Rgb,
@@ -36,7 +36,6 @@ export const PENDULUM_COLORS = Object.freeze({
   /** beam while clear: drawn emissive at exactly this colour */
   beamClear: [255, 30, 20] as Rgb,
   beamBlocked: [90, 25, 25] as Rgb,
-  link: [235, 235, 235] as Rgb,
 });
 
 export class PendulumBench implements BenchScene {
@@ -63,11 +62,11 @@ export class PendulumBench implements BenchScene {
     this.worldFromBase = poseToMat4(spec.robotBasePoseWorld);
     this.toolFromFlange = poseToMat4(spec.toolPoseFlange);
     const C = PENDULUM_COLORS;
-    const { scene, add } = benchRenderScene(C.background);
+    const { scene, add } = benchRenderScene();
     this.scene = scene;
     const I = mat4Identity();
 
-    addTable(physics, spec.tableTopZM, C.table, add);
+    addTable(physics, spec.tableTopZM, add);
 
     // stand: post, crossbar to the hinge, axle along the hinge axis
     const p = spec.pendulum;
