@@ -11,6 +11,8 @@
  *   u = fx x_d + cx,  v = fy y_d + cy
  */
 
+import type { CameraDescription } from "../../gateway/seam/types.ts";
+
 /** Distortion coefficients in OpenCV order. */
 export interface DistortionCoefficients {
   k1: number;
@@ -82,17 +84,11 @@ export interface DistortionRemap {
   source: Int32Array;
 }
 
-interface Intrinsics {
-  width: number;
-  height: number;
-  fx: number;
-  fy: number;
-  cx: number;
-  cy: number;
-}
-
 /** Build the remap for a camera (setup time; allocates). */
-export function buildRemap(cam: Intrinsics, c: DistortionCoefficients): DistortionRemap {
+export function buildRemap(
+  cam: Pick<CameraDescription, "width" | "height" | "fx" | "fy" | "cx" | "cy">,
+  c: DistortionCoefficients,
+): DistortionRemap {
   const { width: W, height: H, fx, fy, cx, cy } = cam;
   const n = W * H;
   const su = new Float64Array(n);
