@@ -156,9 +156,17 @@ export class RosCameraSource {
             topic: slot.res.imageTopic,
           });
         }
-        await new Promise<void>((r) => {
-          slot.waiters.push(r);
-          setTimeout(r, 20);
+        // woken by the next frame or after 20 ms; either way the other wake-up is withdrawn,
+        // so a camera that stays silent does not pile up waiters and timers
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            clearTimeout(timer);
+            const i = slot.waiters.indexOf(wake);
+            if (i >= 0) slot.waiters.splice(i, 1);
+            resolve();
+          };
+          const timer = setTimeout(wake, 20);
+          slot.waiters.push(wake);
         });
       }
     }
