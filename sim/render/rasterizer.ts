@@ -42,7 +42,7 @@
  * and colour table have grown to the scene (first frame). Measured with bench/render.ts.
  * Not thread-safe: one Rasterizer per camera (or per worker).
  */
-import { type Mat4, mat4RigidInverse } from "../../robots/math.ts";
+import { type Mat4, mat4Mul, mat4RigidInverse } from "../../robots/math.ts";
 import type { CameraDescription } from "../../gateway/seam/types.ts";
 import { buildRemap, parseDistortion } from "./distortion.ts";
 import type { Scene } from "./scene.ts";
@@ -308,7 +308,7 @@ export class Rasterizer {
     const ly = L[1]!;
     const lz = L[2]!;
     const M = this.camFromObj;
-    mul(this.camFromWorld, pose, M);
+    mat4Mul(this.camFromWorld, pose, M);
     const m0 = M[0]!;
     const m1 = M[1]!;
     const m2 = M[2]!;
@@ -737,20 +737,4 @@ function wordView(rgb: Uint8Array): Uint32Array | null {
     wordViews.set(rgb, v);
   }
   return v;
-}
-
-/** out = a · b for rigid 4×4 row-major transforms (bottom row assumed 0 0 0 1). */
-function mul(a: Float64Array, b: Float64Array, out: Float64Array): void {
-  for (let r = 0; r < 12; r += 4) {
-    const a0 = a[r]!;
-    const a1 = a[r + 1]!;
-    const a2 = a[r + 2]!;
-    const a3 = a[r + 3]!;
-    out[r] = a0 * b[0]! + a1 * b[4]! + a2 * b[8]!;
-    out[r + 1] = a0 * b[1]! + a1 * b[5]! + a2 * b[9]!;
-    out[r + 2] = a0 * b[2]! + a1 * b[6]! + a2 * b[10]!;
-    out[r + 3] = a0 * b[3]! + a1 * b[7]! + a2 * b[11]! + a3;
-  }
-  out[12] = out[13] = out[14] = 0;
-  out[15] = 1;
 }
