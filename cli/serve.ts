@@ -57,11 +57,19 @@ export async function serve(o: ServeOptions): Promise<{ close: () => Promise<voi
   const config = withOverrides(loaded.config, o);
   const bench = await composeBench(config, loaded.baseDir);
   const gateway = new Gateway(bench);
-  await gateway.startEpisode();
   const agentToken = o.agentToken ?? randomBytes(16).toString("hex");
   const operatorToken = o.operatorToken ?? randomBytes(16).toString("hex");
   const app = await buildApp({ gateway, agentToken, operatorToken });
-  const address = await app.listen({ host: o.host, port: o.port });
+  let address: string;
+  try {
+    await gateway.startEpisode();
+    address = await app.listen({ host: o.host, port: o.port });
+  } catch (e) {
+    // the backend is already active (devices open): shut it down before giving up
+    await app.close().catch(() => {});
+    await gateway.shutdown().catch(() => {});
+    throw e;
+  }
   const url = address.replace("[::1]", "localhost");
   const ep = gateway.requireEpisode();
   console.log(

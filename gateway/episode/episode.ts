@@ -231,7 +231,10 @@ export class Episode {
         max: this.cfg.budgets.maxFramesPerCall,
       });
     }
-    if (req.advance_s > 0) {
+    const period = this.cfg.backend.describe().controlPeriodS;
+    // time advances in whole control periods; less than half a period advances nothing
+    const ticks = Math.round(req.advance_s / period);
+    if (ticks > 0) {
       this.assertCanMove();
       if (req.advance_s > this.cfg.budgets.maxCallS) {
         throw new GatewayError("RB_ERR_CALL_TOO_LONG", {
@@ -239,8 +242,6 @@ export class Episode {
           max: this.cfg.budgets.maxCallS,
         });
       }
-      const period = this.cfg.backend.describe().controlPeriodS;
-      const ticks = Math.round(req.advance_s / period);
       await this.motion(null, async (signal) => {
         this.counters.steps++;
         const res = await this.cfg.backend.hold(ticks * period, {
