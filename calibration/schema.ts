@@ -172,8 +172,12 @@ export function parseCalibration(raw: unknown): Calibration {
   return deepFreeze(calibrationSchema.parse(raw));
 }
 
-function deepFreeze<T>(o: T): T {
-  if (o && typeof o === "object") {
+/**
+ * Freeze a validated config object and everything inside it (configs are validated once, then
+ * frozen). Shared by the calibration, bench and backend config parsers.
+ */
+export function deepFreeze<T>(o: T): T {
+  if (o && typeof o === "object" && !Object.isFrozen(o)) {
     for (const v of Object.values(o)) deepFreeze(v);
     Object.freeze(o);
   }

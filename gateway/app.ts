@@ -20,6 +20,7 @@ import {
 import { z } from "zod";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { listTasks } from "../tasks/registry.ts";
+import { r6 } from "./recorder/result.ts";
 import {
   ActRequestSchema,
   ActResponseSchema,
@@ -141,8 +142,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     422: ErrorResponseSchema,
   };
   const timed = (ep: Episode | undefined) => ({
-    t: ep ? round6(ep.t()) : 0,
-    time_left_s: ep ? round6(ep.timeLeftS()) : 0,
+    t: ep ? r6(ep.t()) : 0,
+    time_left_s: ep ? r6(ep.timeLeftS()) : 0,
   });
 
   // ---------------------------------------------------------------- agent API
@@ -434,10 +435,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.get("/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 
   return app;
-}
-
-function round6(x: number): number {
-  return Math.round(x * 1e6) / 1e6;
 }
 
 /** Every error code, for docs and tests. */

@@ -11,6 +11,7 @@
  * `withAllowMotion()` after the bench file was parsed (the file alone may also grant it).
  */
 import { z } from "zod";
+import { deepFreeze, poseSchema } from "../../calibration/schema.ts";
 import { FirmataContactResourceSchema } from "../firmata/resource.ts";
 import { FrankaRosConfigSchema } from "../ros2/franka-config.ts";
 import { RosTransportResourceSchema } from "../ros2/transport-factory.ts";
@@ -20,21 +21,6 @@ const rosName = z
   .string()
   .min(1)
   .transform((s) => (s.startsWith("/") ? s : `/${s}`));
-
-const finite = z.number().finite();
-
-/** A camera pose: position m, unit quaternion x y z w. */
-const PoseSchema = z
-  .strictObject({
-    /** position, m */
-    xyz: z.tuple([finite, finite, finite]),
-    /** orientation, unit quaternion x y z w */
-    quat_xyzw: z.tuple([finite, finite, finite, finite]),
-  })
-  .refine((p) => Math.abs(Math.hypot(...p.quat_xyzw) - 1) < 1e-3, {
-    message: "quat_xyzw must be a unit quaternion",
-    path: ["quat_xyzw"],
-  });
 
 /**
  * One camera served as ROS 2 topics. `frame` and `pose` may be left out when the calibration
@@ -53,7 +39,7 @@ export const RealCameraResourceSchema = z
     /** frame the pose is given in: "world" (fixed camera) or "tool" (wrist camera, tool = loop frame) */
     frame: z.enum(["world", "tool"]).optional(),
     /** camera optical frame in `frame` (overrides the calibration file's extrinsics) */
-    pose: PoseSchema.optional(),
+    pose: poseSchema.optional(),
   })
   .superRefine((cam, ctx) => {
     if ((cam.pose === undefined) !== (cam.frame === undefined))
@@ -104,14 +90,6 @@ export const RealBackendConfigSchema = z.strictObject({
 
 export type RealBackendConfigInput = z.input<typeof RealBackendConfigSchema>;
 export type RealBackendConfig = z.output<typeof RealBackendConfigSchema>;
-
-function deepFreeze<T>(o: T): T {
-  if (o && typeof o === "object" && !Object.isFrozen(o)) {
-    for (const v of Object.values(o)) deepFreeze(v);
-    Object.freeze(o);
-  }
-  return o;
-}
 
 /** Validate strictly (throws a ZodError listing every problem with its path) and freeze. */
 export function parseRealBackendConfig(input: unknown): RealBackendConfig {

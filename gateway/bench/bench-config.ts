@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { deepFreeze } from "../../calibration/schema.ts";
 import { RealBackendConfigSchema } from "../../drivers/real/real-bench-config.ts";
 import { SafetyProfileSchema } from "../safety/profile.ts";
 
@@ -62,14 +63,6 @@ export class BenchConfigError extends Error {
     );
     this.name = "BenchConfigError";
   }
-}
-
-function deepFreeze<T>(o: T): T {
-  if (o && typeof o === "object") {
-    for (const v of Object.values(o)) deepFreeze(v);
-    Object.freeze(o);
-  }
-  return o;
 }
 
 /** Validate a parsed bench object; throws BenchConfigError listing every issue. */

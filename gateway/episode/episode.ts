@@ -15,7 +15,7 @@ import type {
   TaskReading,
 } from "../../tasks/types.ts";
 import type { Provenance } from "../recorder/provenance.ts";
-import { type EpisodeResult, episodeResult } from "../recorder/result.ts";
+import { type EpisodeResult, episodeResult, r6 } from "../recorder/result.ts";
 import type { z } from "zod";
 import type {
   ActRequest,
@@ -109,8 +109,6 @@ export interface EpisodeCounters {
   safetyStops: number;
   framesServed: number;
 }
-
-const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
 /** Wall-clock interval of the stale-reading check while a motion runs, ms. */
 const STALE_CHECK_MS = 20;

@@ -1,4 +1,5 @@
 /** The operator's view of an episode (GET /v1/admin/episodes). */
+import { r6 } from "../recorder/result.ts";
 import type { Episode } from "./episode.ts";
 
 export function episodeSummary(ep: Episode) {
@@ -12,7 +13,7 @@ export function episodeSummary(ep: Episode) {
     status: ep.isEnded ? ("ended" as const) : ("running" as const),
     ...(ep.endReason ? { reason: ep.endReason } : {}),
     ...(ep.endDetail ? { detail: ep.endDetail } : {}),
-    t: Math.round(ep.t() * 1e6) / 1e6,
+    t: r6(ep.t()),
     steps: ep.counters.steps,
     resets_used: ep.counters.resetsUsed,
     started_at: ep.startedAt.toISOString(),

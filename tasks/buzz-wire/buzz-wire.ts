@@ -10,19 +10,14 @@
  * contact events, so the live gateway and `grade` compute the same result.
  */
 import { z } from "zod";
+import { wireSchema } from "../../calibration/schema.ts";
 import { fkWorkspace, forwardKinematicsInto } from "../../robots/franka/kinematics.ts";
 import type { TaskDefinition, TaskJudge, TaskScore, TaskStatus } from "../types.ts";
 import { type ThreadHit, threadedArc, wireGeometry } from "./progress.ts";
 
 /** The hidden instance: the wire and the loop, from the bench calibration. */
 export const BuzzWireInstanceSchema = z.object({
-  wire: z.object({
-    pointsBase: z.array(z.tuple([z.number(), z.number(), z.number()])).min(2),
-    wireRadiusM: z.number().positive(),
-    startMarkM: z.number().nonnegative(),
-    endMarkM: z.number().positive(),
-    checkpointCount: z.number().int().positive(),
-  }),
+  wire: wireSchema,
   loopInnerRadiusM: z.number().positive(),
 });
 export type BuzzWireInstance = z.infer<typeof BuzzWireInstanceSchema>;
