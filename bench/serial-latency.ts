@@ -19,7 +19,6 @@ import { BuzzboxDriver } from "../drivers/serial/buzzbox-driver.ts";
 import { FakeBuzzbox } from "../drivers/serial/fake-buzzbox.ts";
 import { openPtyPair } from "../drivers/serial/pty-pair.ts";
 import { parseBuzzboxResource } from "../drivers/serial/resource.ts";
-import type { SerialTransport, TransportOpener } from "../drivers/serial/transport.ts";
 import { MemoryLink } from "../drivers/serial/transport-memory.ts";
 import { openSerialPort } from "../drivers/serial/transport-serialport.ts";
 import { startSimavrRig } from "../hil-tests/rigs/simavr/simavr-rig.ts";

@@ -19,11 +19,10 @@ import { createRealBackend } from "../drivers/real/real-backend.ts";
 import { FakeFirmata } from "../drivers/firmata/fake-firmata.ts";
 import { FakeBuzzbox } from "../drivers/serial/fake-buzzbox.ts";
 import { openPtyPair } from "../drivers/serial/pty-pair.ts";
-import type { SerialTransport, TransportOpener } from "../drivers/serial/transport.ts";
 import { openSerialPort } from "../drivers/serial/transport-serialport.ts";
 import { FR3 } from "../robots/franka/models.ts";
 import { FrankaRosbridgeRig } from "../hil-tests/rigs/rosbridge/franka-rig.ts";
-import { MirrorBackend, mirrorCamera } from "../drivers/mirror/mirror-backend.ts";
+import { MirrorBackend, } from "../drivers/mirror/mirror-backend.ts";
 import { pct, timedOpener } from "./stats.ts";
 
 const args = process.argv.slice(2);

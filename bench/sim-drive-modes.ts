@@ -15,7 +15,7 @@ import { PANDA } from "../robots/franka/models.ts";
 import { mat4Point, type Vec3 } from "../robots/math.ts";
 import { sampleBenchCalibration } from "../sim/buzzwire/bench.ts";
 import { wireReferencePath } from "../sim/buzzwire/reference-path.ts";
-import { startMarkJoints } from "../sim/buzzwire/wire-sampler.ts";
+import { startMarkJoints } from "../calibration/wire-pose.ts";
 import { servoAtRest, servoParams, servoStep } from "../sim/servo.ts";
 import { loadRapier, quatToMat4, rotationQuat } from "../sim/world.ts";
 import { poseToMat4 } from "../robots/math.ts";

@@ -14,7 +14,7 @@ import { FR3 } from "../robots/franka/models.ts";
 import { poseToMat4 } from "../robots/math.ts";
 import { sampleBenchCalibration } from "../sim/buzzwire/bench.ts";
 import { wireReferencePath } from "../sim/buzzwire/reference-path.ts";
-import { startMarkJoints } from "../sim/buzzwire/wire-sampler.ts";
+import { startMarkJoints } from "../calibration/wire-pose.ts";
 import { getTask } from "../tasks/registry.ts";
 import { HANDLE_GRIP_WIDTH_M } from "../sim/sim-backend.ts";
 import { runCommand, runTrials } from "./run.ts";

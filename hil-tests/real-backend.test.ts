@@ -15,7 +15,7 @@ import type { JointTrajectory, SensorEvent } from "../gateway/seam/types.ts";
 import { fkWorkspace, forwardKinematicsInto } from "../robots/franka/kinematics.ts";
 import { PANDA } from "../robots/franka/models.ts";
 import { poseToMat4 } from "../robots/math.ts";
-import { solveToolPose } from "../sim/reach.ts";
+import { solveToolPose } from "../calibration/wire-pose.ts";
 import { createSimBackend, type SimBackend } from "../sim/sim-backend.ts";
 import { isRealBenchError } from "../drivers/real/errors.ts";
 import { parseRealBackendConfig, type RealBackendConfigInput } from "../drivers/real/real-bench-config.ts";

@@ -8,7 +8,7 @@ import { type Mat4, mat4Mul, mat4Point, poseToMat4, type Vec3 } from "../robots/
 import { centreline, pointAt } from "../calibration/wire-geometry.ts";
 import { wireReferencePath } from "./buzzwire/reference-path.ts";
 import { COLORS, ringSegments, wireSegments } from "./buzzwire/scene.ts";
-import { solveToolPose } from "./reach.ts";
+import { solveToolPose } from "../calibration/wire-pose.ts";
 import { createSimBackend, type SimBackend } from "./sim-backend.ts";
 
 const DT = PANDA.controlPeriodS;

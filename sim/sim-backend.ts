@@ -32,7 +32,7 @@ import { Rasterizer } from "./render/rasterizer.ts";
 import { sampleBenchCalibration } from "./buzzwire/bench.ts";
 import type { BenchPhysicsOptions, BenchScene } from "./bench-scene.ts";
 import { BuzzWireBench } from "./buzzwire/scene.ts";
-import { startMarkJoints } from "./buzzwire/wire-sampler.ts";
+import { startMarkJoints } from "../calibration/wire-pose.ts";
 import { type PendulumBenchSpec, samplePendulumBench } from "./pendulum/bench.ts";
 import { PendulumBench } from "./pendulum/scene.ts";
 import { type ServoParams, type ServoState, servoAtRest, servoParams, servoStep } from "./servo.ts";

@@ -10,7 +10,7 @@
 import { calibrationSchema } from "../../calibration/schema.ts";
 import { poseToMat4 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
-import { startMarkJoints } from "../../sim/buzzwire/wire-sampler.ts";
+import { startMarkJoints } from "../../calibration/wire-pose.ts";
 
 export interface StartPose {
   /** joint configuration, rad */

@@ -8,7 +8,7 @@ import type { ToolCalibration, WireCalibration } from "../../calibration/schema.
 import { type Mat4, poseToMat4, type Vec3 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import { createPrng } from "../prng.ts";
-import { solveToolPose } from "../reach.ts";
+import { solveToolPose } from "../../calibration/wire-pose.ts";
 import {
   catmullRom,
   centreline,
@@ -119,18 +119,6 @@ export function wireJointPath(
     seed = r.q;
   }
   return path;
-}
-
-/** Joint angles that put the loop around the wire at its start mark (null if unreachable). */
-export function startMarkJoints(
-  robot: RobotModel,
-  wire: WireCalibration,
-  tool: Mat4,
-  seedQ: readonly number[] = robot.homeQ,
-): number[] | null {
-  const c = centreline(wire.pointsBase);
-  const r = solveToolPose(robot, loopFrameAt(c, wire.startMarkM), tool, seedQ);
-  return r.ok ? r.q : null;
 }
 
 function wireReachable(robot: RobotModel, wire: WireCalibration, tool: Mat4): boolean {

@@ -5,7 +5,7 @@ import type { SensorEvent } from "../../gateway/seam/types.ts";
 import { forwardKinematics } from "../../robots/franka/kinematics.ts";
 import { FR3 } from "../../robots/franka/models.ts";
 import { poseToMat4 } from "../../robots/math.ts";
-import { solveToolPose } from "../reach.ts";
+import { solveToolPose } from "../../calibration/wire-pose.ts";
 import { createSimBackend, PHOTOGATE, type SimBackend } from "../sim-backend.ts";
 import { BOB_REST_WORLD } from "./bench.ts";
 

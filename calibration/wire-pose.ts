@@ -1,12 +1,16 @@
 /**
- * Tool-pose reach queries for bench construction (wire reachability, reference paths) and test
- * helpers. Not a solver of its own: every query goes to the project's one IK,
- * `robots/franka/ik.ts` (`solveIkInto` with `tcp` = the tool frame and the given seed), with
- * tight tolerances and a reused workspace. Not a hot path.
+ * Tool poses on a calibrated bench: joint angles that put the tool frame at a pose, and the
+ * configuration with the loop around the wire at its start mark. Shared by the simulator (bench
+ * construction, reference paths) and the gateway (homing a real bench to its start pose). Not a
+ * solver of its own: every query goes to the project's one IK, `robots/franka/ik.ts`
+ * (`solveIkInto` with `tcp` = the tool frame and the given seed), with tight tolerances and a
+ * reused workspace. Not a hot path.
  */
 import { type IkWorkspace, ikWorkspace, solveIkInto } from "../robots/franka/ik.ts";
 import { type Mat4, mat4ToPose } from "../robots/math.ts";
 import type { RobotModel } from "../robots/types.ts";
+import type { WireCalibration } from "./schema.ts";
+import { centreline, loopFrameAt } from "./wire-geometry.ts";
 
 export interface ToolIkResult {
   /** joint angles within the limits (the best found when `ok` is false), rad */
@@ -63,4 +67,16 @@ export function solveToolPose(
     positionErrorM: r.positionResidualM,
     orientationErrorRad: r.orientationResidualRad,
   };
+}
+
+/** Joint angles that put the loop around the wire at its start mark (null if unreachable). */
+export function startMarkJoints(
+  robot: RobotModel,
+  wire: WireCalibration,
+  tool: Mat4,
+  seedQ: readonly number[] = robot.homeQ,
+): number[] | null {
+  const c = centreline(wire.pointsBase);
+  const r = solveToolPose(robot, loopFrameAt(c, wire.startMarkM), tool, seedQ);
+  return r.ok ? r.q : null;
 }
