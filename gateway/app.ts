@@ -407,14 +407,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       }
       return b;
     };
-    const snapshots = new Map<string, Uint8Array>();
+    // snapshots belong to the episode that took them: a new episode starts with none
+    const snapshots = new Map<string, { episode: string; data: Uint8Array }>();
     r.get("/v1/admin/privileged/state", async () => privileged().privilegedState!());
     r.post("/v1/admin/privileged/snapshot", async () => {
       const b = privileged();
       if (!b.snapshot)
         throw new GatewayError("RB_ERR_PRIVILEGED_UNAVAILABLE", { reason: "backend has no snapshots" });
+      const episode = gw.requireEpisode().id;
+      for (const [k, v] of snapshots) if (v.episode !== episode) snapshots.delete(k);
       const id = randomUUID();
-      snapshots.set(id, b.snapshot());
+      snapshots.set(id, { episode, data: b.snapshot() });
       return { snapshot_id: id };
     });
     r.post(
@@ -423,9 +426,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       async (req) => {
         const b = privileged();
         const snap = snapshots.get(req.body.snapshot_id);
-        if (!snap || !b.restore)
+        if (!snap || snap.episode !== gw.requireEpisode().id || !b.restore) {
           throw new GatewayError("RB_ERR_NOT_FOUND", { method: "snapshot", url: req.body.snapshot_id });
-        b.restore(snap);
+        }
+        try {
+          b.restore(snap.data);
+        } catch (e) {
+          throw new GatewayError("RB_ERR_PRIVILEGED_UNAVAILABLE", {
+            reason: `restore refused: ${e instanceof Error ? e.message : String(e)}`,
+          });
+        }
         return { restored: req.body.snapshot_id };
       },
     );

@@ -13,6 +13,7 @@
 import type { Calibration, CameraCalibration } from "../calibration/schema.ts";
 import {
   assertLifecycle,
+  assertMotionArgs,
   type Backend,
   type BackendDescription,
   type CameraDescription,
@@ -186,7 +187,7 @@ export class SimBackend implements Backend {
 
   async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
     assertLifecycle("hold", this.state, ["active"]);
-    if (!(seconds >= 0)) throw new Error(`hold seconds must be ≥ 0, got ${seconds}`);
+    assertMotionArgs("hold", opts, seconds);
     return this.run(Math.round(seconds / this.dt), opts, null);
   }
 
@@ -436,7 +437,7 @@ export class SimBackend implements Backend {
     this.stopRequested = false;
     const frames: Frame[] = [];
     const cap = opts.capture;
-    if (cap && cap.everyTicks < 1) throw new Error("capture.everyTicks must be ≥ 1");
+    assertMotionArgs("execute", opts);
     if (cap) frames.push(...this.render(cap.cameras, cap.depth));
     const yieldEvery = this.opts.yieldEveryTicks ?? 1000;
     let outcome: ExecuteResult["outcome"] = "completed";

@@ -10,6 +10,7 @@
  */
 import {
   assertLifecycle,
+  assertMotionArgs,
   type Backend,
   type BackendDescription,
   type CameraDescription,
@@ -116,12 +117,14 @@ export class MirrorBackend implements Backend {
 
   async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
     assertLifecycle("execute", this.state, ["active"]);
+    assertMotionArgs("execute", opts);
     if (this.injected("execute")) return this.fault("execute");
     return this.run(traj, opts);
   }
 
   async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
     assertLifecycle("hold", this.state, ["active"]);
+    assertMotionArgs("hold", opts, seconds);
     if (this.injected("hold")) return this.fault("hold");
     const period = this.desc.controlPeriodS;
     const n = Math.round(seconds / period);

@@ -25,6 +25,7 @@
 import type { Calibration } from "../../calibration/schema.ts";
 import {
   assertLifecycle,
+  assertMotionArgs,
   type Backend,
   type BackendDescription,
   type ExecuteOptions,
@@ -279,7 +280,7 @@ export class RealBackend implements Backend {
   /** Keep the last target for `seconds` (no command is sent; allowed without the switch). */
   async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
     this.guardMotion("hold");
-    if (!(seconds >= 0)) throw new Error(`hold seconds must be ≥ 0, got ${seconds}`);
+    assertMotionArgs("hold", opts, seconds);
     return this.withMotion(opts, (o) => this.arm!.hold(seconds, o));
   }
 
@@ -309,7 +310,7 @@ export class RealBackend implements Backend {
   ): Promise<ExecuteResult> {
     const cap = opts.capture;
     // checked before anything is registered, so a refusal leaves no listener and no motion behind
-    if (cap && cap.everyTicks < 1) throw new Error("capture.everyTicks must be ≥ 1");
+    assertMotionArgs("execute", opts);
     const ctl = new AbortController();
     this.motion = ctl;
     this.motionFault = undefined;

@@ -196,6 +196,20 @@ export class LifecycleError extends Error {
   }
 }
 
+/**
+ * Check the arguments every backend receives alike (setup-time checks; they throw):
+ * hold seconds finite and ≥ 0, capture every whole number ≥ 1 ticks.
+ */
+export function assertMotionArgs(method: string, opts: ExecuteOptions, holdSeconds?: number): void {
+  if (holdSeconds !== undefined && !(Number.isFinite(holdSeconds) && holdSeconds >= 0)) {
+    throw new RangeError(`${method}(): hold seconds must be finite and ≥ 0, got ${holdSeconds}`);
+  }
+  const every = opts.capture?.everyTicks;
+  if (every !== undefined && !(Number.isInteger(every) && every >= 1)) {
+    throw new RangeError(`${method}(): capture.everyTicks must be a whole number ≥ 1, got ${every}`);
+  }
+}
+
 /** Throw LifecycleError unless `found` is one of `allowed`. */
 export function assertLifecycle(
   method: string,
