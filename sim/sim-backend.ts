@@ -33,6 +33,7 @@ import { Rasterizer } from "./render/rasterizer.ts";
 import { sampleBenchCalibration } from "./buzzwire/bench.ts";
 import type { BenchPhysicsOptions, BenchScene } from "./bench-scene.ts";
 import { BuzzWireBench } from "./buzzwire/scene.ts";
+import { cameraSeamPose, clonePose } from "../calibration/camera-pose.ts";
 import { startMarkJoints } from "../calibration/wire-pose.ts";
 import { type PendulumBenchSpec, samplePendulumBench } from "./pendulum/bench.ts";
 import { PendulumBench } from "./pendulum/scene.ts";
@@ -517,25 +518,14 @@ interface SnapshotHeader {
   collisions: string[];
 }
 
-function clonePose(p: Pose | Calibration["robotBasePoseWorld"]): Pose {
-  return {
-    xyz: [p.xyz[0], p.xyz[1], p.xyz[2]],
-    quat_xyzw: [p.quat_xyzw[0], p.quat_xyzw[1], p.quat_xyzw[2], p.quat_xyzw[3]],
-  };
-}
-
 /** Camera descriptions as the seam states them (wrist cameras relative to the tool frame). */
 export function cameraDescriptions(
   cal: { cameras: readonly CameraCalibration[] },
   toolFromFlange: Mat4,
 ): CameraDescription[] {
-  const loopInv = mat4RigidInverse(toolFromFlange);
   return cal.cameras.map((c) => {
     const i = c.intrinsics;
-    const pose =
-      c.extrinsics.mount === "world"
-        ? clonePose(c.extrinsics.poseWorld)
-        : mat4ToPose(mat4Mul(loopInv, poseToMat4(c.extrinsics.poseFlange)));
+    const { frame, pose } = cameraSeamPose(c, toolFromFlange);
     return {
       name: c.name,
       width: i.widthPx,
@@ -545,7 +535,7 @@ export function cameraDescriptions(
       cx: i.cxPx,
       cy: i.cyPx,
       distortion: [...i.distortion],
-      frame: c.extrinsics.mount,
+      frame,
       pose,
       depth: c.depth,
     };

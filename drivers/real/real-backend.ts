@@ -37,7 +37,7 @@ import {
   type SensorEvent,
   type SensorEventListener,
 } from "../../gateway/seam/types.ts";
-import { mat4Mul, mat4RigidInverse, mat4ToPose, type Pose, poseToMat4 } from "../../robots/math.ts";
+import { type Pose, poseToMat4 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import { JointHistory, type RosCameraResource, RosCameraSource } from "../camera/ros-camera.ts";
 import { FirmataContact } from "../firmata/firmata-contact.ts";
@@ -50,6 +50,7 @@ import type { TransportOpener } from "../serial/transport.ts";
 import { openSerialPort } from "../serial/transport-serialport.ts";
 import { RealBenchError } from "./errors.ts";
 import type { ContactResource, RealBackendConfig } from "./real-bench-config.ts";
+import { cameraSeamPose, clonePose } from "../../calibration/camera-pose.ts";
 
 export interface RealBackendContext {
   robot: RobotModel;
@@ -373,14 +374,7 @@ export class RealBackend implements Backend {
         `camera "${name}" has no frame/pose in the bench file and no extrinsics in the calibration file`,
       );
     }
-    if (cam.extrinsics.mount === "world")
-      return { frame: "world", pose: clonePose(cam.extrinsics.poseWorld) };
-    // the seam gives wrist cameras relative to the tool (loop) frame: tool←flange · flange←camera
-    const toolFromFlange = mat4RigidInverse(poseToMat4(this.toolOffset));
-    return {
-      frame: "tool",
-      pose: mat4ToPose(mat4Mul(toolFromFlange, poseToMat4(cam.extrinsics.poseFlange))),
-    };
+    return cameraSeamPose(cam, poseToMat4(this.toolOffset));
   }
 
   private async teardown(): Promise<void> {
@@ -391,11 +385,4 @@ export class RealBackend implements Backend {
     if (this.contact && this.contact.lifecycle !== "finalized") await settle(this.contact.shutdown());
     if (!this.ctx.transport) await settle(this.transport?.close());
   }
-}
-
-function clonePose(p: { xyz: readonly number[]; quat_xyzw: readonly number[] }): Pose {
-  return {
-    xyz: [p.xyz[0]!, p.xyz[1]!, p.xyz[2]!],
-    quat_xyzw: [p.quat_xyzw[0]!, p.quat_xyzw[1]!, p.quat_xyzw[2]!, p.quat_xyzw[3]!],
-  };
 }

@@ -13,7 +13,7 @@ import type { JointStateMsg } from "../../../drivers/ros2/messages.ts";
 import { RoslibTransport } from "../../../drivers/ros2/roslib-transport.ts";
 import { GoalStatus } from "../../../drivers/ros2/transport.ts";
 import { FrankaRosbridgeRig } from "./franka-rig.ts";
-import { MirrorBackend, } from "../../../drivers/mirror/mirror-backend.ts";
+import { MirrorBackend } from "../../../drivers/mirror/mirror-backend.ts";
 
 const now = () => performance.now() / 1000;
 const cleanups: (() => Promise<void> | void)[] = [];
