@@ -31,6 +31,7 @@ import {
   type SensorEventListener,
 } from "../../gateway/seam/types.ts";
 import type { ContactSensor, OutputMode } from "../serial/contact-sensor.ts";
+import { Reconnector } from "../serial/reconnect.ts";
 import { Listeners, type SerialTransport, type TransportOpener } from "../serial/transport.ts";
 import { RealBenchError } from "../real/errors.ts";
 import type { FirmataContactResource } from "./resource.ts";
@@ -149,8 +150,7 @@ export class FirmataContact implements ContactSensor {
   private rxS = 0;
   private lampMode: OutputMode = "A";
   private buzzerMode: OutputMode = "A";
-  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
-  private backoffMs: number;
+  private readonly reconnect: Reconnector;
   /** successful reconnects after a lost link */
   reconnects = 0;
 
@@ -159,7 +159,22 @@ export class FirmataContact implements ContactSensor {
     this.open = opts.open;
     this.now = opts.now ?? (() => performance.now() / 1000);
     this.source = opts.source ?? "firmata";
-    this.backoffMs = this.res.reconnectInitialMs;
+    this.reconnect = new Reconnector({
+      initialMs: this.res.reconnectInitialMs,
+      maxMs: this.res.reconnectMaxMs,
+      allowed: () => this.state === "inactive" || this.state === "active",
+      attempt: () => this.bringUp(),
+      onUp: () => {
+        this.reconnects++;
+        this.events.emit({
+          type: "instrument",
+          t: this.now(),
+          name: `${this.source}.link`,
+          values: { up: 1 },
+          source: this.source,
+        });
+      },
+    });
     if (!this.res.outputsFollowContact) this.lampMode = this.buzzerMode = "0";
   }
 
@@ -205,8 +220,7 @@ export class FirmataContact implements ContactSensor {
   async shutdown(): Promise<void> {
     assertLifecycle("shutdown", this.state, ["unconfigured", "inactive", "active", "error"]);
     this.state = "finalized";
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = undefined;
+    this.reconnect.cancel();
     if (this.up && this.link) {
       this.link.lamp.low();
       this.link.buzzer.low();
@@ -357,7 +371,7 @@ export class FirmataContact implements ContactSensor {
     this.up = false;
     if (wasUp) this.events.emit({ type: "fault", t: this.now(), device: this.source, message });
     void this.dropLink();
-    this.scheduleReconnect();
+    this.reconnect.schedule();
   }
 
   private async dropLink(): Promise<void> {
@@ -367,31 +381,6 @@ export class FirmataContact implements ContactSensor {
     l.stream.detach();
     l.io.removeAllListeners();
     await l.stream.serial.close();
-  }
-
-  private scheduleReconnect(): void {
-    if (this.state !== "inactive" && this.state !== "active") return;
-    if (this.reconnectTimer) return;
-    const delay = this.backoffMs;
-    this.backoffMs = Math.min(this.backoffMs * 2, this.res.reconnectMaxMs);
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
-      if (this.state !== "inactive" && this.state !== "active") return;
-      this.bringUp().then(
-        () => {
-          this.backoffMs = this.res.reconnectInitialMs;
-          this.reconnects++;
-          this.events.emit({
-            type: "instrument",
-            t: this.now(),
-            name: `${this.source}.link`,
-            values: { up: 1 },
-            source: this.source,
-          });
-        },
-        () => this.scheduleReconnect(),
-      );
-    }, delay);
   }
 }
 

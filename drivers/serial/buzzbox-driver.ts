@@ -13,6 +13,7 @@ import {
   type SensorEventListener,
 } from "../../gateway/seam/types.ts";
 import { ClockMap } from "./clock-map.ts";
+import { Reconnector } from "./reconnect.ts";
 import type { ContactSensor, OutputMode } from "./contact-sensor.ts";
 import {
   type BoardMessage,
@@ -130,8 +131,7 @@ export class BuzzboxDriver implements ContactSensor {
   private desiredBuzzer: OutputMode = "A";
   private watchdog: ReturnType<typeof setInterval> | undefined;
   private pinger: ReturnType<typeof setInterval> | undefined;
-  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
-  private backoffMs: number;
+  private readonly reconnect: Reconnector;
   private readonly counters = {
     linesReceived: 0,
     badLines: 0,
@@ -148,7 +148,34 @@ export class BuzzboxDriver implements ContactSensor {
     this.open = opts.open;
     this.now = opts.now ?? (() => performance.now() / 1000);
     this.source = opts.source ?? "buzzbox";
-    this.backoffMs = this.res.reconnectInitialMs;
+    this.reconnect = new Reconnector({
+      initialMs: this.res.reconnectInitialMs,
+      maxMs: this.res.reconnectMaxMs,
+      allowed: () => this.state === "inactive" || this.state === "active",
+      attempt: async () => {
+        this.connecting = true;
+        try {
+          await this.bringUp();
+        } finally {
+          this.connecting = false;
+        }
+      },
+      onUp: () => {
+        this.counters.reconnects++;
+        this.diag({ kind: "link", up: true, reason: "reconnected" });
+        this.emit({
+          type: "instrument",
+          t: this.now(),
+          name: `${this.source}.link`,
+          values: { up: 1 },
+          source: this.source,
+        });
+      },
+      onFailure: () => {
+        this.up = false;
+        void this.dropTransport();
+      },
+    });
     this.splitter = new LineSplitter((line) => this.onLine(line));
   }
 
@@ -224,8 +251,7 @@ export class BuzzboxDriver implements ContactSensor {
     assertLifecycle("shutdown", this.state, ["unconfigured", "inactive", "active", "error"]);
     this.state = "finalized";
     this.stopTimers();
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = undefined;
+    this.reconnect.cancel();
     this.up = false;
     await this.dropTransport();
     this.events.clear();
@@ -354,39 +380,7 @@ export class BuzzboxDriver implements ContactSensor {
       this.diag({ kind: "link", up: false, reason: message });
     }
     void this.dropTransport();
-    if (!this.connecting) this.scheduleReconnect();
-  }
-
-  private scheduleReconnect(): void {
-    if (this.state !== "inactive" && this.state !== "active") return;
-    if (this.reconnectTimer) return;
-    const delay = this.backoffMs;
-    this.backoffMs = Math.min(this.backoffMs * 2, this.res.reconnectMaxMs);
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
-      this.connecting = true;
-      this.bringUp().then(
-        () => {
-          this.connecting = false;
-          this.backoffMs = this.res.reconnectInitialMs;
-          this.counters.reconnects++;
-          this.diag({ kind: "link", up: true, reason: "reconnected" });
-          this.emit({
-            type: "instrument",
-            t: this.now(),
-            name: `${this.source}.link`,
-            values: { up: 1 },
-            source: this.source,
-          });
-        },
-        () => {
-          this.connecting = false;
-          this.up = false;
-          void this.dropTransport();
-          this.scheduleReconnect();
-        },
-      );
-    }, delay);
+    if (!this.connecting) this.reconnect.schedule();
   }
 
   private startTimers(): void {
