@@ -7,8 +7,8 @@
  * Usage: npx tsx bench/event-stop.ts [sweeps=40]
  */
 import { performance } from "node:perf_hooks";
-import type { ExecuteOptions, JointTrajectory } from "../gateway/seam/types.ts";
-import { testGateway } from "../gateway/testing.ts";
+import type { ExecuteOptions, JointTrajectory } from "../seam/types.ts";
+import { testGateway } from "../compose/testing.ts";
 import { api, sidewaysRows } from "../hil-tests/buzz-wire.suite.ts";
 import { pct } from "./stats.ts";
 

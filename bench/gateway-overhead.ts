@@ -10,10 +10,10 @@
  */
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
-import { interpolateChunk } from "../gateway/motion/interpolate.ts";
+import { interpolateChunk } from "../seam/interpolate.ts";
 import { precheckChunk } from "../gateway/safety/precheck.ts";
 import { SafetyMonitor } from "../gateway/safety/monitor.ts";
-import { type TestGateway, testGateway } from "../gateway/testing.ts";
+import { type TestGateway, testGateway } from "../compose/testing.ts";
 import { pct } from "./stats.ts";
 
 const calls = Number(process.argv[2] ?? 1000);

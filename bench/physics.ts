@@ -14,8 +14,8 @@
  * Run: npx tsx bench/physics.ts [--seed N] [--repeats N] [--sweep]   (--sweep: prediction 0.5 / 3 / 20 mm)
  */
 import loadMujoco from "mujoco-js";
-import { interpolateChunk } from "../gateway/motion/interpolate.ts";
-import type { JointTrajectory } from "../gateway/seam/types.ts";
+import { interpolateChunk } from "../seam/interpolate.ts";
+import type { JointTrajectory } from "../seam/types.ts";
 import { fkWorkspace, forwardKinematicsInto } from "../robots/franka/kinematics.ts";
 import { FRANKA_HAND_TCP_OFFSET_M, FRANKA_HAND_YAW_RAD, PANDA } from "../robots/franka/models.ts";
 import { type Mat4, mat4Mul, mat4Point, poseToMat4 } from "../robots/math.ts";

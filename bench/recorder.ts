@@ -11,9 +11,9 @@ import { join } from "node:path";
 import type { Episode } from "../gateway/episode/episode.ts";
 import type { EpisodeObserver } from "../gateway/episode/observer.ts";
 import { McapRecorder } from "../gateway/recorder/mcap-recorder.ts";
-import { recordedGateway } from "../gateway/recorder/testing/recorded-gateway.ts";
-import type { JointReading } from "../gateway/seam/types.ts";
-import { testGateway } from "../gateway/testing.ts";
+import { recordedGateway } from "../compose/recorded-gateway.ts";
+import type { JointReading } from "../seam/types.ts";
+import { testGateway } from "../compose/testing.ts";
 
 const dir = await mkdtemp(join(tmpdir(), "rg-bench-recorder-"));
 const N = 60_000; // one minute at 1 kHz

@@ -17,8 +17,8 @@
  */
 import { parseArgs } from "node:util";
 import type { AddressInfo } from "node:net";
-import { testGateway } from "../gateway/testing.ts";
-import type { Frame } from "../gateway/seam/types.ts";
+import { testGateway } from "../compose/testing.ts";
+import type { Frame } from "../seam/types.ts";
 import { FrankaRosbridgeRig } from "../hil-tests/rigs/rosbridge/franka-rig.ts";
 import { MirrorBackend, mirrorCamera } from "../drivers/mirror/mirror-backend.ts";
 import { FR3 } from "../robots/franka/models.ts";

@@ -4,7 +4,7 @@
  * Run: npx tsx bench/safety.ts
  */
 import { PANDA } from "../robots/franka/models.ts";
-import { interpolateChunk } from "../gateway/motion/interpolate.ts";
+import { interpolateChunk } from "../seam/interpolate.ts";
 import { parseSafetyProfile, resolveLimits } from "../gateway/safety/profile.ts";
 import { precheckChunk } from "../gateway/safety/precheck.ts";
 import { BENCH_PROFILE, withCapsules } from "../gateway/safety/testing.ts";

@@ -22,7 +22,7 @@ import { openPtyPair } from "../drivers/serial/pty-pair.ts";
 import { openSerialPort } from "../drivers/serial/transport-serialport.ts";
 import { FR3 } from "../robots/franka/models.ts";
 import { FrankaRosbridgeRig } from "../hil-tests/rigs/rosbridge/franka-rig.ts";
-import { MirrorBackend, } from "../drivers/mirror/mirror-backend.ts";
+import { MirrorBackend } from "../drivers/mirror/mirror-backend.ts";
 import { pct, timedOpener } from "./stats.ts";
 
 const args = process.argv.slice(2);

@@ -8,8 +8,8 @@
  * Run: npx tsx bench/sim-drive-modes.ts [--repeats N]
  */
 import type RAPIER from "@dimforge/rapier3d-compat";
-import { interpolateChunk } from "../gateway/motion/interpolate.ts";
-import type { JointTrajectory } from "../gateway/seam/types.ts";
+import { interpolateChunk } from "../seam/interpolate.ts";
+import type { JointTrajectory } from "../seam/types.ts";
 import { fkWorkspace, forwardKinematicsInto } from "../robots/franka/kinematics.ts";
 import { PANDA } from "../robots/franka/models.ts";
 import { mat4Point, type Vec3 } from "../robots/math.ts";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { beforeAll, describe, expect, it } from "vitest";
 import { assertWellFormedXml } from "../gateway/report/testing.ts";
-import { AGENT_TOKEN, OPERATOR_TOKEN, testGateway } from "../gateway/testing.ts";
+import { AGENT_TOKEN, OPERATOR_TOKEN, testGateway } from "../compose/testing.ts";
 import type { RunReport } from "../gateway/report/types.ts";
 import { FR3 } from "../robots/franka/models.ts";
 import { poseToMat4 } from "../robots/math.ts";

@@ -4,13 +4,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { buildApp } from "../gateway/app.ts";
-import {
-  type BenchConfig,
-  DEFAULT_BENCH,
-  loadBenchFile,
-  parseBenchConfig,
-} from "../gateway/bench/bench-config.ts";
-import { composeBench } from "../gateway/bench/compose.ts";
+import { type BenchConfig, DEFAULT_BENCH, loadBenchFile, parseBenchConfig } from "../compose/bench-config.ts";
+import { composeBench } from "../compose/compose.ts";
 import { Gateway } from "../gateway/gateway.ts";
 
 export interface ServeOptions {

@@ -12,7 +12,7 @@ import {
   SpecSchema,
   TaskCardSchema,
 } from "./api/schemas.ts";
-import { type TestGateway, testGateway } from "./testing.ts";
+import { type TestGateway, testGateway } from "../compose/testing.ts";
 
 // Published limits, typed in independently of robots/franka/models.ts (DESIGN.md §5).
 const PUBLISHED = {

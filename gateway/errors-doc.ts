@@ -16,7 +16,7 @@ export function renderErrorsDoc(): string {
     "",
     'Every error response is `{"error": {"code", "message", "details"}}` with the HTTP status below.',
     "`details` carries the context named in braces (row, column, joint, limit, device, …).",
-    "Codes are registered once in `gateway/seam/errors.ts` (API and device codes; drivers raise",
+    "Codes are registered once in `seam/errors.ts` (API and device codes; drivers raise",
     "theirs from the same table) and never reused. Device codes reach a client inside",
     "`RB_ERR_BACKEND_FAULT`. This file is generated from the registry (`npx tsx gateway/errors-doc.ts`).",
     "",

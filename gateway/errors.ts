@@ -1,9 +1,9 @@
 /**
- * Gateway errors: the API's view of the one error registry (gateway/seam/errors.ts).
+ * Gateway errors: the API's view of the one error registry (seam/errors.ts).
  */
-import { CodedError, type ErrorCode } from "./seam/errors.ts";
+import { CodedError, type ErrorCode } from "../seam/errors.ts";
 
-export { ERRORS, type ErrorCode, type ErrorSpec } from "./seam/errors.ts";
+export { ERRORS, type ErrorCode, type ErrorSpec } from "../seam/errors.ts";
 
 /** JSON body of every error response. */
 export interface ErrorBody {

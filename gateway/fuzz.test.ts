@@ -1,7 +1,7 @@
 /** Property test: random JSON at every endpoint never yields a 500 or crashes the server. */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestGateway, testGateway } from "./testing.ts";
+import { type TestGateway, testGateway } from "../compose/testing.ts";
 
 let g: TestGateway;
 beforeAll(async () => {

@@ -19,7 +19,7 @@ import type { EpisodeObserver } from "./episode/observer.ts";
 import { FrameStore } from "./frames/frame-store.ts";
 import type { Provenance } from "./recorder/provenance.ts";
 import type { EffectiveLimits } from "./safety/profile.ts";
-import type { Backend } from "./seam/types.ts";
+import type { Backend } from "../seam/types.ts";
 
 /** A composed bench: what the gateway drives and the rules it drives it by. */
 export interface Bench {

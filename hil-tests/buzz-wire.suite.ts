@@ -12,8 +12,8 @@ import { solveIk } from "../robots/franka/ik.ts";
 import { forwardKinematics } from "../robots/franka/kinematics.ts";
 import { mat4ToPose, poseToMat4, type Pose } from "../robots/math.ts";
 import { wireReferencePath } from "../sim/buzzwire/reference-path.ts";
-import { loadBenchFile } from "../gateway/bench/bench-config.ts";
-import { type TestGateway, testGateway } from "../gateway/testing.ts";
+import { loadBenchFile } from "../compose/bench-config.ts";
+import { type TestGateway, testGateway } from "../compose/testing.ts";
 import { calibrationSchema } from "../calibration/schema.ts";
 
 /**
@@ -39,26 +39,9 @@ export interface SuiteContext {
   calibration: Calibration;
 }
 
-export async function api(
-  g: TestGateway,
-  method: "GET" | "POST",
-  url: string,
-  body?: unknown,
-  who: "agent" | "operator" = "agent",
-) {
-  const res = await g.app.inject({
-    method,
-    url,
-    headers: who === "agent" ? g.agent : g.operator,
-    ...(body !== undefined ? { payload: body as object } : {}),
-  });
-  return {
-    status: res.statusCode,
-    body: res.headers["content-type"]?.toString().startsWith("application/json")
-      ? res.json()
-      : res.rawPayload,
-  };
-}
+import { api } from "../test-support/api.ts";
+
+export { api };
 
 /** Reference rows along the wire from the start mark, optionally stopping at a share of the course. */
 export function referenceRows(ctx: SuiteContext, q0: readonly number[], grip: number, upToShare = 1) {

@@ -5,7 +5,7 @@
 import sharp from "sharp";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EpisodeResult } from "../gateway/recorder/result.ts";
-import type { TestGateway } from "../gateway/testing.ts";
+import type { TestGateway } from "../compose/testing.ts";
 import {
   actRows,
   api,

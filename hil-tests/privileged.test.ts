@@ -4,7 +4,7 @@
  * belong to the episode that took them.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { type TestGateway, testGateway } from "../gateway/testing.ts";
+import { type TestGateway, testGateway } from "../compose/testing.ts";
 import { api } from "./buzz-wire.suite.ts";
 
 let g: TestGateway | undefined;

@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { interpolateChunk } from "../gateway/motion/interpolate.ts";
-import type { JointTrajectory, SensorEvent } from "../gateway/seam/types.ts";
+import { interpolateChunk } from "../seam/interpolate.ts";
+import type { JointTrajectory, SensorEvent } from "../seam/types.ts";
 import { fkWorkspace, forwardKinematicsInto } from "../robots/franka/kinematics.ts";
 import { PANDA } from "../robots/franka/models.ts";
 import { poseToMat4 } from "../robots/math.ts";
@@ -22,16 +22,9 @@ import { parseRealBackendConfig, type RealBackendConfigInput } from "../drivers/
 import { createRealBackend, type RealBackend } from "../drivers/real/real-backend.ts";
 import { FrankaRosbridgeRig } from "./rigs/rosbridge/franka-rig.ts";
 import { buildSimavrRig, type SimavrRig, startSimavrRig } from "./rigs/simavr/simavr-rig.ts";
+import { sleep, waitFor as until } from "../test-support/wait.ts";
 
 const DT = PANDA.controlPeriodS;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(pred: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
 
 describe("real backend on the rosbridge rig (simulator) + buzz box in simavr", () => {
   let dir: string;

@@ -22,11 +22,12 @@ import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Calibration } from "../calibration/schema.ts";
 import type { EpisodeResult } from "../gateway/recorder/result.ts";
-import { type TestGateway, testGateway } from "../gateway/testing.ts";
+import { type TestGateway, testGateway } from "../compose/testing.ts";
 import { sampleBenchCalibration } from "../sim/buzzwire/bench.ts";
 import { wireReferencePath } from "../sim/buzzwire/reference-path.ts";
 import { api, sidewaysRows } from "./buzz-wire.suite.ts";
 import { type RealBench, startRealBench } from "./real-bench.ts";
+import { sleep } from "../test-support/wait.ts";
 
 /**
  * The same safety profile on both benches. The stale-reading limit is raised from 100 ms: the
@@ -44,8 +45,6 @@ const CHUNK_S = 4;
  */
 const PROGRESS_TOL = 0.002;
 const ROBOT = "fr3";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function simBench(seed: number): Promise<TestGateway> {
   return testGateway({

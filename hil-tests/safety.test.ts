@@ -8,7 +8,7 @@ import { forwardKinematics } from "../robots/franka/kinematics.ts";
 import { solveIk } from "../robots/franka/ik.ts";
 import { mat4ToPose, poseToMat4 } from "../robots/math.ts";
 import type { Calibration } from "../calibration/schema.ts";
-import type { TestGateway } from "../gateway/testing.ts";
+import type { TestGateway } from "../compose/testing.ts";
 import { api, benchUnderTest, referenceRows } from "./buzz-wire.suite.ts";
 
 let g: TestGateway | undefined;

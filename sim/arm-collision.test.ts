@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { Calibration } from "../calibration/schema.ts";
-import { interpolateChunk } from "../gateway/motion/interpolate.ts";
-import type { SensorEvent } from "../gateway/seam/types.ts";
+import { interpolateChunk } from "../seam/interpolate.ts";
+import type { SensorEvent } from "../seam/types.ts";
 import { fkWorkspace, forwardKinematicsInto } from "../robots/franka/kinematics.ts";
 import { PANDA } from "../robots/franka/models.ts";
 import { mat4Mul, mat4Point, poseToMat4, type Vec3 } from "../robots/math.ts";

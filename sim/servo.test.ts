@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { interpolateChunk } from "../gateway/motion/interpolate.ts";
+import { interpolateChunk } from "../seam/interpolate.ts";
 import { PANDA } from "../robots/franka/models.ts";
 import { servoAtRest, servoParams, servoStep } from "./servo.ts";
 

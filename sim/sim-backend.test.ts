@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { interpolateChunk } from "../gateway/motion/interpolate.ts";
-import { type JointReading, LifecycleError, type SensorEvent } from "../gateway/seam/types.ts";
+import { interpolateChunk } from "../seam/interpolate.ts";
+import { type JointReading, LifecycleError, type SensorEvent } from "../seam/types.ts";
 import { fkWorkspace, forwardKinematicsInto } from "../robots/franka/kinematics.ts";
 import { PANDA } from "../robots/franka/models.ts";
 import { type Mat4, mat4Mul, mat4Point, poseToMat4, type Vec3 } from "../robots/math.ts";

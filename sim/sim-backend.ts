@@ -25,7 +25,7 @@ import {
   type LifecycleState,
   type SensorEvent,
   type SensorEventListener,
-} from "../gateway/seam/types.ts";
+} from "../seam/types.ts";
 import { type Mat4, mat4Mul, mat4RigidInverse, mat4ToPose, type Pose, poseToMat4 } from "../robots/math.ts";
 import type { RobotModel } from "../robots/types.ts";
 import { worldFromCamera } from "./render/camera-pose.ts";

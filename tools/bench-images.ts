@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from "node:fs";
 import sharp from "sharp";
-import { testGateway } from "../gateway/testing.ts";
+import { testGateway } from "../compose/testing.ts";
 import { api, sidewaysRows } from "../hil-tests/buzz-wire.suite.ts";
 
 const seed = Number(process.argv[2] ?? 1);

@@ -10,7 +10,7 @@
  * in time (from a JointHistory the arm driver feeds).
  */
 import type { Pose } from "../../robots/math.ts";
-import type { CameraDescription, Frame, ImageData, JointReading } from "../../gateway/seam/types.ts";
+import type { CameraDescription, Frame, ImageData, JointReading } from "../../seam/types.ts";
 import { RosDriverError } from "../ros2/errors.ts";
 import {
   bytesOf,

@@ -8,24 +8,17 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SensorEvent } from "../../gateway/seam/types.ts";
+import type { SensorEvent } from "../../seam/types.ts";
 import type { SerialTransport } from "../serial/transport.ts";
 import { openSerialPort } from "../serial/transport-serialport.ts";
 import { FakeFirmata, FirmataMode } from "./fake-firmata.ts";
 import { FirmataContact } from "./firmata-contact.ts";
 import { parseFirmataContactResource } from "./resource.ts";
+import { waitFor } from "../../test-support/wait.ts";
 
 const CONTACT = 2;
 const LAMP = 9;
 const BUZZER = 8;
-
-async function waitFor(pred: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** A socat pty pair with stable symlinks, so the "device" can come back under the same path. */
 class LinkedPtyPair {

@@ -29,7 +29,7 @@ import {
   type LifecycleState,
   type SensorEvent,
   type SensorEventListener,
-} from "../../gateway/seam/types.ts";
+} from "../../seam/types.ts";
 import type { ContactSensor, OutputMode } from "../serial/contact-sensor.ts";
 import { Reconnector } from "../serial/reconnect.ts";
 import { Listeners, type SerialTransport, type TransportOpener } from "../serial/transport.ts";

@@ -22,7 +22,7 @@ import {
   type LifecycleState,
   type SensorEvent,
   type SensorEventListener,
-} from "../../gateway/seam/types.ts";
+} from "../../seam/types.ts";
 import type { RobotModel } from "../../robots/types.ts";
 
 export interface MirrorBackendOptions {

@@ -36,7 +36,7 @@ import {
   type LifecycleState,
   type SensorEvent,
   type SensorEventListener,
-} from "../../gateway/seam/types.ts";
+} from "../../seam/types.ts";
 import { type Pose, poseToMat4 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import { JointHistory, type RosCameraResource, RosCameraSource } from "../camera/ros-camera.ts";

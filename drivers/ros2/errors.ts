@@ -1,9 +1,9 @@
 /**
  * Coded errors of these drivers. The codes themselves live in the one registry beside the
- * Backend seam (gateway/seam/errors.ts), which drivers may import; the gateway reports any of
+ * Backend seam (seam/errors.ts), which drivers may import; the gateway reports any of
  * them inside RB_ERR_BACKEND_FAULT when a client would see it.
  */
-import { CodedError, type ErrorCode } from "../../gateway/seam/errors.ts";
+import { CodedError, type ErrorCode } from "../../seam/errors.ts";
 
 export type RosErrorCode = Extract<ErrorCode, `RB_ERR_ROS_${string}`>;
 

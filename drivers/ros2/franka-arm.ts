@@ -21,7 +21,7 @@ import {
   type LifecycleState,
   type SensorEvent,
   type SensorEventListener,
-} from "../../gateway/seam/types.ts";
+} from "../../seam/types.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import { RosDriverError } from "./errors.ts";
 import type { FrankaRosConfig } from "./franka-config.ts";

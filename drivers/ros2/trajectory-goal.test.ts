@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { interpolateChunk } from "../../gateway/motion/interpolate.ts";
+import { interpolateChunk } from "../../seam/interpolate.ts";
 import { FR3 } from "../../robots/franka/models.ts";
-import { densifyGoal } from "../../hil-tests/rigs/rosbridge/goal-interpolation.ts";
+import { densifyGoal } from "./goal-interpolation.ts";
 import { buildFollowJointTrajectoryGoal, goalSampleIndices } from "./trajectory-goal.ts";
 import { sToTime, timeToS } from "./messages.ts";
 

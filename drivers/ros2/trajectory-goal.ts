@@ -1,5 +1,5 @@
 /**
- * Dense JointTrajectory (control-period samples, gateway/seam) → FollowJointTrajectory goal.
+ * Dense JointTrajectory (control-period samples, seam/) → FollowJointTrajectory goal.
  *
  * The controller (joint_trajectory_controller in franka_ros2) interpolates between points
  * itself, so the dense samples are thinned to one point every `pointPeriodS` (always keeping
@@ -9,7 +9,7 @@
  * is continuous with the measured state and the last one comes to rest. No point at t = 0 is
  * sent: the controller starts from its current state. Pure function.
  */
-import type { JointTrajectory } from "../../gateway/seam/types.ts";
+import type { JointTrajectory } from "../../seam/types.ts";
 import { type FollowJointTrajectoryGoal, type JointTrajectoryPointMsg, sToTime } from "./messages.ts";
 
 export interface GoalStart {

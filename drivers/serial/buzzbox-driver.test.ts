@@ -1,19 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { LifecycleError, type SensorEvent } from "../../gateway/seam/types.ts";
+import { LifecycleError, type SensorEvent } from "../../seam/types.ts";
 import { type BuzzboxDiagnostic, BuzzboxDriver } from "./buzzbox-driver.ts";
 import { FakeBuzzbox } from "./fake-buzzbox.ts";
 import { parseBuzzboxResource } from "./resource.ts";
 import { MemoryLink } from "./transport-memory.ts";
+import { waitFor } from "../../test-support/wait.ts";
 
 const BOARD_AHEAD_S = 100; // board clock = host clock + 100 s, so the offset is −100 s
-
-async function waitFor(pred: () => boolean, what: string, timeoutMs = 3000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 function rig(extra: Record<string, unknown> = {}) {
   const link = new MemoryLink();

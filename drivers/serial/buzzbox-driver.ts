@@ -11,7 +11,7 @@ import {
   type LifecycleState,
   type SensorEvent,
   type SensorEventListener,
-} from "../../gateway/seam/types.ts";
+} from "../../seam/types.ts";
 import { ClockMap } from "./clock-map.ts";
 import { Reconnector } from "./reconnect.ts";
 import type { ContactSensor, OutputMode } from "./contact-sensor.ts";

@@ -3,21 +3,14 @@
  * one end, the TS fake board on the other, speaking protocol v1 through the kernel tty layer.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SensorEvent } from "../../gateway/seam/types.ts";
+import type { SensorEvent } from "../../seam/types.ts";
 import { type BuzzboxDiagnostic, BuzzboxDriver } from "./buzzbox-driver.ts";
 import { FakeBuzzbox } from "./fake-buzzbox.ts";
 import { openPtyPair, type PtyPair } from "./pty-pair.ts";
 import { parseBuzzboxResource } from "./resource.ts";
 import type { SerialTransport } from "./transport.ts";
 import { openSerialPort } from "./transport-serialport.ts";
-
-async function waitFor(pred: () => boolean, what: string, timeoutMs = 3000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+import { waitFor } from "../../test-support/wait.ts";
 
 describe("BuzzboxDriver ↔ fake board over a socat pty pair", () => {
   let pair: PtyPair;

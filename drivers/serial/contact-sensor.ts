@@ -3,7 +3,7 @@
  * the buzz-wire circuit — the buzz-box serial driver today, a Firmata board later. Events use the
  * Backend seam's `SensorEvent` so they look exactly like the simulator's.
  */
-import type { LifecycleState, SensorEventListener } from "../../gateway/seam/types.ts";
+import type { LifecycleState, SensorEventListener } from "../../seam/types.ts";
 import type { OutputMode } from "./protocol.ts";
 
 export type { OutputMode };

@@ -2,7 +2,7 @@
 import { mat4ToPose, poseToMat4 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import type { ActionCatalog } from "../episode/actions.ts";
-import type { BackendDescription } from "../seam/types.ts";
+import type { BackendDescription } from "../../seam/types.ts";
 import type { SpecDto } from "./schemas.ts";
 
 export function robotSpec(r: RobotModel): SpecDto["supported_robots"][number] {

@@ -5,7 +5,7 @@
 import { type Pose, poseToMat4, mat4Mul, mat4ToPose, type Quat, type Vec3 } from "../../robots/math.ts";
 import type { ActionType } from "../../tasks/types.ts";
 import { GatewayError } from "../errors.ts";
-import type { JointReading } from "../seam/types.ts";
+import type { JointReading } from "../../seam/types.ts";
 
 export interface IkPort {
   /** solve for a tool pose (base frame); returns joint angles or a reason */

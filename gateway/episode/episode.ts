@@ -28,9 +28,9 @@ import type {
   SensorEventSchema,
 } from "../api/schemas.ts";
 import { GatewayError } from "../errors.ts";
-import { CodedError } from "../seam/errors.ts";
+import { CodedError } from "../../seam/errors.ts";
 import type { FrameStore } from "../frames/frame-store.ts";
-import { interpolateChunk } from "../motion/interpolate.ts";
+import { interpolateChunk } from "../../seam/interpolate.ts";
 import { clipRows, type ClipEntry, precheckChunk, violationDetails } from "../safety/precheck.ts";
 import type { EffectiveLimits } from "../safety/profile.ts";
 import type {
@@ -40,7 +40,7 @@ import type {
   JointTrajectory,
   SensorEvent,
   TickVerdict,
-} from "../seam/types.ts";
+} from "../../seam/types.ts";
 import { checkDt, checkRows } from "./chunk-rules.ts";
 import type { ActionCatalog } from "./actions.ts";
 import type { EpisodeObserver } from "./observer.ts";

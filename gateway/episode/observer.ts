@@ -2,7 +2,7 @@
  * Listeners of the episode stream (recorder, dashboards). Every method is optional; `onReading`
  * runs in the control loop and must stay allocation-light.
  */
-import type { Frame, JointReading, SensorEvent } from "../seam/types.ts";
+import type { Frame, JointReading, SensorEvent } from "../../seam/types.ts";
 import type { ActRequest } from "../api/schemas.ts";
 import type { ClipEntry } from "../safety/precheck.ts";
 import type { Episode, SafetyEventDto } from "./episode.ts";

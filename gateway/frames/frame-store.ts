@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import sharp from "sharp";
-import type { Frame, ImageData } from "../seam/types.ts";
+import type { Frame, ImageData } from "../../seam/types.ts";
 import { encodeDepthPng16, encodeRgb, MIME, type RgbEncoding } from "./encode.ts";
 
 export interface StoredImage {

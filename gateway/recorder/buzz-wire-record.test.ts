@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { actRows, api, referenceRows, sidewaysRows } from "../../hil-tests/buzz-wire.suite.ts";
 import { sampleBenchCalibration } from "../../sim/buzzwire/bench.ts";
 import { deterministicView } from "./result.ts";
-import { recordedGateway } from "./testing/recorded-gateway.ts";
+import { recordedGateway } from "../../compose/recorded-gateway.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 let dir: string;

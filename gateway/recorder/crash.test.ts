@@ -18,14 +18,10 @@ afterAll(async () => {
 
 describe("a recording process killed with SIGKILL mid-episode", () => {
   it("leaves an MCAP that reads up to the last flush", async () => {
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", "gateway/recorder/testing/crash-child.ts", dir],
-      {
-        cwd: ROOT,
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    );
+    const child = spawn(process.execPath, ["--import", "tsx", "compose/crash-child.ts", dir], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     const exited = new Promise<NodeJS.Signals | null>((res) => child.on("exit", (_c, s) => res(s)));
     let recordPath = "";
     let flushedT = 0;

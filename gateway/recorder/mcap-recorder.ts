@@ -27,7 +27,7 @@ import type { ActRequest } from "../api/schemas.ts";
 import type { Episode, SafetyEventDto } from "../episode/episode.ts";
 import type { EpisodeObserver } from "../episode/observer.ts";
 import type { ClipEntry } from "../safety/precheck.ts";
-import type { Frame, JointReading, SensorEvent } from "../seam/types.ts";
+import type { Frame, JointReading, SensorEvent } from "../../seam/types.ts";
 import { McapStreamWriter } from "./mcap-stream-writer.ts";
 import type { Provenance } from "./provenance.ts";
 import {

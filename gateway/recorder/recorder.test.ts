@@ -14,7 +14,7 @@ import { gradeRecord, readRecord, RecordError, recomputeResult, replayRecord } f
 import { deterministicView, type EpisodeResult } from "./result.ts";
 import { decodeJointBatch, type JointBatchMessage, TOPICS } from "./record-format.ts";
 import { contactTask } from "./testing/contact-task.ts";
-import { type RecordedGateway, recordedGateway } from "./testing/recorded-gateway.ts";
+import { type RecordedGateway, recordedGateway } from "../../compose/recorded-gateway.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);

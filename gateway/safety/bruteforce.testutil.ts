@@ -7,7 +7,7 @@
 import { forwardKinematics } from "../../robots/franka/kinematics.ts";
 import type { Mat4 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
-import type { JointTrajectory } from "../seam/types.ts";
+import type { JointTrajectory } from "../../seam/types.ts";
 import type { EffectiveLimits } from "./profile.ts";
 
 type V3 = [number, number, number];

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { forwardKinematics } from "../../robots/franka/kinematics.ts";
 import { PANDA } from "../../robots/franka/models.ts";
-import { interpolateChunk } from "../motion/interpolate.ts";
-import type { JointReading } from "../seam/types.ts";
+import { interpolateChunk } from "../../seam/interpolate.ts";
+import type { JointReading } from "../../seam/types.ts";
 import { EStopLatch } from "./estop.ts";
 import { SafetyMonitor, type MonitorVerdict } from "./monitor.ts";
 import { parseSafetyProfile, resolveLimits, type SafetyProfileInput } from "./profile.ts";

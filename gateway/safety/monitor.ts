@@ -14,7 +14,7 @@
 import { type Mat4, mat4Identity } from "../../robots/math.ts";
 import { type FkWorkspace, fkWorkspace, forwardKinematicsInto } from "../../robots/franka/kinematics.ts";
 import type { RobotModel } from "../../robots/types.ts";
-import type { JointReading, JointTrajectory, SensorEvent } from "../seam/types.ts";
+import type { JointReading, JointTrajectory, SensorEvent } from "../../seam/types.ts";
 import {
   allowedFloor,
   type CompiledGeometry,

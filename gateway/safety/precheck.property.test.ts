@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { forwardKinematics } from "../../robots/franka/kinematics.ts";
 import { ROBOTS } from "../../robots/franka/models.ts";
-import { interpolateChunk } from "../motion/interpolate.ts";
+import { interpolateChunk } from "../../seam/interpolate.ts";
 import { bruteForceCheck } from "./bruteforce.testutil.ts";
 import { parseSafetyProfile, resolveLimits } from "./profile.ts";
 import { precheckChunk } from "./precheck.ts";

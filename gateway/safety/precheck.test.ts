@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { interpolateChunk } from "../motion/interpolate.ts";
+import { interpolateChunk } from "../../seam/interpolate.ts";
 import { PANDA } from "../../robots/franka/models.ts";
 import { forwardKinematics } from "../../robots/franka/kinematics.ts";
 import { parseSafetyProfile, resolveLimits, type SafetyProfileInput } from "./profile.ts";

@@ -1,6 +1,6 @@
 /**
  * The chunk pre-check: pure functions that decide, before anything moves, whether the dense
- * trajectory built by `gateway/motion/interpolate.ts` is safe to execute from the measured
+ * trajectory built by `seam/interpolate.ts` is safe to execute from the measured
  * state. Sim and real call exactly these functions with the same inputs (robot, resolved
  * limits, measured start, samples, tool offset); nothing backend-specific enters.
  *
@@ -35,7 +35,7 @@ import { type Mat4, mat4Identity } from "../../robots/math.ts";
 import { JACOBIAN_COLS, jacobianFromFrames } from "../../robots/franka/jacobian.ts";
 import { type FkWorkspace, fkWorkspace, forwardKinematicsInto } from "../../robots/franka/kinematics.ts";
 import type { RobotModel } from "../../robots/types.ts";
-import type { JointTrajectory } from "../seam/types.ts";
+import type { JointTrajectory } from "../../seam/types.ts";
 import {
   allowedFloor,
   type CompiledGeometry,

@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FR3, PANDA } from "../../robots/franka/models.ts";
 import { servoAtRest, servoParams, servoStep } from "../../sim/servo.ts";
-import { interpolateChunk } from "../motion/interpolate.ts";
+import { interpolateChunk } from "../../seam/interpolate.ts";
 import { clipRows, precheckChunk } from "./precheck.ts";
 import { parseSafetyProfile, resolveLimits } from "./profile.ts";
 

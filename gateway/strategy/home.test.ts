@@ -5,11 +5,11 @@ import { FR3 } from "../../robots/franka/models.ts";
 import { poseToMat4 } from "../../robots/math.ts";
 import { sampleBenchCalibration } from "../../sim/buzzwire/bench.ts";
 import { createSimBackend, type SimBackend } from "../../sim/sim-backend.ts";
-import { interpolateChunk } from "../motion/interpolate.ts";
+import { interpolateChunk } from "../../seam/interpolate.ts";
 import { precheckChunk } from "../safety/precheck.ts";
 import { type EffectiveLimits, parseSafetyProfile, resolveLimits } from "../safety/profile.ts";
 import { minJerkRows } from "../safety/testing.ts";
-import type { Backend, JointReading } from "../seam/types.ts";
+import type { Backend, JointReading } from "../../seam/types.ts";
 import { HomeError, homeBench, planHome } from "./home.ts";
 import { startPoseFor } from "./start-pose.ts";
 

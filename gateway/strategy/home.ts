@@ -21,11 +21,11 @@
  */
 import type { Mat4 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
-import { interpolateChunk } from "../motion/interpolate.ts";
+import { interpolateChunk } from "../../seam/interpolate.ts";
 import { SafetyMonitor, type StopCause } from "../safety/monitor.ts";
 import { type PrecheckStats, precheckChunk, type Violation, violationDetails } from "../safety/precheck.ts";
 import type { EffectiveLimits } from "../safety/profile.ts";
-import type { Backend, JointReading } from "../seam/types.ts";
+import type { Backend, JointReading } from "../../seam/types.ts";
 
 /** Why homing could not be planned or did not complete. */
 export type HomeErrorKind =

@@ -1,7 +1,7 @@
 /**
  * Test-only helper: a joint-space reference path that carries the loop along the wire
  * (IK per waypoint, loop centred on the wire, axis along the tangent), as chunk rows for
- * gateway/motion/interpolate.ts. Scripted test runs and benchmarks use it; the agent never does.
+ * seam/interpolate.ts. Scripted test runs and benchmarks use it; the agent never does.
  */
 import type { Calibration } from "../../calibration/schema.ts";
 import { poseToMat4 } from "../../robots/math.ts";

@@ -1,7 +1,7 @@
 /** The pendulum scene through the SimBackend seam: photogate events, determinism, snapshots. */
 import { afterEach, describe, expect, it } from "vitest";
-import { interpolateChunk } from "../../gateway/motion/interpolate.ts";
-import type { SensorEvent } from "../../gateway/seam/types.ts";
+import { interpolateChunk } from "../../seam/interpolate.ts";
+import type { SensorEvent } from "../../seam/types.ts";
 import { forwardKinematics } from "../../robots/franka/kinematics.ts";
 import { FR3 } from "../../robots/franka/models.ts";
 import { poseToMat4 } from "../../robots/math.ts";

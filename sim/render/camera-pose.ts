@@ -3,7 +3,7 @@
  * world frame, a wrist camera's pose in the tool frame: then pass the current world ← tool
  * transform), and `lookAt` for aiming a camera (the benches' and the demo scene's viewpoints).
  */
-import type { CameraDescription } from "../../gateway/seam/types.ts";
+import type { CameraDescription } from "../../seam/types.ts";
 import {
   type Mat4,
   mat4Identity,

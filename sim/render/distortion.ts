@@ -11,7 +11,7 @@
  *   u = fx x_d + cx,  v = fy y_d + cy
  */
 
-import type { CameraDescription } from "../../gateway/seam/types.ts";
+import type { CameraDescription } from "../../seam/types.ts";
 
 /** Distortion coefficients in OpenCV order. */
 export interface DistortionCoefficients {

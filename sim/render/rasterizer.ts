@@ -43,7 +43,7 @@
  * Not thread-safe: one Rasterizer per camera (or per worker).
  */
 import { type Mat4, mat4Mul, mat4RigidInverse } from "../../robots/math.ts";
-import type { CameraDescription } from "../../gateway/seam/types.ts";
+import type { CameraDescription } from "../../seam/types.ts";
 import { buildRemap, parseDistortion } from "./distortion.ts";
 import type { Scene } from "./scene.ts";
 import { type Mesh, meshFor } from "./tessellate.ts";

@@ -5,7 +5,8 @@
  * response; cheats get no credit.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { type TestGateway, testGateway } from "../../gateway/testing.ts";
+import { type TestGateway, testGateway } from "../../compose/testing.ts";
+import { api as callApi } from "../../test-support/api.ts";
 import { BOB_REST_WORLD, samplePendulumBench } from "../../sim/pendulum/bench.ts";
 import { FR3 } from "../../robots/franka/models.ts";
 import type { TaskScore } from "../types.ts";
@@ -23,15 +24,9 @@ afterEach(async () => {
 let seen: string[] = [];
 
 async function api(method: "GET" | "POST", url: string, body?: unknown) {
-  const res = await g!.app.inject({
-    method,
-    url,
-    headers: g!.agent,
-    ...(body !== undefined ? { payload: body as object } : {}),
-  });
-  const json = res.headers["content-type"]?.toString().startsWith("application/json");
-  if (json) seen.push(res.body);
-  return { status: res.statusCode, body: json ? res.json() : res.rawPayload };
+  const r = await callApi(g!, method, url, body);
+  if (typeof r.body === "object" && !Buffer.isBuffer(r.body)) seen.push(r.text);
+  return r;
 }
 
 async function ok(method: "GET" | "POST", url: string, body?: unknown) {

@@ -24,7 +24,7 @@
  * `injectReflex(afterS, name)` (the next arm goal aborts after `afterS` with that reflex).
  */
 import sharp from "sharp";
-import type { Backend, Frame, JointTrajectory } from "../../../gateway/seam/types.ts";
+import type { Backend, Frame, JointTrajectory } from "../../../seam/types.ts";
 import { type FrankaRosConfigInput, parseFrankaRosConfig } from "../../../drivers/ros2/franka-config.ts";
 import {
   bytesToBase64,
@@ -37,7 +37,7 @@ import {
   sToTime,
   timeToS,
 } from "../../../drivers/ros2/messages.ts";
-import { densifyGoal } from "./goal-interpolation.ts";
+import { densifyGoal } from "../../../drivers/ros2/goal-interpolation.ts";
 import { type ActionGoalAnswer, RosbridgeServer } from "./rosbridge-server.ts";
 
 export interface FrankaRigOptions {

@@ -1,6 +1,6 @@
 /** The Franka driver against the rig serving the simulator (dynamics, not a mirror). */
 import { afterEach, describe, expect, it } from "vitest";
-import { interpolateChunk } from "../../../gateway/motion/interpolate.ts";
+import { interpolateChunk } from "../../../seam/interpolate.ts";
 import { PANDA } from "../../../robots/franka/models.ts";
 import { createSimBackend } from "../../../sim/sim-backend.ts";
 import { FrankaArmDriver } from "../../../drivers/ros2/franka-arm.ts";

@@ -4,8 +4,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import sharp from "sharp";
-import { holdTrajectory, interpolateChunk } from "../../../gateway/motion/interpolate.ts";
-import type { SensorEvent } from "../../../gateway/seam/types.ts";
+import { holdTrajectory, interpolateChunk } from "../../../seam/interpolate.ts";
+import type { SensorEvent } from "../../../seam/types.ts";
 import { FR3 } from "../../../robots/franka/models.ts";
 import { JointHistory, RosCameraSource } from "../../../drivers/camera/ros-camera.ts";
 import { FrankaArmDriver } from "../../../drivers/ros2/franka-arm.ts";
@@ -14,6 +14,7 @@ import { RoslibTransport } from "../../../drivers/ros2/roslib-transport.ts";
 import { GoalStatus } from "../../../drivers/ros2/transport.ts";
 import { FrankaRosbridgeRig } from "./franka-rig.ts";
 import { MirrorBackend } from "../../../drivers/mirror/mirror-backend.ts";
+import { waitFor as until } from "../../../test-support/wait.ts";
 
 const now = () => performance.now() / 1000;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -32,18 +33,6 @@ async function setup() {
   });
   cleanups.push(() => transport.close());
   return { backend, rig, transport };
-}
-
-function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const t0 = Date.now();
-  return new Promise((resolve, reject) => {
-    const poll = () => {
-      if (cond()) resolve();
-      else if (Date.now() - t0 > timeoutMs) reject(new Error("condition not met in time"));
-      else setTimeout(poll, 5);
-    };
-    poll();
-  });
 }
 
 /** a chunk moving joints 1 and 4 by `delta` rad over `rows` × 0.1 s */

@@ -6,20 +6,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SensorEvent } from "../../../gateway/seam/types.ts";
+import type { SensorEvent } from "../../../seam/types.ts";
 import { type BuzzboxDiagnostic, BuzzboxDriver } from "../../../drivers/serial/buzzbox-driver.ts";
 import { parseBuzzboxResource } from "../../../drivers/serial/resource.ts";
 import { openSerialPort } from "../../../drivers/serial/transport-serialport.ts";
 import { buildSimavrRig, type RigPin, type SimavrRig, startSimavrRig } from "./simavr-rig.ts";
-
-async function waitFor(pred: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep, waitFor } from "../../../test-support/wait.ts";
 
 describe("buzz-box firmware in simavr ↔ BuzzboxDriver over a pty", () => {
   let dir: string;

@@ -7,9 +7,9 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { deepFreeze } from "../../calibration/schema.ts";
-import { RealBackendConfigSchema } from "../../drivers/real/real-bench-config.ts";
-import { SafetyProfileSchema } from "../safety/profile.ts";
+import { deepFreeze } from "../calibration/schema.ts";
+import { RealBackendConfigSchema } from "../drivers/real/real-bench-config.ts";
+import { SafetyProfileSchema } from "../gateway/safety/profile.ts";
 
 export const MirrorBackendConfigSchema = z.strictObject({
   type: z.literal("mirror"),

@@ -2,13 +2,13 @@
  * Render the demo scene from its three viewpoints and write PNGs into docs/images/
  * (RGB, a grey depth image for the front view, and the wrist view through a barrel-distorted
  * lens, k1 = −0.3, k2 = 0.1).
- * Usage: npx tsx sim/render/write-examples.ts [outDir]
+ * Usage: npx tsx tools/render-examples.ts [outDir]
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEMO_CAMERA, demoScene, demoViews } from "./demo-scene.ts";
-import { encodeRgb } from "../../gateway/frames/encode.ts";
-import { Rasterizer } from "./rasterizer.ts";
+import { DEMO_CAMERA, demoScene, demoViews } from "../sim/render/demo-scene.ts";
+import { encodeRgb } from "../gateway/frames/encode.ts";
+import { Rasterizer } from "../sim/render/rasterizer.ts";
 
 async function writeRgb(file: string, rgb: Uint8Array): Promise<void> {
   writeFileSync(file, await encodeRgb(rgb, DEMO_CAMERA.width, DEMO_CAMERA.height, "png"));

@@ -6,8 +6,8 @@
  * monotonic clock (sim time for the simulator, a monotonic wall clock for a real bench).
  * The gateway maps backend seconds to episode seconds.
  */
-import type { Pose } from "../../robots/math.ts";
-import type { RobotModel } from "../../robots/types.ts";
+import type { Pose } from "../robots/math.ts";
+import type { RobotModel } from "../robots/types.ts";
 
 /** One measured joint state. Arrays hold the 7 arm joints in model order. */
 export interface JointReading {

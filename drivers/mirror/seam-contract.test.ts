@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { MirrorBackend } from "../../drivers/mirror/mirror-backend.ts";
+import { MirrorBackend } from "./mirror-backend.ts";
 import { FR3 } from "../../robots/franka/models.ts";
-import { assertMotionArgs, LifecycleError } from "./types.ts";
+import { assertMotionArgs, LifecycleError } from "../../seam/types.ts";
 
 describe("seam argument checks", () => {
   it("refuses non-finite or negative holds and fractional capture strides", () => {

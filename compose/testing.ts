@@ -6,12 +6,12 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { buildApp } from "./app.ts";
-import { type BenchConfig, parseBenchConfig } from "./bench/bench-config.ts";
-import { composeBench } from "./bench/compose.ts";
-import { Gateway } from "./gateway.ts";
-import { McapRecorder } from "./recorder/mcap-recorder.ts";
-import { gradeRecord } from "./recorder/replay.ts";
+import { buildApp } from "../gateway/app.ts";
+import { type BenchConfig, parseBenchConfig } from "./bench-config.ts";
+import { composeBench } from "./compose.ts";
+import { Gateway } from "../gateway/gateway.ts";
+import { McapRecorder } from "../gateway/recorder/mcap-recorder.ts";
+import { gradeRecord } from "../gateway/recorder/replay.ts";
 
 export const AGENT_TOKEN = "agent-test-token";
 export const OPERATOR_TOKEN = "operator-test-token";

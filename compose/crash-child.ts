@@ -1,7 +1,7 @@
 /**
  * Child process for the crash test: records a mirror episode that never ends (observe with
  * advance_s in a loop) and prints `flushed <t>` after each flush; the parent SIGKILLs it.
- * Usage: node --import tsx gateway/recorder/testing/crash-child.ts <recordsDir>
+ * Usage: node --import tsx compose/crash-child.ts <recordsDir>
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { recordedGateway } from "./recorded-gateway.ts";

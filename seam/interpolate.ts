@@ -14,7 +14,7 @@
  * accelerations are continuous everywhere (C²), starting at the measured position and
  * velocity, as the Franka controller requires.
  */
-import type { JointTrajectory } from "../seam/types.ts";
+import type { JointTrajectory } from "./types.ts";
 
 export interface TrajectoryStart {
   /** measured arm joint positions, rad (7) */

@@ -4,13 +4,17 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { describe, expect, it } from "vitest";
-import { calibrationSchema } from "../../calibration/schema.ts";
-import { BenchConfigSchema, parseBenchConfig } from "../../gateway/bench/bench-config.ts";
-import { PANDA } from "../../robots/franka/models.ts";
-import { createRealBackend } from "./real-backend.ts";
-import { parseRealBackendConfig, RealBackendConfigSchema, withAllowMotion } from "./real-bench-config.ts";
+import { calibrationSchema } from "../calibration/schema.ts";
+import { BenchConfigSchema, parseBenchConfig } from "./bench-config.ts";
+import { PANDA } from "../robots/franka/models.ts";
+import { createRealBackend } from "../drivers/real/real-backend.ts";
+import {
+  parseRealBackendConfig,
+  RealBackendConfigSchema,
+  withAllowMotion,
+} from "../drivers/real/real-bench-config.ts";
 
-const examples = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "examples", "benches");
+const examples = join(dirname(fileURLToPath(import.meta.url)), "..", "examples", "benches");
 const load = (name: string) =>
   parseYaml(readFileSync(join(examples, name), "utf8")) as Record<string, unknown>;
 

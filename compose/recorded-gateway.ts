@@ -3,14 +3,14 @@
  * McapRecorder, optionally with extra (test-only) task definitions.
  */
 import type { FastifyInstance } from "fastify";
-import { buildApp } from "../../app.ts";
-import { parseBenchConfig } from "../../bench/bench-config.ts";
-import { composeBench } from "../../bench/compose.ts";
-import { Gateway } from "../../gateway.ts";
-import type { TaskDefinition } from "../../../tasks/types.ts";
-import { AGENT_TOKEN, OPERATOR_TOKEN } from "../../testing.ts";
-import { McapRecorder, type McapRecorderOptions } from "../mcap-recorder.ts";
-import { provenanceOf } from "../provenance.ts";
+import { buildApp } from "../gateway/app.ts";
+import { parseBenchConfig } from "./bench-config.ts";
+import { composeBench } from "./compose.ts";
+import { Gateway } from "../gateway/gateway.ts";
+import type { TaskDefinition } from "../tasks/types.ts";
+import { AGENT_TOKEN, OPERATOR_TOKEN } from "./testing.ts";
+import { McapRecorder, type McapRecorderOptions } from "../gateway/recorder/mcap-recorder.ts";
+import { provenanceOf } from "../gateway/recorder/provenance.ts";
 
 export interface RecordedGateway {
   app: FastifyInstance;
