@@ -17,6 +17,7 @@ import { homeForEpisode } from "./strategy/episode-start.ts";
 import { HomeError } from "./strategy/home.ts";
 import type { EpisodeObserver } from "./episode/observer.ts";
 import { FrameStore } from "./frames/frame-store.ts";
+import { ConsoleHub } from "./console/hub.ts";
 import type { Provenance } from "./recorder/provenance.ts";
 import type { EffectiveLimits } from "./safety/profile.ts";
 import type { Backend } from "../seam/types.ts";
@@ -61,6 +62,8 @@ export class Gateway {
   private current: Episode | undefined;
   private readonly history: Episode[] = [];
   readonly estopLatch = new EStopLatch();
+  /** the operator console's live view (costs nothing in the control loop while nobody watches) */
+  readonly console = new ConsoleHub();
   private estopBackendT: number | undefined;
 
   constructor(readonly bench: Bench) {
@@ -160,7 +163,7 @@ export class Gateway {
       toolFromFlange: this.bench.toolFromFlange,
       maxDtS: this.bench.maxDtS,
       privileged,
-      observers: this.bench.observers?.({ task: task.id, seed }) ?? [],
+      observers: [...(this.bench.observers?.({ task: task.id, seed }) ?? []), this.console.observer],
       taskContext: ctx,
       ...(this.bench.provenance ? { provenance: this.bench.provenance } : {}),
       estop: this.estopLatch,

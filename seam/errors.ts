@@ -298,6 +298,22 @@ export const ERRORS = {
     message: "Firmata board at {path}: link down, cannot {operation}",
     hint: "Wait for the board to reconnect (fault events say when it is lost and back).",
   },
+  // operator console
+  RB_ERR_EPISODE_RUNNING: {
+    status: 409,
+    message: "Episode {id} is still running",
+    hint: "Grade an episode once it has ended.",
+  },
+  RB_ERR_NO_RECORD: {
+    status: 404,
+    message: "Episode {id} has no record on disk",
+    hint: "The bench records episodes into its recordsDir; this one was not recorded or its file was removed.",
+  },
+  RB_ERR_NO_DEPTH: {
+    status: 400,
+    message: "Camera {camera} has no depth",
+    hint: "Ask for depth only from cameras whose spec entry says depth: true.",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestGateway, testGateway } from "../../compose/testing.ts";
+import { api } from "../../test-support/api.ts";
+
+let g: TestGateway;
+beforeAll(async () => {
+  g = await testGateway({ backend: { type: "sim" }, task: { id: "buzz-wire", seed: 2 } });
+});
+afterAll(async () => {
+  await g.close();
+});
+
+describe("console live state on the buzz-wire bench", () => {
+  it("reports joints against the episode's limits, the tool, the buzz box and the operator's progress", async () => {
+    const s = g.gateway.console.snapshot(g.gateway);
+    expect(s.joints).toHaveLength(7);
+    for (const j of s.joints) {
+      expect(j.q).toBeGreaterThanOrEqual(j.lower);
+      expect(j.q).toBeLessThanOrEqual(j.upper);
+    }
+    expect(s.tool.speed_mps).toBeCloseTo(0, 3);
+    expect(s.buzzbox.contact).toBe(false);
+    expect(s.episode?.status).toBe("running");
+    expect(s.episode?.progress?.progress).toBe(0);
+    expect(s.cameras.map((c) => c.name)).toContain("front");
+  });
+
+  it("draws the tool path into every world camera it can see, from the calibrated camera model", async () => {
+    const hub = g.gateway.console;
+    hub.snapshot(g.gateway);
+    const { body } = await api(g, "POST", "/v1/observe", { advance_s: 0.2, cameras: [] });
+    expect(body.episode.status).toBe("running");
+    const s = hub.snapshot(g.gateway);
+    const front = s.tool_path_px.front ?? [];
+    expect(front.length).toBeGreaterThanOrEqual(2);
+    const cam = s.cameras.find((c) => c.name === "front")!;
+    for (const [u, v] of front) {
+      expect(u).toBeGreaterThanOrEqual(0);
+      expect(u).toBeLessThan(cam.width);
+      expect(v).toBeGreaterThanOrEqual(0);
+      expect(v).toBeLessThan(cam.height);
+    }
+    // no wrist (tool-mounted) camera gets a path: the tool is fixed in its view
+    for (const c of g.gateway.bench.backend.describe().cameras.filter((c) => c.frame === "tool"))
+      expect(s.tool_path_px[c.name]).toBeUndefined();
+  });
+
+  it("the agent token cannot read the live state or a camera", async () => {
+    for (const url of ["/v1/admin/live", "/v1/admin/cameras/front/image"]) {
+      const r = await api(g, "GET", url);
+      expect(r.status).toBe(403);
+      expect(r.body.error.code).toBe("RB_ERR_FORBIDDEN");
+    }
+  });
+
+  it("serves a camera capture as JPEG, depth as a colour map, and a coded error for a camera without depth", async () => {
+    const rgb = await g.app.inject({ url: "/v1/admin/cameras/front/image", headers: g.operator });
+    expect(rgb.statusCode).toBe(200);
+    expect(rgb.headers["content-type"]).toBe("image/jpeg");
+    expect(rgb.rawPayload.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    const cams = g.gateway.bench.backend.describe().cameras;
+    const withDepth = cams.find((c) => c.depth);
+    if (withDepth) {
+      const d = await g.app.inject({
+        url: `/v1/admin/cameras/${withDepth.name}/image?depth=1`,
+        headers: g.operator,
+      });
+      expect(d.statusCode).toBe(200);
+    }
+    const without = cams.find((c) => !c.depth);
+    if (without) {
+      const d = await g.app.inject({
+        url: `/v1/admin/cameras/${without.name}/image?depth=1`,
+        headers: g.operator,
+      });
+      expect(d.statusCode).toBe(400);
+      expect(d.json().error.code).toBe("RB_ERR_NO_DEPTH");
+    }
+    const unknown = await g.app.inject({ url: "/v1/admin/cameras/nope/image", headers: g.operator });
+    expect(unknown.json().error.code).toBe("RB_ERR_UNKNOWN_CAMERA");
+  });
+});

@@ -1,0 +1,217 @@
+/**
+ * The operator console's live view of the bench: what the arm, the cameras, the buzz box, the
+ * safety supervisor and the episode are doing, built on demand for whoever watches.
+ *
+ * Cost when nobody watches: none in the control loop. The hub's episode observer has no
+ * per-reading hook; it keeps only the rare events (sensor, safety, start, end) in small rings.
+ * Readings are sampled by the viewers' own poll (`backend.read()`, the latest measured state).
+ */
+import { projectCameraPoint } from "../../calibration/projection.ts";
+import { worldFromCamera } from "../../calibration/camera-pose.ts";
+import { jacobian } from "../../robots/franka/jacobian.ts";
+import { forwardKinematics } from "../../robots/franka/kinematics.ts";
+import { mat4Mul, mat4Point, mat4RigidInverse, poseToMat4 } from "../../robots/math.ts";
+import type { Backend, SensorEvent } from "../../seam/types.ts";
+import type { Mat4 } from "../../robots/math.ts";
+import type { EpisodeObserver } from "../episode/observer.ts";
+import type { Episode, SafetyEventDto } from "../episode/episode.ts";
+import { episodeSummary } from "../episode/summary.ts";
+import type { EffectiveLimits } from "../safety/profile.ts";
+import { r6 } from "../recorder/result.ts";
+
+/** How many recent events the console keeps (sensor and safety each). */
+const RING = 50;
+/** How many tool positions of the current episode the overlay keeps. */
+const TRACK = 4000;
+
+export interface LiveEvent {
+  /** episode seconds (or backend seconds when no episode runs) */
+  t: number;
+  kind: string;
+  message: string;
+}
+
+function push<T>(ring: T[], v: T, max: number): void {
+  ring.push(v);
+  if (ring.length > max) ring.splice(0, ring.length - max);
+}
+
+/** What the live view reads of the gateway (the Gateway fits it). */
+export interface LiveSource {
+  readonly bench: {
+    readonly name: string;
+    readonly backend: Backend;
+    readonly toolFromFlange: Mat4;
+    readonly limits: EffectiveLimits;
+    limitsFor(seed: number): EffectiveLimits;
+  };
+  readonly episode: Episode | undefined;
+  readonly estop: { engaged: boolean; reason?: string; since?: string };
+}
+
+export class ConsoleHub {
+  private viewers = 0;
+  private readonly sensor: LiveEvent[] = [];
+  private readonly safety: LiveEvent[] = [];
+  private contactClosed = false;
+  private contactSource: string | undefined;
+  private trackEpisode: string | undefined;
+  private readonly track: number[][] = [];
+  private lastTrackT = Number.NEGATIVE_INFINITY;
+
+  /** Attached to every episode by the composition; cheap enough to run when nobody watches. */
+  readonly observer: EpisodeObserver = {
+    onStart: (ep) => {
+      this.track.length = 0;
+      this.trackEpisode = ep.id;
+      this.lastTrackT = Number.NEGATIVE_INFINITY;
+    },
+    onEvent: (ep, e) => this.onSensor(ep, e),
+    onSafety: (_ep, e: SafetyEventDto) =>
+      push(this.safety, { t: e.t, kind: e.kind, message: e.message }, RING),
+    onEnd: (ep) =>
+      push(
+        this.safety,
+        {
+          t: r6(ep.t()),
+          kind: "episode_end",
+          message: `${ep.endReason}${ep.endDetail ? `: ${ep.endDetail}` : ""}`,
+        },
+        RING,
+      ),
+  };
+
+  /** A viewer connected; returns the function that disconnects it. */
+  watch(): () => void {
+    this.viewers++;
+    let done = false;
+    return () => {
+      if (!done) this.viewers--;
+      done = true;
+    };
+  }
+
+  get watching(): number {
+    return this.viewers;
+  }
+
+  private onSensor(ep: Episode, e: SensorEvent): void {
+    const t = r6(e.t - ep.t0S);
+    switch (e.type) {
+      case "contact":
+        this.contactClosed = e.closed;
+        this.contactSource = e.source;
+        push(
+          this.sensor,
+          { t, kind: "contact", message: `${e.closed ? "closed" : "open"} (${e.source})` },
+          RING,
+        );
+        return;
+      case "collision":
+        push(this.sensor, { t, kind: "collision", message: `${e.link} × ${e.other}` }, RING);
+        return;
+      case "fault":
+        push(this.sensor, { t, kind: "fault", message: `${e.device}: ${e.message}` }, RING);
+        return;
+      case "instrument":
+        return;
+    }
+  }
+
+  /**
+   * The live state for the operator: measured joints against their limits, tool position and
+   * speed, safety state and events, buzz box, episode status and time left, and (operator only)
+   * the live progress and the tool path projected into every world-fixed camera.
+   */
+  snapshot(gw: LiveSource) {
+    const bench = gw.bench;
+    const desc = bench.backend.describe();
+    const robot = desc.robot;
+    const reading = bench.backend.read();
+    const toolFromFlange = bench.toolFromFlange;
+    const fk = forwardKinematics(robot, reading.q, toolFromFlange);
+    const base = poseToMat4(desc.basePose);
+    const toolBase: number[] = [...fk.tool.xyz];
+    const J = jacobian(robot, reading.q, toolFromFlange);
+    let vx = 0;
+    let vy = 0;
+    let vz = 0;
+    for (let c = 0; c < 7; c++) {
+      const d = reading.dq[c] ?? 0;
+      vx += J[c]! * d;
+      vy += J[7 + c]! * d;
+      vz += J[14 + c]! * d;
+    }
+    const ep = gw.episode;
+    const limits = ep ? bench.limitsFor(ep.config.seed) : bench.limits;
+    if (ep && !ep.isEnded && ep.id === this.trackEpisode) {
+      const t = ep.t();
+      if (t > this.lastTrackT + 1e-3) {
+        push(this.track, toolBase, TRACK);
+        this.lastTrackT = t;
+      }
+    }
+    const toolWorld = mat4Point(base, toolBase);
+    const overlays: Record<string, [number, number][]> = {};
+    for (const cam of desc.cameras) {
+      if (cam.frame !== "world") continue;
+      const cameraFromBase = mat4Mul(mat4RigidInverse(worldFromCamera(cam, null)), base);
+      const px: [number, number][] = [];
+      for (const p of this.track) {
+        const pc = mat4Point(cameraFromBase, p);
+        const pr = projectCameraPoint(cam, pc);
+        if (pr?.inImage) px.push([Math.round(pr.u * 10) / 10, Math.round(pr.v * 10) / 10]);
+      }
+      overlays[cam.name] = px;
+    }
+    const score = ep ? ep.config.judge.score() : undefined;
+    return {
+      bench: bench.name,
+      backend: { kind: bench.backend.kind, lifecycle: bench.backend.lifecycle },
+      control_period_s: desc.controlPeriodS,
+      estop: gw.estop,
+      joints: robot.joints.map((j, i) => ({
+        name: j.name,
+        q: r6(reading.q[i] ?? 0),
+        dq: r6(reading.dq[i] ?? 0),
+        lower: limits.lowerRad[i] ?? j.lower,
+        upper: limits.upperRad[i] ?? j.upper,
+        max_velocity: limits.maxVelocityRadps[i] ?? j.maxVelocity,
+      })),
+      gripper_width_m: r6(reading.gripperWidthM),
+      tool: {
+        xyz_world: toolWorld.map(r6),
+        speed_mps: r6(Math.hypot(vx, vy, vz)),
+        max_speed_mps: limits.maxToolSpeedMps,
+      },
+      buzzbox: {
+        contact: this.contactClosed,
+        ...(this.contactSource ? { source: this.contactSource } : {}),
+        // lamp and buzzer follow the contact in the box's automatic mode
+        lamp: this.contactClosed,
+      },
+      sensor_events: this.sensor.slice(-20),
+      safety_events: this.safety.slice(-20),
+      episode: ep
+        ? {
+            ...episodeSummary(ep),
+            time_left_s: r6(ep.timeLeftS()),
+            progress: score
+              ? {
+                  progress: r6(score.progress),
+                  ...(score.progressQuantised !== undefined
+                    ? { quantised: r6(score.progressQuantised) }
+                    : {}),
+                  stages: score.stages,
+                }
+              : null,
+          }
+        : null,
+      cameras: desc.cameras.map((c) => ({ name: c.name, width: c.width, height: c.height, depth: c.depth })),
+      tool_path_px: overlays,
+      viewers: this.viewers,
+    };
+  }
+}
+
+export type LiveState = ReturnType<ConsoleHub["snapshot"]>;
