@@ -259,7 +259,7 @@ function ProgressPlot({ episodes }) {
           height: 220,
           scales: { x: { time: false }, y: { range: [0, 100] } },
           axes: [
-            { stroke: "#8a94a3", label: "trial" },
+            { stroke: "#8a94a3", label: "trial", incrs: [1, 2, 5, 10, 20, 50, 100] },
             { stroke: "#8a94a3", label: "progress %" },
           ],
           series: [
