@@ -1,0 +1,39 @@
+"""Python client of the robot-gateway Standard API.
+
+Stdlib only at its core; numpy arrays when numpy is installed (``pip install './clients/python[numpy]'``).
+See ``Client`` for the calls, ``Camera`` for projection and back-projection, ``errors`` for the
+typed exceptions.
+"""
+
+from .camera import Camera
+from .client import Client, DepthImage, Frame, FramedResponse, Operator, Response
+from .errors import (
+    ActionTypeError,
+    BadRequestError,
+    BusyError,
+    ConflictError,
+    DtError,
+    EpisodeEndedError,
+    EstopError,
+    ForbiddenError,
+    GatewayError,
+    IkUnreachableError,
+    MotionDisabledError,
+    NotFoundError,
+    ServerError,
+    TransportError,
+    UnauthorizedError,
+    UnprocessableError,
+    UnsafeChunkError,
+)
+from .geometry import Transform, matrix_to_quat, quat_to_matrix
+from .png import Image, PngError, decode_png
+
+__all__ = [
+    "ActionTypeError", "BadRequestError", "BusyError", "Camera", "Client", "ConflictError", "DepthImage",
+    "DtError", "EpisodeEndedError", "EstopError", "ForbiddenError", "Frame", "FramedResponse", "GatewayError",
+    "IkUnreachableError", "Image", "MotionDisabledError", "NotFoundError", "Operator", "PngError", "Response",
+    "ServerError", "Transform", "TransportError", "UnauthorizedError", "UnprocessableError", "UnsafeChunkError",
+    "decode_png", "matrix_to_quat", "quat_to_matrix",
+]
+__version__ = "0.1.0"
