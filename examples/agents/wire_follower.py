@@ -204,7 +204,7 @@ class Agent:
 
     # --------------------------------------------------------------- sensing
 
-    def measure(self, cameras=None, weight=1.0):
+    def measure(self, cameras=None):
         obs = self.c.observe(depth=True, cameras=cameras)
         self._note(obs)
         q = obs.reading["q"]
@@ -259,14 +259,14 @@ class Agent:
         for p in poses:
             sol = self.c.ik(p, q_seed=seed)
             jump = max(abs(a - b) for a, b in zip(sol["q"], seed))
-            if jump > 0.3:
-                raise IkUnreachableError("AGENT_IK_JUMP", 422, f"IK jumped {jump:.2f} rad", {}, "", "")
+            if jump > 0.3:  # another IK branch: the arm would swing through the workspace
+                raise IkUnreachableError("AGENT_IK_JUMP", 422, f"IK jumped {jump:.2f} rad between waypoints")
             rows.append(list(sol["q"]) + [grip])
             seed = sol["q"]
         return self.c.act_joint_position(rows, dt)
 
     def run(self):
-        obs, tool, new = self.measure(weight=1.0)
+        obs, tool, new = self.measure()
         start = np.asarray(tool["xyz"])
         for name, pts in new:
             self.add_points(pts, 3.0 if self.cams[name].moves_with_tool else 1.0, None)
@@ -306,6 +306,9 @@ class Agent:
                 if slow > 8:
                     raise
                 continue
+            except IkUnreachableError as e:
+                log(f"no IK solution along the line ({e.message}); stopping here")
+                break
             except (EpisodeEndedError, ConflictError) as e:
                 log(f"episode over: {e.message}")
                 self.ended = True
