@@ -3,6 +3,8 @@
  * the simulator and the real bench. World cameras keep their world pose; a wrist camera is
  * calibrated on the flange, and the seam gives it relative to the tool frame:
  * tool←camera = (flange←tool)⁻¹ · flange←camera.
+ * And the way back: world ← camera of a described camera (the simulator's renderer, clients that
+ * project with the published spec).
  */
 import { type Mat4, mat4Mul, mat4RigidInverse, mat4ToPose, type Pose, poseToMat4 } from "../robots/math.ts";
 import type { CameraCalibration } from "./schema.ts";
@@ -28,4 +30,33 @@ export function cameraSeamPose(
     frame: "tool",
     pose: mat4ToPose(mat4Mul(mat4RigidInverse(toolPoseFlange), poseToMat4(cam.extrinsics.poseFlange))),
   };
+}
+
+/** The pose part of a described camera (the seam's CameraDescription, the spec's camera). */
+export interface DescribedCameraPose {
+  name: string;
+  frame: "world" | "tool";
+  /** world ← camera (frame world) or tool ← camera (frame tool); OpenCV optical frame */
+  pose: Pose;
+}
+
+/**
+ * world ← camera optical frame. `worldFromTool` is required for `frame: "tool"` cameras and
+ * ignored for `frame: "world"` ones. Writes into `out` when given (allocation-free apart from
+ * the camera pose matrix scratch passed as `scratch`).
+ */
+export function worldFromCamera(
+  camera: DescribedCameraPose,
+  worldFromTool: Mat4 | null,
+  out: Mat4 = new Float64Array(16),
+  scratch: Mat4 = new Float64Array(16),
+): Mat4 {
+  switch (camera.frame) {
+    case "world":
+      return poseToMat4(camera.pose, out);
+    case "tool":
+      if (worldFromTool === null)
+        throw new Error(`camera ${camera.name} is on the tool: worldFromTool is required`);
+      return mat4Mul(worldFromTool, poseToMat4(camera.pose, scratch), out);
+  }
 }

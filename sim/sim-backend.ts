@@ -28,12 +28,11 @@ import {
 } from "../gateway/seam/types.ts";
 import { type Mat4, mat4Mul, mat4RigidInverse, mat4ToPose, type Pose, poseToMat4 } from "../robots/math.ts";
 import type { RobotModel } from "../robots/types.ts";
-import { worldFromCamera } from "./render/camera-pose.ts";
 import { Rasterizer } from "./render/rasterizer.ts";
 import { sampleBenchCalibration } from "./buzzwire/bench.ts";
 import type { BenchPhysicsOptions, BenchScene } from "./bench-scene.ts";
 import { BuzzWireBench } from "./buzzwire/scene.ts";
-import { cameraSeamPose, clonePose } from "../calibration/camera-pose.ts";
+import { cameraSeamPose, clonePose, worldFromCamera } from "../calibration/camera-pose.ts";
 import { startMarkJoints } from "../calibration/wire-pose.ts";
 import { type PendulumBenchSpec, samplePendulumBench } from "./pendulum/bench.ts";
 import { PendulumBench } from "./pendulum/scene.ts";

@@ -1,41 +1,8 @@
 /**
- * Camera poses: world ← camera for a CameraDescription (a fixed camera's pose is given in the
- * world frame, a wrist camera's pose in the tool frame: then pass the current world ← tool
- * transform), and `lookAt` for aiming a camera (the benches' and the demo scene's viewpoints).
+ * `lookAt` for aiming a camera (the benches' and the demo scene's viewpoints). world ← camera of
+ * a described camera is calibration/camera-pose.ts's `worldFromCamera`.
  */
-import type { CameraDescription } from "../../gateway/seam/types.ts";
-import {
-  type Mat4,
-  mat4Identity,
-  mat4Mul,
-  poseToMat4,
-  type Vec3,
-  vcross,
-  vnorm,
-  vscale,
-  vsub,
-} from "../../robots/math.ts";
-
-/**
- * world ← camera optical frame. `worldFromTool` is required for `frame: "tool"` cameras and
- * ignored for `frame: "world"` ones. Writes into `out` when given (allocation-free apart from
- * the camera pose matrix scratch passed as `scratch`).
- */
-export function worldFromCamera(
-  camera: Pick<CameraDescription, "frame" | "pose" | "name">,
-  worldFromTool: Mat4 | null,
-  out: Mat4 = new Float64Array(16),
-  scratch: Mat4 = new Float64Array(16),
-): Mat4 {
-  switch (camera.frame) {
-    case "world":
-      return poseToMat4(camera.pose, out);
-    case "tool":
-      if (worldFromTool === null)
-        throw new Error(`camera ${camera.name} is on the tool: worldFromTool is required`);
-      return mat4Mul(worldFromTool, poseToMat4(camera.pose, scratch), out);
-  }
-}
+import { type Mat4, mat4Identity, type Vec3, vcross, vnorm, vscale, vsub } from "../../robots/math.ts";
 
 /** Camera optical frame (OpenCV: x right, y down, z forward) looking from `eye` at `target`. */
 export function lookAt(eye: Vec3, target: Vec3, up: Vec3 = [0, 0, 1]): Mat4 {

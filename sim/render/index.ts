@@ -11,7 +11,7 @@
  * ```
  * See rasterizer.ts for conventions and method, scene.ts for the scene contract.
  */
-export { worldFromCamera } from "./camera-pose.ts";
+export { worldFromCamera } from "../../calibration/camera-pose.ts";
 export { type RasterCamera, Rasterizer, type RasterizerOptions, type RenderTarget } from "./rasterizer.ts";
 export type { Rgb, Scene, SceneObject, Shape } from "./scene.ts";
 export { meshFor } from "./tessellate.ts";

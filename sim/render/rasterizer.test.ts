@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { mat4Identity, type Mat4, type Vec3 } from "../../robots/math.ts";
 import { DEMO_CAMERA, demoScene, demoViews } from "./demo-scene.ts";
 import { translationPose } from "./placement.ts";
-import { distortPoint } from "./distortion.ts";
+import { distortPoint } from "../../calibration/distortion.ts";
 import { type RasterCamera, Rasterizer } from "./rasterizer.ts";
 import type { Rgb, Scene, SceneObject, Shape } from "./scene.ts";
 

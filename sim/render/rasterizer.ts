@@ -34,7 +34,7 @@
  *   pixel, and keeping a 1.5 mm wire visible when it projects below one pixel.
  * - Lens distortion: when any of k1 k2 p1 p2 k3 is non-zero, the scene is drawn into a larger
  *   ideal pinhole image and remapped per pixel (nearest neighbour) with a map precomputed in
- *   the constructor (distortion.ts); when all are zero there is no remap.
+ *   the constructor (calibration/distortion.ts, ./distortion.ts); when all are zero there is no remap.
  * - Deterministic: the same scene and camera give bit-identical output (no randomness, fixed
  *   iteration order, no time-dependent state).
  *
@@ -44,7 +44,8 @@
  */
 import { type Mat4, mat4Mul, mat4RigidInverse } from "../../robots/math.ts";
 import type { CameraDescription } from "../../gateway/seam/types.ts";
-import { buildRemap, parseDistortion } from "./distortion.ts";
+import { parseDistortion } from "../../calibration/distortion.ts";
+import { buildRemap } from "./distortion.ts";
 import type { Scene } from "./scene.ts";
 import { type Mesh, meshFor } from "./tessellate.ts";
 

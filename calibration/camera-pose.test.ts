@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mat4Point, poseToMat4 } from "../../robots/math.ts";
+import { mat4Point, poseToMat4 } from "../robots/math.ts";
 import { worldFromCamera } from "./camera-pose.ts";
 
 describe("worldFromCamera", () => {
