@@ -65,6 +65,14 @@ describe("AgentClient on a live gateway", () => {
     expect(depthAt(depth, -1, 0)).toBeNull();
   });
 
+  it("observes without any image when cameras is []", async () => {
+    const before = g.gateway.requireEpisode().counters.framesServed;
+    const obs = await agent.observe({ cameras: [] });
+    expect(obs.frames).toEqual([]);
+    expect(obs.readings).toHaveLength(1);
+    expect(g.gateway.requireEpisode().counters.framesServed).toBe(before);
+  });
+
   it("acts, and FK / IK agree", async () => {
     const r0 = (await agent.observe({ cameras: [] })).readings[0]!;
     const fk = await agent.fk(r0.q);

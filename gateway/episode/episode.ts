@@ -249,7 +249,8 @@ export class Episode {
         this.afterMotion(res.outcome, res.fault);
       });
     }
-    const captured = await this.captureOrFault(cameras, req.depth);
+    // `cameras: []` observes the robot without any image (backends read [] as every camera)
+    const captured = cameras.length > 0 ? await this.captureOrFault(cameras, req.depth) : [];
     const reading = this.cfg.backend.read();
     const id = this.newObservation(reading.t - this.t0);
     const frames = this.storeFrames(captured, req.encoding, req.depth);
