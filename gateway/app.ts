@@ -45,6 +45,7 @@ import { ERRORS, GatewayError, isGatewayError } from "./errors.ts";
 import type { Episode } from "./episode/episode.ts";
 import type { Gateway } from "./gateway.ts";
 import { episodeSummary } from "./episode/summary.ts";
+import { mcpPlugin } from "./mcp/plugin.ts";
 
 export interface AppOptions {
   gateway: Gateway;
@@ -440,6 +441,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       },
     );
   });
+
+  await app.register(mcpPlugin, { agentToken: opts.agentToken, operatorToken: opts.operatorToken });
 
   // ---------------------------------------------------------------- public
   app.get("/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());
