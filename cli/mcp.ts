@@ -6,7 +6,7 @@
  * the protocol; diagnostics go to stderr.
  */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { Command, InvalidArgumentError } from "commander";
+import { Command } from "commander";
 import { AgentClient } from "../clients/ts/client.ts";
 import { createMcpServer } from "../gateway/mcp/server.ts";
 import { isEntryPoint } from "./entry.ts";
@@ -25,19 +25,20 @@ export async function serveMcpStdio(o: McpStdioOptions): Promise<{ close(): Prom
 }
 
 export function mcpCommand(): Command {
-  return new Command("mcp")
+  const cmd: Command = new Command("mcp")
     .description("serve the agent tools over MCP on stdio, against a running gateway (agent token)")
     .option("--url <url>", "gateway URL (default $ROBOT_GATEWAY_URL)")
     .option("--token <token>", "agent token (default $ROBOT_GATEWAY_TOKEN)")
     .action(async (o: { url?: string; token?: string }) => {
       const url = o.url ?? process.env.ROBOT_GATEWAY_URL;
       const token = o.token ?? process.env.ROBOT_GATEWAY_TOKEN;
-      if (!url) throw new InvalidArgumentError("--url (or ROBOT_GATEWAY_URL) is required");
-      if (!token) throw new InvalidArgumentError("--token (or ROBOT_GATEWAY_TOKEN) is required");
+      if (!url) return cmd.error("error: --url (or ROBOT_GATEWAY_URL) is required");
+      if (!token) return cmd.error("error: --token (or ROBOT_GATEWAY_TOKEN) is required");
       const s = await serveMcpStdio({ url, token });
       process.stdin.once("end", () => void s.close());
       process.stderr.write(`robot-gateway mcp: serving the agent tools of ${url} on stdio\n`);
     });
+  return cmd;
 }
 
 if (isEntryPoint(import.meta.url)) {

@@ -20,7 +20,9 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  ErrorCode,
   ListToolsRequestSchema,
+  McpError,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
@@ -418,7 +420,15 @@ export async function callTool(c: AgentClient, name: string, args: unknown): Pro
 /** Install the tool handlers on an MCP server (before it connects). */
 export function installTools(server: McpServer, c: AgentClient): void {
   server.server.registerCapabilities({ tools: { listChanged: false } });
-  server.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools(c) }));
+  server.server.setRequestHandler(ListToolsRequestSchema, async () => {
+    try {
+      return { tools: await listTools(c) };
+    } catch (e) {
+      // the listing needs the spec: a gateway that cannot answer is a protocol error with its code
+      const { error } = errorBody(e);
+      throw new McpError(ErrorCode.InternalError, `${error.code}: ${error.message}`, error);
+    }
+  });
   server.server.setRequestHandler(CallToolRequestSchema, async (req) =>
     callTool(c, req.params.name, req.params.arguments),
   );
