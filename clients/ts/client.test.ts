@@ -57,6 +57,10 @@ describe("AgentClient on a live gateway", () => {
     expect([...rgb.data.subarray(0, 3)]).toEqual([0xff, 0xd8, 0xff]);
     // the same frame by an absolute URL
     expect((await agent.frame(url + obs.frames[0]!.rgb)).data.equals(rgb.data)).toBe(true);
+    const img = await agent.rgb(obs.frames[0]!.rgb);
+    expect([img.width, img.height, img.data.length]).toEqual([640, 480, 640 * 480 * 3]);
+    // a lit scene, not a blank buffer
+    expect(img.data.reduce((a, b) => a + b, 0) / img.data.length).toBeGreaterThan(20);
     const depth = await agent.depth(obs.frames[0]!.depth!);
     expect([depth.width, depth.height]).toEqual([640, 480]);
     const centre = depthAt(depth, 320, 240)!;
@@ -149,8 +153,14 @@ describe("OperatorClient", () => {
     const again = await rejection(op.endEpisode(ep.id));
     expect(again.code).toBe("RB_ERR_EPISODE_ENDED");
     expect((await op.episode(ep.id)).result).toMatchObject({ end_reason: "finished" });
+    expect((await op.tasks()).tasks.map((t) => t.id)).toContain("buzz-wire");
+    // the e-stop latches: no new episode until released
+    await op.estop({ reason: "client test" });
+    expect((await op.state()).estop).toMatchObject({ engaged: true });
+    expect((await rejection(op.startEpisode({ task: "buzz-wire", seed: 1 }))).code).toBe("RB_ERR_ESTOP");
+    await op.release();
     // leave a running episode for the other tests
-    await op.startEpisode({ task: "buzz-wire", seed: 1 });
+    await op.startEpisode({ task: "buzz-wire", seed: 1, level: "joint_position" });
   });
 });
 

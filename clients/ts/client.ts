@@ -74,6 +74,14 @@ export interface DepthImage {
   mm: Uint16Array;
 }
 
+/** An RGB image decoded from its JPEG or PNG: 8-bit, 3 channels, row-major. */
+export interface RgbImage {
+  width: number;
+  height: number;
+  /** r g b r g b …, row-major */
+  data: Uint8Array;
+}
+
 /** z-depth in metres at pixel (u, v) (nearest pixel), or null where the sensor saw nothing. */
 export function depthAt(d: DepthImage, u: number, v: number): number | null {
   const x = Math.round(u);
@@ -314,6 +322,18 @@ export class AgentClient {
   /** GET /v1/frames/:id — an image by the URL a frame reference carries (`frames[i].rgb`). */
   frame(ref: string): Promise<FrameImage> {
     return this.http.binary(framePath(ref));
+  }
+
+  /** An RGB frame (`frames[i].rgb`) decoded to 8-bit RGB. */
+  async rgb(ref: string): Promise<RgbImage> {
+    const img = await this.frame(ref);
+    const { default: sharp } = await import("sharp");
+    const { data, info } = await sharp(img.data).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    return {
+      width: info.width,
+      height: info.height,
+      data: new Uint8Array(data.buffer, data.byteOffset, data.length),
+    };
   }
 
   /** A depth frame (`frames[i].depth`) decoded to millimetres. */
