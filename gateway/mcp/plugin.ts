@@ -86,8 +86,17 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
       void transport.close();
       void server.close();
     });
-    await server.connect(transport);
-    await transport.handleRequest(req.raw, reply.raw, req.body);
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req.raw, reply.raw, req.body);
+    } catch (e) {
+      // hijacked: fastify's error handler no longer answers for this request
+      req.log.error({ err: e }, "mcp request failed");
+      if (!reply.raw.headersSent) {
+        const body = new GatewayError("RB_ERR_INTERNAL", { id: req.id }).toBody();
+        reply.raw.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify(body));
+      }
+    }
   });
 
   for (const method of ["GET", "DELETE"] as const) {
