@@ -74,6 +74,13 @@ async function connect(kind: Transport): Promise<Client> {
 }
 
 /** The JSON of a tool result (its first text content), and whether it is an error. */
+/** A JSON Schema node, as far as these tests read it. */
+interface JsonSchema {
+  [k: string]: unknown;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+}
+
 /** The JSON tools answer with: what these tests read of it. */
 interface ToolJson {
   t: number;
@@ -132,6 +139,18 @@ describe("MCP over streamable HTTP at /mcp", () => {
       }
       const listed = (await c.listTools()).tools;
       for (const t of listed) expect(t.inputSchema.type).toBe("object");
+      // input schemas are the API's zod schemas as JSON Schema
+      const byName = new Map(listed.map((t) => [t.name, t.inputSchema as unknown as JsonSchema]));
+      const ik = byName.get("solve_ik")!;
+      expect(ik.required).toEqual(["pose"]);
+      expect(ik.properties!.pose!.properties!.quat_xyzw).toMatchObject({ minItems: 4, maxItems: 4 });
+      expect(ik.additionalProperties).toBe(false);
+      expect(byName.get("wait")!.properties!.seconds).toMatchObject({
+        type: "number",
+        minimum: 0,
+        maximum: 30,
+      });
+      expect(byName.get("get_observation")!.properties).toHaveProperty("cameras");
       // jog's command words come from the spec
       const jog = listed.find((t) => t.name === "jog")!;
       const cmd = (jog.inputSchema.properties as { commands: { items: { enum: string[] } } }).commands.items;
