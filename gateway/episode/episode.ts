@@ -509,7 +509,9 @@ export class Episode {
     if (this.stopRequest) return "stop";
     const t = r.t - this.t0;
     const tr = this.taskReading;
-    tr.t = t;
+    // the judge sees episode seconds as the API gives them (1 µs), so its stage and success times
+    // do not carry the float noise of the backend clock minus the episode start
+    tr.t = r6(t);
     tr.q = r.q;
     tr.gripperWidthM = r.gripperWidthM;
     this.cfg.judge.onReading(tr);

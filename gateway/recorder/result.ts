@@ -91,7 +91,7 @@ export interface EpisodeResult {
 
 /**
  * Episode seconds as the API and the task judge see them: rounded to 1 µs. The live episode hands
- * the judge event times rounded like this, so replay must round the recorded ones the same way.
+ * the judge reading and event times rounded like this, so replay rounds the recorded ones the same way.
  */
 export const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
