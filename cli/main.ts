@@ -4,6 +4,7 @@ import { ROBOTS } from "../robots/franka/models.ts";
 import { robotSpec } from "../gateway/api/spec.ts";
 import { devices } from "./devices.ts";
 import { gradeCommand } from "./grade.ts";
+import { mcpCommand } from "./mcp.ts";
 import { runCommand } from "./run.ts";
 import { serve } from "./serve.ts";
 
@@ -91,5 +92,6 @@ program
 
 program.addCommand(gradeCommand());
 program.addCommand(runCommand());
+program.addCommand(mcpCommand());
 
 await program.parseAsync(process.argv);

@@ -26,10 +26,10 @@ import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { isEntryPoint } from "./entry.ts";
 import { Command, InvalidArgumentError } from "commander";
+import { type EpisodeSummary, OperatorClient, RobotGatewayError } from "../gateway/client/client.ts";
 import { buildApp } from "../gateway/app.ts";
 import { DEFAULT_BENCH, loadBenchFile, parseBenchConfig } from "../compose/bench-config.ts";
 import { composeBench } from "../compose/compose.ts";
-import type { EndReason } from "../gateway/api/schemas.ts";
 import { Gateway } from "../gateway/gateway.ts";
 import type { EpisodeResult } from "../gateway/recorder/result.ts";
 import { type ReportFile, writeReport } from "../gateway/report/render.ts";
@@ -79,25 +79,11 @@ export interface RunResult {
   files: Record<ReportFile, string>;
 }
 
-/** The operator's view of an episode (GET /v1/admin/episodes/:id). */
-interface EpisodeSummaryDto {
-  id: string;
-  task: string;
-  seed: number;
-  level: string;
-  status: "running" | "ended";
-  reason?: EndReason;
-  detail?: string;
-  t: number;
-  steps: number;
-  result?: EpisodeResult;
-  record_path?: string;
-}
-
 /** A gateway the run talks to. */
 interface Target {
   url: string;
-  operatorToken: string;
+  /** the operator API, through the TS client (robot-gateway/client) */
+  operator: OperatorClient;
   agentToken: string;
   /** bench name, or the URL of a running gateway */
   label: string;
@@ -106,47 +92,10 @@ interface Target {
   close(): Promise<void>;
 }
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-async function call<T>(
-  url: string,
-  token: string,
-  method: "GET" | "POST",
-  path: string,
-  body?: unknown,
-): Promise<T> {
-  const res = await fetch(new URL(path, url), {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined ? { "content-type": "application/json" } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  if (!res.ok) {
-    const err = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
-    throw new HttpError(
-      res.status,
-      err?.code ?? "HTTP",
-      `${method} ${path}: ${res.status} ${err?.code ?? ""} ${err?.message ?? text.slice(0, 200)}`.trim(),
-    );
-  }
-  return json as T;
+/** An error as one line: `POST /v1/admin/episodes: 404 RB_ERR_UNKNOWN_TASK Unknown task nope`. */
+function errorText(e: unknown): string {
+  if (e instanceof RobotGatewayError) return `${e.call}: ${e.status} ${e.code} ${e.message}`;
+  return e instanceof Error ? e.message : String(e);
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -157,12 +106,9 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  */
 async function endEpisode(t: Target, id: string, detail: string): Promise<void> {
   try {
-    await call(t.url, t.operatorToken, "POST", `/v1/admin/episodes/${id}/end`, {
-      reason: "finished",
-      detail,
-    });
+    await t.operator.endEpisode(id, { reason: "finished", detail });
   } catch (e) {
-    if (e instanceof HttpError && e.code === "RB_ERR_EPISODE_ENDED") return;
+    if (e instanceof RobotGatewayError && e.code === "RB_ERR_EPISODE_ENDED") return;
     throw e;
   }
 }
@@ -200,7 +146,7 @@ async function inProcessTarget(o: RunOptions, outDir: string): Promise<Target> {
   return {
     url: address,
     agentToken,
-    operatorToken,
+    operator: new OperatorClient({ url: address, token: operatorToken }),
     label: bench.name,
     async settle() {
       const p = recording;
@@ -224,7 +170,7 @@ function remoteTarget(o: RunOptions): Target {
   return {
     url,
     agentToken: o.agentToken,
-    operatorToken: o.operatorToken,
+    operator: new OperatorClient({ url, token: o.operatorToken }),
     label: url,
     async settle() {},
     async close() {},
@@ -257,7 +203,7 @@ class ProgressDisplay {
     else this.out.write(`${line}\n`);
   }
 
-  update(trial: number, seed: number, s: EpisodeSummaryDto | undefined, wallS: number): void {
+  update(trial: number, seed: number, s: EpisodeSummary | undefined, wallS: number): void {
     if (!this.tty) return;
     const st = s ? `${s.status}, t=${s.t.toFixed(1)} s, ${s.steps} steps` : "starting";
     this.rewrite(`${this.head(trial, seed)}: ${st} (${wallS.toFixed(0)} s)`);
@@ -369,9 +315,9 @@ async function runTrial(
     seed,
     agent: { exit_code: null, signal: null, log: logRel },
   };
-  let started: EpisodeSummaryDto;
+  let started: EpisodeSummary;
   try {
-    started = await call<EpisodeSummaryDto>(t.url, t.operatorToken, "POST", "/v1/admin/episodes", {
+    started = await t.operator.startEpisode({
       ...(o.task ? { task: o.task } : {}),
       ...(o.level ? { level: o.level } : {}),
       seed,
@@ -384,7 +330,7 @@ async function runTrial(
       success: false,
       end_reason: null,
       ended_by: "run",
-      run_note: `the episode could not be started: ${(e as Error).message}`,
+      run_note: `the episode could not be started: ${errorText(e)}`,
       progress: 0,
       progress_quantised: null,
       episode_s: 0,
@@ -407,11 +353,11 @@ async function runTrial(
   let runNote: string | undefined;
   let endedByRun = false;
   let endedAtS: number | undefined;
-  let status: EpisodeSummaryDto = started;
+  let status: EpisodeSummary = started;
   try {
     for (;;) {
       await Promise.race([exit, sleep(pollMs)]);
-      status = await call<EpisodeSummaryDto>(t.url, t.operatorToken, "GET", `/v1/admin/episodes/${id}`);
+      status = await t.operator.episode(id);
       display.update(trial, seed, status, wallS());
       if (status.status === "ended") {
         endedAtS ??= wallS();
@@ -445,11 +391,12 @@ async function runTrial(
   // the result is there once the episode has ended; poll briefly in case the end is in flight
   let final = status;
   for (let i = 0; i < 50 && !final.result; i++) {
-    final = await call<EpisodeSummaryDto>(t.url, t.operatorToken, "GET", `/v1/admin/episodes/${id}`);
+    final = await t.operator.episode(id);
     if (!final.result) await sleep(100);
   }
   await t.settle();
-  const r = final.result;
+  // result.json as the gateway computed it (the summary schema types it as an open record)
+  const r = final.result as EpisodeResult | undefined;
   const rec: TrialRecord = {
     ...base,
     episode_id: id,
@@ -502,12 +449,7 @@ export async function runTrials(o: RunOptions): Promise<RunResult> {
       const rec = await runTrial(o, target, i, outDir, display);
       trials.push(rec);
       if (rec.episode_id && (!task || !level)) {
-        const s = await call<EpisodeSummaryDto>(
-          target.url,
-          target.operatorToken,
-          "GET",
-          `/v1/admin/episodes/${rec.episode_id}`,
-        );
+        const s = await target.operator.episode(rec.episode_id);
         task ??= s.task;
         level ??= s.level;
       }

@@ -46,6 +46,7 @@ import type { Episode } from "./episode/episode.ts";
 import type { Gateway } from "./gateway.ts";
 import { episodeSummary } from "./episode/summary.ts";
 import { consoleRoutes } from "./console/routes.ts";
+import { mcpPlugin } from "./mcp/plugin.ts";
 
 export interface AppOptions {
   gateway: Gateway;
@@ -443,6 +444,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
 
   await app.register(consoleRoutes, { gateway: gw, hub: gw.console, operatorGuard: guard("operator") });
+  await app.register(mcpPlugin, { agentToken: opts.agentToken, operatorToken: opts.operatorToken });
 
   // ---------------------------------------------------------------- public
   app.get("/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());

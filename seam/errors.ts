@@ -314,6 +314,17 @@ export const ERRORS = {
     message: "Camera {camera} has no depth",
     hint: "Ask for depth only from cameras whose spec entry says depth: true.",
   },
+  // raised by the clients (gateway/client, the MCP server) on their side of the wire
+  RB_ERR_GATEWAY_UNREACHABLE: {
+    status: 502,
+    message: "The gateway at {url} could not be reached: {reason}",
+    hint: "Check the URL and that the gateway is running.",
+  },
+  RB_ERR_BAD_RESPONSE: {
+    status: 502,
+    message: "{call}: the gateway's answer does not match the API schema: {issues}",
+    hint: "The client and the gateway differ in version; use the client of this gateway.",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -190,7 +190,7 @@ export type SpecDto = z.infer<typeof SpecSchema>;
 export const ObserveRequestSchema = z
   .object({
     advance_s: z.number().min(0).default(0).describe("hold the last command this long first, s"),
-    cameras: z.array(z.string()).optional().describe("camera names; all when omitted"),
+    cameras: z.array(z.string()).optional().describe("camera names; all when omitted, none when []"),
     depth: z.boolean().default(false),
     encoding: z.enum(["jpeg", "png"]).default("jpeg"),
   })

@@ -249,7 +249,8 @@ export class Episode {
         this.afterMotion(res.outcome, res.fault);
       });
     }
-    const captured = await this.captureOrFault(cameras, req.depth);
+    // `cameras: []` observes the robot without any image (backends read [] as every camera)
+    const captured = cameras.length > 0 ? await this.captureOrFault(cameras, req.depth) : [];
     const reading = this.cfg.backend.read();
     const id = this.newObservation(reading.t - this.t0);
     const frames = this.storeFrames(captured, req.encoding, req.depth);
@@ -508,7 +509,9 @@ export class Episode {
     if (this.stopRequest) return "stop";
     const t = r.t - this.t0;
     const tr = this.taskReading;
-    tr.t = t;
+    // the judge sees episode seconds as the API gives them (1 µs), so its stage and success times
+    // do not carry the float noise of the backend clock minus the episode start
+    tr.t = r6(t);
     tr.q = r.q;
     tr.gripperWidthM = r.gripperWidthM;
     this.cfg.judge.onReading(tr);

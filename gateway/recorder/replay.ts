@@ -180,7 +180,7 @@ export function replayRecord(contents: RecordContents, opts: ReplayOptions = {})
         for (let i = 0; i < b.n; i++) {
           // a fresh object per reading, as live: a judge may keep what it is given
           const q = Array.from(b.q.subarray(i * b.dof, (i + 1) * b.dof));
-          judge.onReading({ t: b.t[i]!, q, gripperWidthM: b.gripperWidthM[i]! });
+          judge.onReading({ t: r6(b.t[i]!), q, gripperWidthM: b.gripperWidthM[i]! });
           st.readings++;
           st.lastReadingT = b.t[i]!;
         }

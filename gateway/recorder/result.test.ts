@@ -59,6 +59,17 @@ describe("computeResult", () => {
     });
   });
 
+  it("gives stage times in episode seconds rounded to 1 µs, like every time in the API", () => {
+    const r = computeResult({
+      ...input,
+      score: {
+        progress: 1,
+        stages: { start: 0.0010000000000012221, checkpoint_1: 2.4010000000000002, end: null },
+      },
+    });
+    expect(r.stages).toEqual({ start: 0.001, checkpoint_1: 2.401, end: null });
+  });
+
   it("diff names the deterministic fields that differ and ignores wall time", () => {
     const a = computeResult(input);
     const b = computeResult({

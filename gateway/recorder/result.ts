@@ -91,7 +91,7 @@ export interface EpisodeResult {
 
 /**
  * Episode seconds as the API and the task judge see them: rounded to 1 µs. The live episode hands
- * the judge event times rounded like this, so replay must round the recorded ones the same way.
+ * the judge reading and event times rounded like this, so replay rounds the recorded ones the same way.
  */
 export const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
@@ -127,7 +127,9 @@ export function computeResult(input: ResultInput): EpisodeResult {
     ...(input.status.state === "failed" ? { failure_reason: input.status.reason } : {}),
     progress: s.progress,
     ...(s.progressQuantised !== undefined ? { progress_quantised: s.progressQuantised } : {}),
-    stages: { ...s.stages },
+    // episode seconds like every other time in the API (the judge's stage times carry the float
+    // noise of the backend clock minus the episode start, which differs between episodes)
+    stages: Object.fromEntries(Object.entries(s.stages).map(([k, v]) => [k, v === null ? null : r6(v)])),
     ...(s.processScore !== undefined ? { process_score: s.processScore } : {}),
     ...(s.details ? { score_details: s.details } : {}),
     timing: {
