@@ -176,6 +176,11 @@ export const ERRORS = {
     hint: "The episode ended as a fault; an operator must check the bench.",
   },
   RB_ERR_INTERNAL: { status: 500, message: "Internal error ({id})", hint: "Report the id to the operator." },
+  RB_ERR_STORAGE: {
+    status: 503,
+    message: "The records directory {dir} cannot be written: {reason}",
+    hint: "The episode ended as a fault (nothing more could be recorded); an operator must free space or fix the records directory before a new episode starts.",
+  },
 
   // ---- device codes: raised by drivers below the seam; a client sees them inside
   // RB_ERR_BACKEND_FAULT details, operators in logs and records.
