@@ -66,7 +66,9 @@ export async function recordedGateway(
   const app = await buildApp({ gateway, agentToken: AGENT_TOKEN, operatorToken: OPERATOR_TOKEN });
   if (opts.ackAfterFlush) {
     app.addHook("onSend", async (req, reply, payload) => {
-      if (!req.url.startsWith("/v1/") || req.url.startsWith("/v1/admin/") || req.method !== "POST") {
+      // only a successful agent call acknowledges something
+      const agentCall = req.url.startsWith("/v1/") && !req.url.startsWith("/v1/admin/");
+      if (!agentCall || req.method !== "POST" || reply.statusCode >= 400) {
         return payload;
       }
       const current = recorders[recorders.length - 1];

@@ -271,11 +271,17 @@ export function recomputeResult(st: ReplayState): EpisodeResult {
  * `aborted` with a detail saying so, and `recovered` naming where the record stops. Counters the
  * stream carries (refusals, clipped entries, accepted chunks as steps) are counted from it.
  */
-export function recoverResult(st: ReplayState, contents: RecordContents, acceptedChunks: number): EpisodeResult {
+export function recoverResult(
+  st: ReplayState,
+  contents: RecordContents,
+  acceptedChunks: number,
+): EpisodeResult {
   const m = st.meta;
   const tS = st.lastReadingT;
   const startedMs = Date.parse(m.started_at);
-  const endedAt = new Date((Number.isFinite(startedMs) ? startedMs : 0) + Math.round(tS * 1000)).toISOString();
+  const endedAt = new Date(
+    (Number.isFinite(startedMs) ? startedMs : 0) + Math.round(tS * 1000),
+  ).toISOString();
   const status = st.judge.status();
   const r = computeResult({
     episodeId: m.episode_id,
