@@ -21,9 +21,17 @@ afterEach(async () => {
   for (const d of scratch.splice(0)) await rm(d, { recursive: true, force: true });
 });
 
+/** the fields these tests read from a response */
+interface Body {
+  error: { code: string; details: Record<string, unknown> };
+  status: string;
+  reason: string;
+  detail: string;
+}
+
 async function inject(method: "GET" | "POST", url: string, payload: unknown, headers: object) {
   const res = await g!.app.inject({ method, url, payload: payload as object, headers: headers as never });
-  return { status: res.statusCode, body: res.json() as Record<string, any> };
+  return { status: res.statusCode, body: res.json() as Body };
 }
 
 /** one chunk that holds the pose for 0.3 s (300 readings to record) */
@@ -41,7 +49,7 @@ describe("a full disk under the records directory (tmpfs, 2 MB)", () => {
     writeFileSync(join(fs.path, "filler"), Buffer.alloc(2 * 1024 * 1024 - 256 * 1024));
     const q0 = g.gateway.bench.backend.read().q;
     const statuses: number[] = [];
-    let failed: { status: number; body: Record<string, any> } | undefined;
+    let failed: { status: number; body: Body } | undefined;
     for (let k = 0; k < 400 && !failed; k++) {
       const r = await inject("POST", "/v1/act", chunk(q0), g.agent);
       statuses.push(r.status);
