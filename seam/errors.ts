@@ -181,6 +181,11 @@ export const ERRORS = {
     message: "The records directory {dir} cannot be written: {reason}",
     hint: "The episode ended as a fault (nothing more could be recorded); an operator must free space or fix the records directory before a new episode starts.",
   },
+  RB_ERR_SANDBOX_UNAVAILABLE: {
+    status: 503,
+    message: "The agent sandbox is unavailable: {reason}",
+    hint: "robot-gateway run starts agents in a bubblewrap sandbox (Debian: apt-get install bubblewrap; unprivileged user namespaces on). --no-sandbox runs the agent unconfined, with read access to the records.",
+  },
 
   // ---- device codes: raised by drivers below the seam; a client sees them inside
   // RB_ERR_BACKEND_FAULT details, operators in logs and records.
