@@ -7,6 +7,9 @@ import { parseBenchConfig } from "../../compose/bench-config.ts";
 import { composeBench } from "../../compose/compose.ts";
 import { type RecordedGateway, recordedGateway } from "../../compose/recorded-gateway.ts";
 import { serve } from "../../cli/serve.ts";
+import type { ActRequest } from "../api/schemas.ts";
+import { Gateway } from "../gateway.ts";
+import { McapRecorder } from "./mcap-recorder.ts";
 import { checkRecordsDir } from "./storage.ts";
 import { mountTmpfs, type Tmpfs } from "./testing/tmpfs.ts";
 
@@ -77,6 +80,49 @@ describe("a full disk under the records directory (tmpfs, 2 MB)", () => {
     const started = await inject("POST", "/v1/admin/episodes", {}, g.operator);
     expect(started.status).toBe(200);
     expect(started.body.status).toBe("running");
+  });
+});
+
+describe("the production composition (composeBench) on a full disk", () => {
+  it("wires the recorder's storage error to the episode: fault, motion refused, flush rejects coded", async () => {
+    fs = mountTmpfs(2 * 1024 * 1024);
+    const records = join(fs.path, "records");
+    const config = parseBenchConfig(
+      { version: 1, name: "full", backend: { type: "mirror" }, recordsDir: records },
+      "test",
+    );
+    const bench = await composeBench(config);
+    const made: McapRecorder[] = [];
+    const inner = bench.observers!;
+    bench.observers = (e) => {
+      const list = inner(e);
+      for (const o of list) if (o instanceof McapRecorder) made.push(o);
+      return list;
+    };
+    const gateway = new Gateway(bench);
+    try {
+      const ep = await gateway.startEpisode();
+      const rec = made[0]!;
+      await rec.flush();
+      writeFileSync(join(fs.path, "filler"), Buffer.alloc(2 * 1024 * 1024 - 64 * 1024));
+      const q = bench.backend.read().q;
+      let err: unknown;
+      for (let k = 0; k < 200 && !err; k++) {
+        await ep.act(chunk(q) as ActRequest);
+        err = await rec.flush().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      }
+      expect(err).toMatchObject({ code: "RB_ERR_STORAGE", details: { errno: "ENOSPC" } });
+      expect(ep.endReason).toBe("fault");
+      expect(ep.endDetail).toMatch(/^RB_ERR_STORAGE/);
+      await expect(ep.act(chunk(q) as ActRequest)).rejects.toMatchObject({ code: "RB_ERR_EPISODE_ENDED" });
+      await expect(rec.flush()).rejects.toMatchObject({ code: "RB_ERR_STORAGE" });
+      await expect(gateway.startEpisode()).rejects.toMatchObject({ code: "RB_ERR_STORAGE" });
+    } finally {
+      await gateway.shutdown();
+    }
   });
 });
 
