@@ -39,6 +39,7 @@ import {
   spawnSandboxed,
 } from "./sandbox.ts";
 import { Command, InvalidArgumentError } from "commander";
+import { CodedError } from "../seam/errors.ts";
 import { buildApp } from "../gateway/app.ts";
 import { DEFAULT_BENCH, loadBenchFile, parseBenchConfig } from "../compose/bench-config.ts";
 import { composeBench } from "../compose/compose.ts";
@@ -691,6 +692,9 @@ export function runCommand(): Command {
         out?: string;
         trialTimeout: number;
       }) => {
+        if (!o.sandbox) {
+          process.stderr.write("run: --no-sandbox given: agents will run unconfined\n");
+        }
         const res = await runTrials({
           agent: o.agent,
           trials: o.trials,
@@ -705,7 +709,16 @@ export function runCommand(): Command {
           ...(o.operatorToken ? { operatorToken: o.operatorToken } : {}),
           ...(o.agentToken ? { agentToken: o.agentToken } : {}),
           ...(o.out ? { out: o.out } : {}),
+        }).catch((e: unknown) => {
+          // a refusal (no sandbox, a bad agent folder) is a coded message, not a stack trace
+          if (!(e instanceof CodedError)) throw e;
+          process.stderr.write(`run: ${e.code}: ${e.message}\n  ${e.hint}\n`);
+          return undefined;
         });
+        if (!res) {
+          process.exitCode = 2;
+          return;
+        }
         process.exitCode = res.report.trials.some((t) => t.outcome === "error") ? 1 : 0;
       },
     );

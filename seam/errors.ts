@@ -179,7 +179,7 @@ export const ERRORS = {
   RB_ERR_STORAGE: {
     status: 503,
     message: "The records directory {dir} cannot be written: {reason}",
-    hint: "The episode ended as a fault (nothing more could be recorded); an operator must free space or fix the records directory before a new episode starts.",
+    hint: "Free space or make the records directory writable. A running episode ends as a fault (nothing more can be recorded); no episode starts, and serve does not start, until it takes a write.",
   },
   RB_ERR_SANDBOX_UNAVAILABLE: {
     status: 503,

@@ -117,7 +117,8 @@ export const RECORD_FILE_MODE = 0o600;
 export function storageError(dir: string, err: unknown): GatewayError {
   if (err instanceof GatewayError && err.code === "RB_ERR_STORAGE") return err;
   const e = err as NodeJS.ErrnoException;
-  const reason = e?.code ? `${e.code}: ${e.message}` : String(e?.message ?? err);
+  const msg = String(e?.message ?? err);
+  const reason = e?.code && !msg.startsWith(e.code) ? `${e.code}: ${msg}` : msg;
   return new GatewayError("RB_ERR_STORAGE", { dir, reason, ...(e?.code ? { errno: e.code } : {}) });
 }
 
