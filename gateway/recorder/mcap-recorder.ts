@@ -319,6 +319,7 @@ export class McapRecorder implements EpisodeObserver {
    */
   flush(): Promise<void> {
     if (this.error) return Promise.reject(this.error);
+    if (!this.opened) return Promise.resolve(); // no episode yet: nothing recorded
     if (this.closed) return this.done.then((o) => (o.error ? Promise.reject(o.error) : undefined));
     this.closeBatch();
     return new Promise<void>((resolve, reject) => {
