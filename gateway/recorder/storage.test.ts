@@ -99,6 +99,12 @@ describe("the production composition (composeBench) on a full disk", () => {
       for (const o of list) if (o instanceof McapRecorder) made.push(o);
       return list;
     };
+    const stops: string[] = [];
+    const stop = bench.backend.stop.bind(bench.backend);
+    bench.backend.stop = (reason: string) => {
+      stops.push(reason);
+      return stop(reason);
+    };
     const gateway = new Gateway(bench);
     try {
       const ep = await gateway.startEpisode();
@@ -115,6 +121,8 @@ describe("the production composition (composeBench) on a full disk", () => {
         );
       }
       expect(err).toMatchObject({ code: "RB_ERR_STORAGE", details: { errno: "ENOSPC" } });
+      // the robot was told to stop, with the code in the reason
+      expect(stops.some((r) => r.startsWith("RB_ERR_STORAGE"))).toBe(true);
       expect(ep.endReason).toBe("fault");
       expect(ep.endDetail).toMatch(/^RB_ERR_STORAGE/);
       await expect(ep.act(chunk(q) as ActRequest)).rejects.toMatchObject({ code: "RB_ERR_EPISODE_ENDED" });
