@@ -19,7 +19,7 @@ import { bwrapArgs, checkAgentDir, defaultAgentDir } from "./sandbox.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 
 /** argv: out dir, repo root, bench file, decoy port, result file name */
-const PROBE = String.raw`
+const PROBE = `
 import json, os, socket, sys, urllib.request
 out, repo, bench, decoy, name = sys.argv[1:6]
 res = {}
