@@ -70,6 +70,8 @@ export interface RunOptions {
   sandbox?: boolean;
   /** the agent's program files, read-only in the sandbox (default: folder of the command's first file) */
   agentDir?: string;
+  /** more folders the sandboxed agent may read (a venv, a client library) */
+  sandboxReadOnly?: string[];
   /** task level (default: the task's default) */
   level?: string;
   /** a running gateway instead of an in-process one (needs both tokens) */
@@ -317,6 +319,7 @@ interface AgentExit {
 /** How agents are started: unconfined, or in the sandbox through a bridge to the gateway. */
 interface AgentJail {
   agentDir?: string;
+  readOnly: string[];
   socketDir: string;
   port: number;
   close(): Promise<void>;
@@ -343,6 +346,7 @@ function startAgent(
         command: o.agent,
         cwd: o.cwd ?? process.cwd(),
         ...(jail.agentDir ? { agentDir: jail.agentDir } : {}),
+        readOnly: jail.readOnly,
         workspace: join(dirname(logPath), "workspace"),
         socketDir: jail.socketDir,
         gatewayPort: jail.port,
@@ -547,17 +551,13 @@ export async function runTrials(o: RunOptions): Promise<RunResult> {
   const sandboxed = o.sandbox ?? true;
   // fail closed: no sandbox, no run (unless the operator opted out)
   let agentDir: string | undefined;
+  const cwd = o.cwd ?? process.cwd();
+  const readOnly = (o.sandboxReadOnly ?? []).map((d) => resolve(cwd, d));
   if (sandboxed) {
     assertSandboxAvailable();
-    const cwd = o.cwd ?? process.cwd();
     agentDir = o.agentDir ? resolve(cwd, o.agentDir) : defaultAgentDir(o.agent, cwd);
-    if (agentDir) {
-      checkAgentDir(agentDir, [
-        outDir,
-        resolve(import.meta.dirname, ".."),
-        ...(o.bench ? [resolve(o.bench)] : []),
-      ]);
-    }
+    const forbidden = [outDir, resolve(import.meta.dirname, ".."), ...(o.bench ? [resolve(o.bench)] : [])];
+    for (const d of [...(agentDir ? [agentDir] : []), ...readOnly]) checkAgentDir(d, forbidden);
   }
   mkdirSync(outDir, { recursive: true, mode: 0o700 });
   const secret = randomBytes(32).toString("hex");
@@ -570,9 +570,15 @@ export async function runTrials(o: RunOptions): Promise<RunResult> {
     const u = new URL(target.url);
     const port = Number(u.port || (u.protocol === "https:" ? 443 : 80));
     const bridge = await gatewayBridge(u.hostname, port);
-    jail = { ...(agentDir ? { agentDir } : {}), socketDir: bridge.socketDir, port, close: bridge.close };
+    jail = {
+      ...(agentDir ? { agentDir } : {}),
+      readOnly,
+      socketDir: bridge.socketDir,
+      port,
+      close: bridge.close,
+    };
     display.message(
-      `run: agents run sandboxed (bubblewrap): read-only agent folder ${agentDir ?? "(none: the command names no file)"}, network only to the gateway`,
+      `run: agents run sandboxed (bubblewrap): read-only agent folder ${agentDir ?? "(none: the command names no file)"}${readOnly.length ? ` and ${readOnly.join(", ")}` : ""}, network only to the gateway`,
     );
   } else {
     display.message(
@@ -664,6 +670,11 @@ export function runCommand(): Command {
       "--agent-dir <dir>",
       "the agent's program files, read-only in the sandbox (default: folder of the command's first file)",
     )
+    .option(
+      "--sandbox-ro <dir>",
+      "another folder the sandboxed agent may read (a venv, a client library); repeatable",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .option("--no-sandbox", "run the agent unconfined (it can read records, bench files and the repository)")
     .option("--level <name>", "task level")
     .option("--url <url>", "use a running gateway instead of starting one")
@@ -684,6 +695,7 @@ export function runCommand(): Command {
         bench?: string;
         seed?: number;
         agentDir?: string;
+        sandboxRo?: string[];
         sandbox: boolean;
         level?: string;
         url?: string;
@@ -701,6 +713,7 @@ export function runCommand(): Command {
           ...(o.seed !== undefined ? { seed: o.seed } : {}),
           sandbox: o.sandbox,
           ...(o.agentDir ? { agentDir: o.agentDir } : {}),
+          ...(o.sandboxRo ? { sandboxReadOnly: o.sandboxRo } : {}),
           trialTimeoutS: o.trialTimeout,
           ...(o.task ? { task: o.task } : {}),
           ...(o.bench ? { bench: o.bench } : {}),

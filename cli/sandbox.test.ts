@@ -215,6 +215,9 @@ describe("sandbox set-up", () => {
     expect(defaultAgentDir(`python3 agent/probe.py x`, dir)).toBe(join(dir, "agent"));
     expect(defaultAgentDir(`node "${join(dir, "agent", "probe.py")}"`, "/")).toBe(join(dir, "agent"));
     expect(defaultAgentDir("python3 -m mypkg", dir)).toBeUndefined();
+    // the program given as a path counts only when no argument names a file
+    expect(defaultAgentDir(`${process.execPath} agent/probe.py`, dir)).toBe(join(dir, "agent"));
+    expect(defaultAgentDir("./agent/probe.py --fast", dir)).toBe(join(dir, "agent"));
   });
 
   it("refuses an agent folder that holds the run's output or the repository", () => {
@@ -223,11 +226,12 @@ describe("sandbox set-up", () => {
     expect(() => checkAgentDir(ROOT, [ROOT])).toThrow(/may not read/);
   });
 
-  it("mounts nothing of the host but the system, the agent folder, the workspace and the socket", () => {
+  it("mounts nothing of the host but the system, the agent folders, the workspace and the socket", () => {
     const args = bwrapArgs({
       command: "true",
       cwd: dir,
       agentDir: join(dir, "agent"),
+      readOnly: [join(dir, "lib")],
       workspace: join(dir, "ws"),
       socketDir: "/tmp/sock",
       gatewayPort: 1234,
@@ -235,15 +239,20 @@ describe("sandbox set-up", () => {
       stdio: ["ignore", 1, 2],
     });
     const binds: string[] = [];
+    const writable: string[] = [];
     for (let i = 0; i < args.length; i++) {
       if (args[i] === "--") break;
       if (["--bind", "--ro-bind", "--ro-bind-try"].includes(args[i]!)) binds.push(args[i + 1]!);
+      if (args[i] === "--bind") writable.push(args[i + 1]!);
     }
+    // the workspace is the one host folder the agent may write
+    expect(writable).toEqual([join(dir, "ws")]);
     for (const b of binds) {
       expect(
         b === "/usr" ||
           b.startsWith("/etc/") ||
           b === join(dir, "agent") ||
+          b === join(dir, "lib") ||
           b === join(dir, "ws") ||
           b === "/tmp/sock" ||
           b === resolve(process.execPath, ".."),

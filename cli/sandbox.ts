@@ -100,20 +100,26 @@ function words(command: string): string[] {
 }
 
 /**
- * The default agent folder: the folder of the first word of the command that names an existing
- * file (relative to `cwd`), e.g. `my` for `python3 my/agent.py`; undefined when none does.
+ * The default agent folder: the folder of the command's first argument that names an existing
+ * file (relative to `cwd`), e.g. `my` for `python3 my/agent.py` or `.venv/bin/python my/agent.py`;
+ * else the program's own folder when it is given as a path (`./agent.sh`); undefined otherwise.
  */
 export function defaultAgentDir(command: string, cwd: string): string | undefined {
-  for (const w of words(command)) {
-    if (w.startsWith("-")) continue;
+  const isFile = (w: string): string | undefined => {
     const p = resolve(cwd, w);
     try {
-      if (statSync(p).isFile()) return dirname(p);
+      return statSync(p).isFile() ? dirname(p) : undefined;
     } catch {
-      // not a file: a program on PATH, an option value, …
+      return undefined; // not a file: an option value, a module name, …
     }
+  };
+  const [program, ...args] = words(command);
+  for (const w of args) {
+    if (w.startsWith("-")) continue;
+    const d = isFile(w);
+    if (d) return d;
   }
-  return undefined;
+  return program?.includes("/") ? isFile(program) : undefined;
 }
 
 /** A unix socket in a private folder that forwards every connection to the gateway's `host:port`. */
@@ -158,6 +164,8 @@ export interface SandboxSpec {
   cwd: string;
   /** host folder bound read-only at its own path (the agent's program files) */
   agentDir?: string;
+  /** more host folders bound read-only at their own paths (a venv, a client library) */
+  readOnly?: readonly string[];
   /** host folder bound writable at /workspace */
   workspace: string;
   /** the unix socket folder of gatewayBridge() */
@@ -207,8 +215,8 @@ export function bwrapArgs(s: SandboxSpec): string[] {
   // the working directory path: an empty tmpfs (never the host folder itself)
   const cwd = resolve(s.cwd);
   if (cwd !== "/") a.push("--tmpfs", cwd);
-  if (s.agentDir) {
-    const d = resolve(s.agentDir);
+  for (const dir of [...(s.agentDir ? [s.agentDir] : []), ...(s.readOnly ?? [])]) {
+    const d = resolve(dir);
     a.push("--ro-bind", d, d);
   }
   a.push("--bind", resolve(s.workspace), WORKSPACE_INSIDE);
