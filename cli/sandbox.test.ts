@@ -13,7 +13,7 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CodedError } from "../seam/errors.ts";
 import type { EpisodeResult } from "../gateway/recorder/result.ts";
-import { runTrials } from "./run.ts";
+import { runTrials, trialSeed } from "./run.ts";
 import { bwrapArgs, checkAgentDir, defaultAgentDir } from "./sandbox.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -261,5 +261,20 @@ describe("sandbox set-up", () => {
     }
     expect(args).toContain("--unshare-all");
     expect(args).toContain("--clearenv");
+  });
+});
+
+describe("run seeds", () => {
+  it("come from the run secret (31-bit, stable per secret, unrelated across secrets); --seed keeps seed + i", () => {
+    const a = "a".repeat(64);
+    const b = "b".repeat(64);
+    const seedsA = [0, 1, 2, 3].map((i) => trialSeed({}, a, i));
+    expect([0, 1, 2, 3].map((i) => trialSeed({}, a, i))).toEqual(seedsA);
+    expect(new Set(seedsA).size).toBe(4);
+    for (const x of seedsA) expect(Number.isInteger(x) && x >= 0 && x < 2 ** 31).toBe(true);
+    // consecutive trials are not consecutive seeds, and another secret gives other seeds
+    expect(seedsA[1]! - seedsA[0]!).not.toBe(1);
+    expect([0, 1, 2, 3].map((i) => trialSeed({}, b, i))).not.toEqual(seedsA);
+    expect([0, 1, 2].map((i) => trialSeed({ seed: 5 }, a, i))).toEqual([5, 6, 7]);
   });
 });
