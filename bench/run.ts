@@ -18,6 +18,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   "event-stop": { file: "event-stop.ts" },
   "py-client": { file: "py-client.ts", args: ["100"] },
   clients: { file: "clients.ts", args: ["200"] },
+  records: { file: "records-isolation.ts" },
 };
 
 const only = process.argv.slice(2);

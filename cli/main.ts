@@ -1,5 +1,6 @@
 /** robot-gateway command line. Every command has --help. */
 import { Command, InvalidArgumentError } from "commander";
+import { CodedError } from "../seam/errors.ts";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { robotSpec } from "../gateway/api/spec.ts";
 import { devices } from "./devices.ts";
@@ -35,7 +36,12 @@ program
   .option("--operator-token <token>", "operator bearer token (generated when omitted)")
   .option("--allow-motion", "let a real bench move the robot (never needed in simulation)")
   .action(async (o) => {
-    const s = await serve(o);
+    const s = await serve(o).catch((e: unknown) => {
+      // a refused start (e.g. RB_ERR_STORAGE: unwritable records directory) is a coded message
+      if (!(e instanceof CodedError)) throw e;
+      console.error(`robot-gateway serve: ${e.code}: ${e.message}\n  ${e.hint}`);
+      process.exit(2);
+    });
     const stop = async () => {
       await s.close();
       process.exit(0);

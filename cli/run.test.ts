@@ -2,7 +2,7 @@
  * `robot-gateway run` end to end on the built-in sim buzz-wire bench: real agent processes
  * (small node scripts) drive an in-process gateway over loopback HTTP with the agent token.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -74,9 +74,11 @@ let dir: string;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "rg-run-"));
-  writeFileSync(join(dir, "agent.mjs"), AGENT);
-  writeFileSync(join(dir, "sleeper.mjs"), SLEEPER);
-  writeFileSync(join(dir, "crasher.mjs"), CRASHER);
+  // the agents' own folder (read-only in the sandbox); reports go beside it, out of the agents' reach
+  mkdirSync(join(dir, "agents"));
+  writeFileSync(join(dir, "agents", "agent.mjs"), AGENT);
+  writeFileSync(join(dir, "agents", "sleeper.mjs"), SLEEPER);
+  writeFileSync(join(dir, "agents", "crasher.mjs"), CRASHER);
   // test-only knowledge: the reference path along trial 2's wire, from the sim's start pose
   const cal = sampleBenchCalibration(FR3, SEED + 1);
   const startQ = startMarkJoints(FR3, cal.wire, poseToMat4(cal.tool.loopPoseFlange), FR3.homeQ);
@@ -86,7 +88,7 @@ beforeAll(() => {
     seedQ: startQ,
     speedMps: 0.02,
   });
-  writeFileSync(join(dir, "path.json"), JSON.stringify(ref));
+  writeFileSync(join(dir, "agents", "path.json"), JSON.stringify(ref));
 });
 
 describe("robot-gateway run", () => {
@@ -97,7 +99,7 @@ describe("robot-gateway run", () => {
       task: "buzz-wire",
       trials: 3,
       seed: SEED,
-      agent: `node "${join(dir, "agent.mjs")}"`,
+      agent: `node "${join(dir, "agents", "agent.mjs")}"`,
       out,
       progress,
       pollMs: 50,
@@ -191,7 +193,7 @@ describe("robot-gateway run", () => {
             "--trial-timeout",
             "1",
             "--agent",
-            `node "${join(dir, "sleeper.mjs")}"`,
+            `node "${join(dir, "agents", "sleeper.mjs")}"`,
             "--out",
             out,
           ],
@@ -235,7 +237,7 @@ describe("robot-gateway run", () => {
       };
       const { report } = await runTrials({
         ...common,
-        agent: `node "${join(dir, "crasher.mjs")}"`,
+        agent: `node "${join(dir, "agents", "crasher.mjs")}"`,
         out: join(dir, "remote"),
       });
       expect(report.bench).toBe(url);

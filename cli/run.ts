@@ -14,19 +14,33 @@
  * - the trial times out: the run ends the episode the same way and stops the agent.
  * The episode's result (computed by the gateway, result.json) goes into the report unchanged.
  *
- * Files in --out (default runs/<timestamp>/): report.json, report.md, progress.svg, index.html,
- * trials/<n>/agent.log and, for an in-process gateway, records/<episode>/record.mcap.
+ * Files in --out (default runs/<timestamp>/, owner-only): report.json, report.md, progress.svg,
+ * index.html, trials/<n>/agent.log, trials/<n>/workspace/ (the sandboxed agent's workspace) and,
+ * for an in-process gateway, records/<episode>/record.mcap.
+ *
+ * Isolation: each agent runs in a bubblewrap sandbox (cli/sandbox.ts): no records, bench files,
+ * runs or repository inside, network only to the gateway. `--no-sandbox` opts out (logged).
+ * Seeds: without --seed, each trial's seed is derived from a fresh random run secret (HMAC), so
+ * no earlier run tells an agent the next seed; the secret is recorded in report.json.
  *
  * Register in cli/main.ts with `program.addCommand(runCommand())`; also runs on its own:
  * `npx tsx cli/run.ts --trials 3 --agent "node my-agent.mjs"`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, openSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { createHmac, randomBytes } from "node:crypto";
+import { chmodSync, closeSync, mkdirSync, openSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import { isEntryPoint } from "./entry.ts";
+import {
+  assertSandboxAvailable,
+  checkAgentDir,
+  defaultAgentDir,
+  gatewayBridge,
+  spawnSandboxed,
+} from "./sandbox.ts";
 import { Command, InvalidArgumentError } from "commander";
 import { type EpisodeSummary, OperatorClient, RobotGatewayError } from "../gateway/client/client.ts";
+import { CodedError } from "../seam/errors.ts";
 import { buildApp } from "../gateway/app.ts";
 import { DEFAULT_BENCH, loadBenchFile, parseBenchConfig } from "../compose/bench-config.ts";
 import { composeBench } from "../compose/compose.ts";
@@ -50,8 +64,14 @@ export interface RunOptions {
   agent: string;
   /** bench file for the in-process gateway (default: the built-in sim bench) */
   bench?: string;
-  /** seed of trial 1; trial i gets seed + i − 1 (default 1) */
+  /** seed of trial 1; trial i gets seed + i − 1 (default: seeds derived from a random run secret) */
   seed?: number;
+  /** run each agent in the bubblewrap sandbox (default true; false is the logged `--no-sandbox`) */
+  sandbox?: boolean;
+  /** the agent's program files, read-only in the sandbox (default: folder of the command's first file) */
+  agentDir?: string;
+  /** more folders the sandboxed agent may read (a venv, a client library) */
+  sandboxReadOnly?: string[];
   /** task level (default: the task's default) */
   level?: string;
   /** a running gateway instead of an in-process one (needs both tokens) */
@@ -242,13 +262,23 @@ interface AgentExit {
   error?: string;
 }
 
+/** How agents are started: unconfined, or in the sandbox through a bridge to the gateway. */
+interface AgentJail {
+  agentDir?: string;
+  readOnly: string[];
+  socketDir: string;
+  port: number;
+  close(): Promise<void>;
+}
+
 function startAgent(
   o: RunOptions,
   t: Target,
   trial: number,
   logPath: string,
+  jail?: AgentJail,
 ): { child: ChildProcess; exit: Promise<AgentExit> } {
-  const fd = openSync(logPath, "w");
+  const fd = openSync(logPath, "w", 0o600);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ROBOT_GATEWAY_URL: t.url,
@@ -257,14 +287,30 @@ function startAgent(
   };
   // the agent never sees the operator token
   delete env.ROBOT_GATEWAY_OPERATOR_TOKEN;
-  const child = spawn(o.agent, {
-    shell: true,
-    // its own process group, so a timeout stops the shell and everything it started
-    detached: true,
-    cwd: o.cwd ?? process.cwd(),
-    env,
-    stdio: ["ignore", fd, fd],
-  });
+  const child = jail
+    ? spawnSandboxed({
+        command: o.agent,
+        cwd: o.cwd ?? process.cwd(),
+        ...(jail.agentDir ? { agentDir: jail.agentDir } : {}),
+        readOnly: jail.readOnly,
+        workspace: join(dirname(logPath), "workspace"),
+        socketDir: jail.socketDir,
+        gatewayPort: jail.port,
+        env: {
+          ROBOT_GATEWAY_URL: `http://127.0.0.1:${jail.port}`,
+          ROBOT_GATEWAY_TOKEN: t.agentToken,
+          ROBOT_GATEWAY_TRIAL: String(trial),
+        },
+        stdio: ["ignore", fd, fd],
+      })
+    : spawn(o.agent, {
+        shell: true,
+        // its own process group, so a timeout stops the shell and everything it started
+        detached: true,
+        cwd: o.cwd ?? process.cwd(),
+        env,
+        stdio: ["ignore", fd, fd],
+      });
   const exit = new Promise<AgentExit>((res) => {
     child.once("error", (e) => res({ code: null, signal: null, error: e.message }));
     child.once("exit", (code, signal) => res({ code, signal }));
@@ -297,17 +343,30 @@ function exitText(e: AgentExit): string {
   return `agent exited with code ${e.code}`;
 }
 
+/** Trial `index`'s seed: --seed + index, or 31 bits of HMAC-SHA256(run secret, index). */
+export function trialSeed(o: { seed?: number }, secret: string, index: number): number {
+  if (o.seed !== undefined) return o.seed + index;
+  return (
+    createHmac("sha256", secret)
+      .update(`trial ${index + 1}`)
+      .digest()
+      .readUInt32BE(0) >>> 1
+  );
+}
+
 async function runTrial(
   o: RunOptions,
   t: Target,
   index: number,
   outDir: string,
   display: ProgressDisplay,
+  secret: string,
+  jail?: AgentJail,
 ): Promise<TrialRecord> {
   const trial = index + 1;
-  const seed = (o.seed ?? 1) + index;
+  const seed = trialSeed(o, secret, index);
   const logRel = join("trials", String(trial), "agent.log");
-  mkdirSync(join(outDir, "trials", String(trial)), { recursive: true });
+  mkdirSync(join(outDir, "trials", String(trial)), { recursive: true, mode: 0o700 });
   const wall0 = Date.now();
   const wallS = () => (Date.now() - wall0) / 1000;
   const base = {
@@ -342,7 +401,7 @@ async function runTrial(
   }
   const id = started.id;
   display.start(trial, seed, id);
-  const { child, exit } = startAgent(o, t, trial, join(outDir, logRel));
+  const { child, exit } = startAgent(o, t, trial, join(outDir, logRel), jail);
   let exited: AgentExit | undefined;
   void exit.then((e) => {
     exited = e;
@@ -435,18 +494,50 @@ export async function runTrials(o: RunOptions): Promise<RunResult> {
   if (!Number.isInteger(o.trials) || o.trials < 1) throw new InvalidArgumentError("--trials must be ≥ 1");
   const startedAt = new Date();
   const outDir = resolve(o.out ?? join("runs", timestamp(startedAt)));
-  mkdirSync(outDir, { recursive: true });
   const display = new ProgressDisplay(o.progress ?? process.stderr, o.trials);
+  const sandboxed = o.sandbox ?? true;
+  // fail closed: no sandbox, no run (unless the operator opted out)
+  let agentDir: string | undefined;
+  const cwd = o.cwd ?? process.cwd();
+  const readOnly = (o.sandboxReadOnly ?? []).map((d) => resolve(cwd, d));
+  if (sandboxed) {
+    assertSandboxAvailable();
+    agentDir = o.agentDir ? resolve(cwd, o.agentDir) : defaultAgentDir(o.agent, cwd);
+    const forbidden = [outDir, resolve(import.meta.dirname, ".."), ...(o.bench ? [resolve(o.bench)] : [])];
+    for (const d of [...(agentDir ? [agentDir] : []), ...readOnly]) checkAgentDir(d, forbidden);
+  }
+  mkdirSync(outDir, { recursive: true, mode: 0o700 });
+  const secret = randomBytes(32).toString("hex");
   const target = o.url ? remoteTarget(o) : await inProcessTarget(o, outDir);
   display.message(
     `run: ${o.trials} trial(s) of ${o.task ?? "the default task"} on ${target.label}; report in ${outDir}`,
   );
+  let jail: AgentJail | undefined;
+  if (sandboxed) {
+    const u = new URL(target.url);
+    const port = Number(u.port || (u.protocol === "https:" ? 443 : 80));
+    const bridge = await gatewayBridge(u.hostname, port);
+    jail = {
+      ...(agentDir ? { agentDir } : {}),
+      readOnly,
+      socketDir: bridge.socketDir,
+      port,
+      close: bridge.close,
+    };
+    display.message(
+      `run: agents run sandboxed (bubblewrap): read-only agent folder ${agentDir ?? "(none: the command names no file)"}${readOnly.length ? ` and ${readOnly.join(", ")}` : ""}, network only to the gateway`,
+    );
+  } else {
+    display.message(
+      "run: --no-sandbox: agents run UNCONFINED with this user's permissions; they can read records (the hidden task instance), bench files and the repository",
+    );
+  }
   const trials: TrialRecord[] = [];
   let level: string | null = o.level ?? null;
   let task = o.task;
   try {
     for (let i = 0; i < o.trials; i++) {
-      const rec = await runTrial(o, target, i, outDir, display);
+      const rec = await runTrial(o, target, i, outDir, display, secret, jail);
       trials.push(rec);
       if (rec.episode_id && (!task || !level)) {
         const s = await target.operator.episode(rec.episode_id);
@@ -455,6 +546,7 @@ export async function runTrials(o: RunOptions): Promise<RunResult> {
       }
     }
   } finally {
+    await jail?.close();
     await target.close();
   }
   const report: RunReport = {
@@ -463,13 +555,16 @@ export async function runTrials(o: RunOptions): Promise<RunResult> {
     level,
     bench: target.label,
     agent: o.agent,
-    seed_base: o.seed ?? 1,
+    seed_base: trialSeed(o, secret, 0),
+    ...(o.seed === undefined ? { seed_secret: secret } : {}),
+    sandbox: sandboxed ? "bubblewrap" : "none",
     started_at: startedAt.toISOString(),
     ended_at: new Date().toISOString(),
     trials,
     summary: summarize(trials),
   };
   const files = writeReport(outDir, report);
+  for (const f of Object.values(files)) chmodSync(f, 0o600);
   const s = report.summary;
   display.message(
     `run: ${s.trials} trial(s), ${s.successes} success(es), mean score ${pctText(s.mean_progress_quantised)}, mean progress ${pctText(s.mean_progress)}; ${files["index.html"]}`,
@@ -508,7 +603,21 @@ export function runCommand(): Command {
     .option("--task <id>", "task id (default: the bench's task)")
     .option("--trials <n>", "number of trials", positiveInt("--trials", 1), 1)
     .option("--bench <file>", "bench file for the in-process gateway (default: the built-in sim bench)")
-    .option("--seed <n>", "seed of trial 1 (trial i gets seed + i − 1)", positiveInt("--seed", 0), 1)
+    .option(
+      "--seed <n>",
+      "seed of trial 1 (trial i gets seed + i − 1; default: seeds derived from a random run secret, recorded in report.json)",
+      positiveInt("--seed", 0),
+    )
+    .option(
+      "--agent-dir <dir>",
+      "the agent's program files, read-only in the sandbox (default: folder of the command's first file)",
+    )
+    .option(
+      "--sandbox-ro <dir>",
+      "another folder the sandboxed agent may read (a venv, a client library); repeatable",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
+    .option("--no-sandbox", "run the agent unconfined (it can read records, bench files and the repository)")
     .option("--level <name>", "task level")
     .option("--url <url>", "use a running gateway instead of starting one")
     .option("--operator-token <token>", "operator token of the running gateway (with --url)")
@@ -526,7 +635,10 @@ export function runCommand(): Command {
         task?: string;
         trials: number;
         bench?: string;
-        seed: number;
+        seed?: number;
+        agentDir?: string;
+        sandboxRo?: string[];
+        sandbox: boolean;
         level?: string;
         url?: string;
         operatorToken?: string;
@@ -534,10 +646,16 @@ export function runCommand(): Command {
         out?: string;
         trialTimeout: number;
       }) => {
+        if (!o.sandbox) {
+          process.stderr.write("run: --no-sandbox given: agents will run unconfined\n");
+        }
         const res = await runTrials({
           agent: o.agent,
           trials: o.trials,
-          seed: o.seed,
+          ...(o.seed !== undefined ? { seed: o.seed } : {}),
+          sandbox: o.sandbox,
+          ...(o.agentDir ? { agentDir: o.agentDir } : {}),
+          ...(o.sandboxRo ? { sandboxReadOnly: o.sandboxRo } : {}),
           trialTimeoutS: o.trialTimeout,
           ...(o.task ? { task: o.task } : {}),
           ...(o.bench ? { bench: o.bench } : {}),
@@ -546,7 +664,16 @@ export function runCommand(): Command {
           ...(o.operatorToken ? { operatorToken: o.operatorToken } : {}),
           ...(o.agentToken ? { agentToken: o.agentToken } : {}),
           ...(o.out ? { out: o.out } : {}),
+        }).catch((e: unknown) => {
+          // a refusal (no sandbox, a bad agent folder) is a coded message, not a stack trace
+          if (!(e instanceof CodedError)) throw e;
+          process.stderr.write(`run: ${e.code}: ${e.message}\n  ${e.hint}\n`);
+          return undefined;
         });
+        if (!res) {
+          process.exitCode = 2;
+          return;
+        }
         process.exitCode = res.report.trials.some((t) => t.outcome === "error") ? 1 : 0;
       },
     );

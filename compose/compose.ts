@@ -20,6 +20,7 @@ import type { IkPort } from "../gateway/episode/actions.ts";
 import type { Bench } from "../gateway/gateway.ts";
 import { recorderObservers } from "../gateway/recorder/mcap-recorder.ts";
 import { provenanceOf } from "../gateway/recorder/provenance.ts";
+import { checkRecordsDir, endOnStorageError } from "../gateway/recorder/storage.ts";
 import { calibrationKeepOuts } from "../gateway/safety/bench-volumes.ts";
 import { type EffectiveLimits, resolveLimits } from "../gateway/safety/profile.ts";
 import type { Backend } from "../seam/types.ts";
@@ -91,6 +92,9 @@ export function ikPort(robot: RobotModel, toolFromFlange: Float64Array): IkPort 
 /** Build, configure and activate the bench's backend; returns the composed bench. */
 export async function composeBench(config: BenchConfig, baseDir = process.cwd()): Promise<Bench> {
   const robot = ROBOTS[config.robot];
+  // an unwritable records directory refuses the bench before any device is opened
+  const recordsDir = resolve(config.recordsDir);
+  checkRecordsDir(recordsDir);
   const calibration = config.calibration ? loadCalibration(resolve(baseDir, config.calibration)) : undefined;
   const make = BACKENDS[config.backend.type] as BackendFactory<BackendConfig["type"]>;
   const { backend, taskBench } = make(config.backend, {
@@ -134,6 +138,7 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
     // a real bench moves only when started with the explicit allow-motion switch
     motionAllowed: config.backend.type !== "real" || config.backend.allowMotion,
     provenance,
-    observers: recorderObservers({ recordsDir: resolve(config.recordsDir), provenance, taskBench }),
+    preflight: () => checkRecordsDir(recordsDir),
+    observers: recorderObservers({ recordsDir, provenance, taskBench, onError: endOnStorageError }),
   };
 }

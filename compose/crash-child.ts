@@ -1,22 +1,18 @@
 /**
- * Child process for the crash test: records a mirror episode that never ends (observe with
- * advance_s in a loop) and prints `flushed <t>` after each flush; the parent SIGKILLs it.
+ * Child process for the crash test: a recorded mirror gateway on 127.0.0.1:0 whose agent
+ * responses are sent only after the recorder has flushed (`ackAfterFlush`), with the wall-clock
+ * flush timer switched off, so only acknowledgements put the record on disk. Prints
+ * `url <address>` and `record <path>`; the parent drives acts over HTTP and SIGKILLs it.
  * Usage: node --import tsx compose/crash-child.ts <recordsDir>
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import { recordedGateway } from "./recorded-gateway.ts";
 
 const dir = process.argv[2];
 if (!dir) throw new Error("usage: crash-child.ts <recordsDir>");
 const g = await recordedGateway(dir, {
-  recorder: {
-    flushIntervalMs: 100,
-    onFlush: ({ tS }) => process.stdout.write(`flushed ${tS}\n`),
-  },
+  recorder: { flushIntervalMs: 2 ** 31 - 1 },
+  ackAfterFlush: true,
 });
 const ep = g.gateway.requireEpisode();
-process.stdout.write(`record ${ep.recordPath}\n`);
-for (;;) {
-  await ep.observe({ advance_s: 0.05, depth: false, encoding: "jpeg" });
-  await sleep(5);
-}
+const url = await g.app.listen({ host: "127.0.0.1", port: 0 });
+process.stdout.write(`url ${url}\nrecord ${ep.recordPath}\n`);

@@ -11,6 +11,8 @@ import type { TaskDefinition } from "../tasks/types.ts";
 import { AGENT_TOKEN, OPERATOR_TOKEN } from "./testing.ts";
 import { McapRecorder, type McapRecorderOptions } from "../gateway/recorder/mcap-recorder.ts";
 import { provenanceOf } from "../gateway/recorder/provenance.ts";
+import { endOnStorageError } from "../gateway/recorder/storage.ts";
+import { GatewayError } from "../gateway/errors.ts";
 
 export interface RecordedGateway {
   app: FastifyInstance;
@@ -29,6 +31,11 @@ export async function recordedGateway(
     tasks?: TaskDefinition[];
     task?: string;
     recorder?: Partial<McapRecorderOptions>;
+    /**
+     * Interim stand-in for the episode awaiting its observers' flush(): agent responses are held
+     * until the recorders have flushed (a storage error replaces the response with RB_ERR_STORAGE)
+     */
+    ackAfterFlush?: boolean;
   } = {},
 ): Promise<RecordedGateway> {
   const config = parseBenchConfig(
@@ -39,7 +46,13 @@ export async function recordedGateway(
   const provenance = provenanceOf(config.name, config, bench.limits);
   const recorders: McapRecorder[] = [];
   bench.observers = () => {
-    const r = new McapRecorder({ recordsDir, provenance, taskBench: bench.taskBench, ...opts.recorder });
+    const r = new McapRecorder({
+      recordsDir,
+      provenance,
+      taskBench: bench.taskBench,
+      onError: endOnStorageError,
+      ...opts.recorder,
+    });
     recorders.push(r);
     return [r];
   };
@@ -51,6 +64,24 @@ export async function recordedGateway(
   }
   await gateway.startEpisode(opts.task ? { task: opts.task } : {});
   const app = await buildApp({ gateway, agentToken: AGENT_TOKEN, operatorToken: OPERATOR_TOKEN });
+  if (opts.ackAfterFlush) {
+    app.addHook("onSend", async (req, reply, payload) => {
+      // only a successful agent call acknowledges something
+      const agentCall = req.url.startsWith("/v1/") && !req.url.startsWith("/v1/admin/");
+      if (!agentCall || req.method !== "POST" || reply.statusCode >= 400) {
+        return payload;
+      }
+      const current = recorders[recorders.length - 1];
+      try {
+        await current?.flush();
+        return payload;
+      } catch (e) {
+        if (!(e instanceof GatewayError)) throw e;
+        reply.code(e.status);
+        return JSON.stringify(e.toBody());
+      }
+    });
+  }
   await app.ready();
   return {
     app,

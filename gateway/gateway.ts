@@ -43,6 +43,8 @@ export interface Bench {
   motionAllowed: boolean;
   /** bench name, software version and config hashes for records and result.json */
   provenance?: Provenance;
+  /** checked before every episode start (e.g. the records directory takes a write); throws to refuse */
+  preflight?: () => void;
   /** observers attached to every episode (recorder, dashboards) */
   observers?: (episode: { task: string; seed: number }) => EpisodeObserver[];
 }
@@ -99,6 +101,7 @@ export class Gateway {
     // a latched e-stop refuses every episode start, whoever asks (API, run, tests)
     const es = this.estopLatch.current;
     if (es) throw new GatewayError("RB_ERR_ESTOP", { reason: es.reason ?? "operator" });
+    this.bench.preflight?.();
     const d = this.bench.defaults;
     const task = this.task(req.task ?? d.task);
     const level = req.level ?? d.level ?? task.defaultLevel;

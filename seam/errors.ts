@@ -176,6 +176,16 @@ export const ERRORS = {
     hint: "The episode ended as a fault; an operator must check the bench.",
   },
   RB_ERR_INTERNAL: { status: 500, message: "Internal error ({id})", hint: "Report the id to the operator." },
+  RB_ERR_STORAGE: {
+    status: 503,
+    message: "The records directory {dir} cannot be written: {reason}",
+    hint: "Free space or make the records directory writable. A running episode ends as a fault (nothing more can be recorded); no episode starts, and serve does not start, until it takes a write.",
+  },
+  RB_ERR_SANDBOX_UNAVAILABLE: {
+    status: 503,
+    message: "The agent sandbox is unavailable: {reason}",
+    hint: "robot-gateway run starts agents in a bubblewrap sandbox (Debian: apt-get install bubblewrap; unprivileged user namespaces on). --no-sandbox runs the agent unconfined, with read access to the records.",
+  },
 
   // ---- device codes: raised by drivers below the seam; a client sees them inside
   // RB_ERR_BACKEND_FAULT details, operators in logs and records.

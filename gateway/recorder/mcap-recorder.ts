@@ -8,13 +8,22 @@
  * stream item closes the open batch first, so the file's message order (MCAP `sequence`) is the
  * order in which the episode saw readings, events and commands — replay relies on that.
  *
- * Durability: every `flushIntervalMs` (default 1 s) the pump writes the open MCAP chunk to the
- * file and calls fdatasync, so a crash (even SIGKILL or power loss) loses at most about one flush
- * interval; a streaming MCAP reader recovers everything up to the last flushed chunk. While a
- * backend runs a chunk synchronously (mirror, fast sim) the event loop does not turn, so the
- * interval counts wall time in which the gateway could write.
+ * Durability: the open MCAP chunk is written to the file and fdatasync'ed (a) when the episode
+ * calls `flush()` — after each act chunk, advancing observe and submission, before the response
+ * that acknowledges it is sent, so whatever an agent was told happened is on disk — (b) after
+ * every sensor and safety event, without waiting, and (c) every `flushIntervalMs` (default 1 s) as
+ * a backstop while a long chunk runs. A crash (even SIGKILL or power loss) thus loses nothing that
+ * was acknowledged; a streaming MCAP reader recovers everything up to the last flushed chunk.
+ *
+ * Storage errors (disk full, read-only or vanished records directory) are fatal for the episode:
+ * the recorder stops recording, calls `onError` with an RB_ERR_STORAGE GatewayError (the composition
+ * ends the episode as `fault` through it), and every later `flush()` rejects with that error.
+ *
+ * Permissions: episode folders are created 0700 and files 0600 (owner only): the record holds the
+ * hidden task instance and bench geometry, which no other account (an agent) may read.
  */
 import { mkdir, open, writeFile, type FileHandle } from "node:fs/promises";
+import { GatewayError } from "../errors.ts";
 import { join } from "node:path";
 import {
   CompressedImage as FoxgloveCompressedImage,
@@ -57,8 +66,11 @@ export interface McapRecorderOptions {
   flushIntervalMs?: number;
   /** JPEG quality for raw camera frames, 1–100; default 85 */
   jpegQuality?: number;
-  /** called once when writing fails; recording stops, the episode goes on */
-  onError?: (err: Error) => void;
+  /**
+   * called once when writing fails, with an RB_ERR_STORAGE error and the recorded episode;
+   * recording stops. The composition ends the episode as a fault from here.
+   */
+  onError?: (err: GatewayError, ep: Episode | undefined) => void;
   /** called after each flush with the episode time of the newest sample on disk */
   onFlush?: (info: { tS: number; bytes: number }) => void;
 }
@@ -79,7 +91,7 @@ type Item =
   | { kind: "json"; topic: string; schema: SchemaDef; tS: number; seq: number; payload: unknown }
   | { kind: "joints"; tS: number; seq: number; batch: OpenBatch }
   | { kind: "camera"; topic: string; tS: number; seq: number; data: Promise<unknown> }
-  | { kind: "flush" }
+  | { kind: "flush"; waiters?: Waiter[] }
   | { kind: "close" };
 
 /** One batch of readings in preallocated arrays. */
@@ -90,6 +102,24 @@ interface OpenBatch {
   dq: Float64Array;
   tau: Float64Array | undefined;
   gripper: Float64Array;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
+/** Owner-only modes: the record holds the hidden task instance. */
+export const RECORD_DIR_MODE = 0o700;
+export const RECORD_FILE_MODE = 0o600;
+
+/** The coded error of a failed write under `dir`. */
+export function storageError(dir: string, err: unknown): GatewayError {
+  if (err instanceof GatewayError && err.code === "RB_ERR_STORAGE") return err;
+  const e = err as NodeJS.ErrnoException;
+  const msg = String(e?.message ?? err);
+  const reason = e?.code && !msg.startsWith(e.code) ? `${e.code}: ${msg}` : msg;
+  return new GatewayError("RB_ERR_STORAGE", { dir, reason, ...(e?.code ? { errno: e.code } : {}) });
 }
 
 const UTF8 = new TextEncoder();
@@ -118,7 +148,11 @@ export class McapRecorder implements EpisodeObserver {
   private readonly channelIds = new Map<string, number>();
   private readonly schemaIds = new Map<string, number>();
   private lastT = 0;
-  private error: Error | undefined;
+  private error: GatewayError | undefined;
+  private episode: Episode | undefined;
+  private closed = false;
+  /** waiters of the flush item still in the queue, if any (flush() calls in a row share it) */
+  private pendingFlush: Waiter[] | undefined;
   private finished!: (o: RecordOutcome) => void;
   private recordPath = "";
   private resultPath = "";
@@ -150,11 +184,13 @@ export class McapRecorder implements EpisodeObserver {
     // backend seconds at episode t = 0, exactly as the episode computes `r.t - t0`
     this.t0 = ep.t0S;
     this.startWallNs = BigInt(ep.startedAt.getTime()) * 1_000_000n;
+    this.episode = ep;
     const dir = join(this.opts.recordsDir, ep.id);
     this.recordPath = join(dir, "record.mcap");
     this.resultPath = join(dir, "result.json");
     ep.recordPath = this.recordPath;
     this.opened = this.open(dir);
+    this.opened.catch(() => {}); // the pump awaits it and reports the failure
 
     const meta: MetaMessage = {
       format: RECORD_FORMAT,
@@ -227,11 +263,13 @@ export class McapRecorder implements EpisodeObserver {
     const level =
       type === "fault" ? LOG_LEVEL.error : type === "contact" ? LOG_LEVEL.warning : LOG_LEVEL.info;
     this.log(msg.t, level, "events", `${type} ${JSON.stringify(data)}`);
+    this.requestFlush();
   }
 
   onSafety(_ep: Episode, e: SafetyEventDto): void {
     this.json(TOPICS.safety, SCHEMAS.safety, e.t, e);
     this.log(e.t, e.kind === "refused" ? LOG_LEVEL.warning : LOG_LEVEL.error, "safety", e.message);
+    this.requestFlush();
   }
 
   onObservation(ep: Episode, id: string, r: JointReading, frames: readonly Frame[]): void {
@@ -271,10 +309,36 @@ export class McapRecorder implements EpisodeObserver {
   onSubmit(ep: Episode, answer: unknown, evidence: readonly string[]): void {
     const t = ep.t();
     this.json(TOPICS.submission, SCHEMAS.submission, t, { t, answer, evidence: [...evidence] });
+    this.requestFlush();
+  }
+
+  /**
+   * Write everything recorded so far to the file and fdatasync it. The episode awaits this after
+   * a chunk, an advancing observe or a submission, before it acknowledges the call. Rejects with
+   * the RB_ERR_STORAGE error when the record cannot be written; resolves at once after the end.
+   */
+  flush(): Promise<void> {
+    if (this.error) return Promise.reject(this.error);
+    if (!this.opened) return Promise.resolve(); // no episode yet: nothing recorded
+    if (this.closed) return this.done.then((o) => (o.error ? Promise.reject(o.error) : undefined));
+    this.closeBatch();
+    return new Promise<void>((resolve, reject) => {
+      const w: Waiter = { resolve, reject };
+      // a flush item still queued behind nothing else covers this call too
+      const last = this.queue[this.queue.length - 1];
+      if (last?.kind === "flush" && this.pendingFlush && last.waiters === this.pendingFlush) {
+        this.pendingFlush.push(w);
+        return;
+      }
+      this.pendingFlush = [w];
+      this.push({ kind: "flush", waiters: this.pendingFlush });
+    });
   }
 
   onEnd(ep: Episode): void {
     if (this.timer) clearInterval(this.timer);
+    if (this.closed) return;
+    this.closed = true;
     // the episode's own end time: a real clock has moved on since end() was called
     const t = ep.endT ?? ep.t();
     const endedAt = new Date().toISOString();
@@ -341,8 +405,10 @@ export class McapRecorder implements EpisodeObserver {
   }
 
   private requestFlush(): void {
-    if (this.error) return;
+    if (this.error || this.closed) return;
     this.closeBatch();
+    const last = this.queue[this.queue.length - 1];
+    if (last?.kind === "flush") return;
     this.push({ kind: "flush" });
   }
 
@@ -366,8 +432,8 @@ export class McapRecorder implements EpisodeObserver {
   }
 
   private async open(dir: string): Promise<void> {
-    await mkdir(dir, { recursive: true });
-    this.handle = await open(this.recordPath, "w");
+    await mkdir(dir, { recursive: true, mode: RECORD_DIR_MODE });
+    this.handle = await open(this.recordPath, "wx", RECORD_FILE_MODE);
     this.writer = new McapStreamWriter(new FileHandleWritable(this.handle));
     await this.writer.start("robot-gateway");
   }
@@ -444,8 +510,16 @@ export class McapRecorder implements EpisodeObserver {
         return;
       }
       case "flush": {
-        await w.flushChunk();
-        await this.handle!.datasync();
+        if (item.waiters === this.pendingFlush) this.pendingFlush = undefined;
+        try {
+          await w.flushChunk();
+          await this.handle!.datasync();
+        } catch (e) {
+          const err = storageError(this.opts.recordsDir, e);
+          for (const x of item.waiters ?? []) x.reject(err);
+          throw err;
+        }
+        for (const x of item.waiters ?? []) x.resolve();
         this.opts.onFlush?.({ tS: this.lastT, bytes: Number(await this.size()) });
         return;
       }
@@ -454,7 +528,12 @@ export class McapRecorder implements EpisodeObserver {
         await this.handle!.datasync();
         await this.handle!.close();
         this.handle = undefined;
-        if (this.result) await writeFile(this.resultPath, `${JSON.stringify(this.result, null, 2)}\n`);
+        if (this.result) {
+          await writeFile(this.resultPath, `${JSON.stringify(this.result, null, 2)}\n`, {
+            mode: RECORD_FILE_MODE,
+            flag: "wx",
+          });
+        }
         this.finished({
           recordPath: this.recordPath,
           resultPath: this.resultPath,
@@ -535,10 +614,14 @@ export class McapRecorder implements EpisodeObserver {
 
   private fail(err: unknown): void {
     if (this.error) return;
-    this.error = err instanceof Error ? err : new Error(String(err));
+    this.error = storageError(this.opts.recordsDir, err);
     if (this.timer) clearInterval(this.timer);
+    for (const item of this.queue) {
+      if (item.kind === "flush") for (const x of item.waiters ?? []) x.reject(this.error);
+    }
     this.queue.length = 0;
-    this.opts.onError?.(this.error);
+    this.pendingFlush = undefined;
+    this.opts.onError?.(this.error, this.episode);
     void this.handle?.close().catch(() => {});
     this.finished({ recordPath: this.recordPath, resultPath: this.resultPath, error: this.error });
   }

@@ -228,3 +228,44 @@ describe("broken records", () => {
     expect((err as RecordError).message).toMatch(/did not end inside the record \(file truncated/);
   });
 });
+
+describe("flush()", () => {
+  it("puts everything recorded so far on disk before it resolves; events flush on their own", async () => {
+    // no wall-clock flushes: only flush() and events write
+    g = await recordedGateway(dir, { recorder: { flushIntervalMs: 2 ** 31 - 1 } });
+    const rec = g.recorders[0]!;
+    const path = g.gateway.requireEpisode().recordPath!;
+    await rec.flush();
+    const q = g.gateway.bench.backend.read().q;
+    const act = await post("/v1/act", { type: "joint_position", dt: 0.1, rows: [row(q), row(q)] });
+    expect(act.statusCode).toBe(200);
+    const commands = async () => (await readRecord(path)).messages.filter((m) => m.topic === TOPICS.commands);
+    // the chunk sits in the open MCAP chunk until flushed…
+    expect(await commands()).toHaveLength(0);
+    // …and is in the file once flush() resolves, with its readings
+    await Promise.all([rec.flush(), rec.flush()]);
+    expect(await commands()).toHaveLength(1);
+    const last = act.json().readings.at(-1).t as number;
+    const ts = (await readRecord(path)).messages
+      .filter((m) => m.topic === TOPICS.jointStates)
+      .flatMap((m) => Array.from(decodeJointBatch(m.data as JointBatchMessage).t));
+    expect(ts.at(-1)!).toBeCloseTo(last, 6);
+    // a refused chunk records a safety event, which is flushed without anyone asking
+    const fast = q.map((v, i) => (i === 3 ? v + 0.8 : v));
+    expect((await post("/v1/act", { type: "joint_position", dt: 0.05, rows: [row(fast)] })).statusCode).toBe(
+      422,
+    );
+    for (
+      let i = 0;
+      i < 100 && (await readRecord(path)).messages.every((m) => m.topic !== TOPICS.safety);
+      i++
+    ) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect((await readRecord(path)).messages.some((m) => m.topic === TOPICS.safety)).toBe(true);
+    // after the end it waits for the closed record
+    expect((await post("/v1/finish", {})).statusCode).toBe(200);
+    await rec.flush();
+    expect((await readRecord(path)).complete).toBe(true);
+  });
+});

@@ -113,6 +113,11 @@ export async function readRecord(path: string): Promise<RecordContents> {
 export interface ReplayOptions {
   /** task lookup; default the task registry (tests add their own tasks) */
   getTask?: (id: string) => TaskDefinition | undefined;
+  /**
+   * grade a record whose episode did not end inside it (crash, truncation) up to its last complete
+   * message instead of refusing it; the result is marked `recovered` with outcome `incomplete`
+   */
+  recover?: boolean;
 }
 
 /** What a replay found, before it is compared with the recorded result. */
@@ -224,6 +229,8 @@ export function replayRecord(contents: RecordContents, opts: ReplayOptions = {})
 
 export interface GradeReport {
   path: string;
+  /** graded a truncated record up to its last complete message (`recover`); nothing to compare with */
+  recovered: boolean;
   /** recomputed and recorded results agree on every deterministic field */
   agree: boolean;
   recomputed: EpisodeResult;
@@ -259,18 +266,102 @@ export function recomputeResult(st: ReplayState): EpisodeResult {
 }
 
 /**
+ * The result of a record whose episode did not end inside it, up to its last complete message:
+ * outcome `incomplete` (a cut-off record proves no success, and no fault of the agent), end reason
+ * `aborted` with a detail saying so, and `recovered` naming where the record stops. Counters the
+ * stream carries (refusals, clipped entries, accepted chunks as steps) are counted from it.
+ */
+export function recoverResult(
+  st: ReplayState,
+  contents: RecordContents,
+  acceptedChunks: number,
+): EpisodeResult {
+  const m = st.meta;
+  const tS = st.lastReadingT;
+  const startedMs = Date.parse(m.started_at);
+  const endedAt = new Date(
+    (Number.isFinite(startedMs) ? startedMs : 0) + Math.round(tS * 1000),
+  ).toISOString();
+  const status = st.judge.status();
+  const r = computeResult({
+    episodeId: m.episode_id,
+    task: m.task,
+    level: m.level,
+    setting: m.setting,
+    seed: m.seed,
+    end: {
+      reason: "aborted",
+      detail: `recovered: the record ends at t=${tS.toFixed(3)} s before the episode did (${contents.complete ? "no end message" : "file cut off"})`,
+      tS,
+    },
+    status,
+    score: st.judge.score(),
+    budgets: m.task_card.budgets,
+    counters: {
+      steps: acceptedChunks,
+      resetsUsed: 0,
+      refusals: st.refusals,
+      clippedEntries: st.clippedEntries,
+      safetyStops: 0,
+      framesServed: 0,
+    },
+    wall: { startedAt: m.started_at, endedAt },
+    ...(m.provenance ? { provenance: m.provenance } : {}),
+  });
+  return {
+    ...r,
+    outcome: "incomplete",
+    success: false,
+    recovered: {
+      last_reading_t: tS,
+      readings: st.readings,
+      file_complete: contents.complete,
+      judge_state: status.state,
+    },
+  };
+}
+
+/**
  * Grade a record: read, replay, recompute, compare. Throws RecordError when the file is not a
- * readable record or the episode did not end inside it (crash, truncation).
+ * readable record, or when the episode did not end inside it (crash, truncation) unless
+ * `opts.recover` asks for the recovered, `incomplete` result.
  */
 export async function gradeRecord(path: string, opts: ReplayOptions = {}): Promise<GradeReport> {
   const contents = await readRecord(path);
   const st = replayRecord(contents, opts);
+  if ((!st.end || !st.recorded) && opts.recover) {
+    const accepted = contents.messages.filter(
+      (m) => m.topic === TOPICS.commands && (m.data as CommandMessage).accepted,
+    ).length;
+    const recomputed = recoverResult(st, contents, accepted);
+    const notes = [
+      ...st.notes,
+      `recovered: the episode did not end inside the record; graded its ${st.readings} readings up to t=${st.lastReadingT.toFixed(3)} s, outcome incomplete`,
+      ...(contents.readError ? [`reading stopped early: ${contents.readError}`] : []),
+    ];
+    return {
+      path,
+      recovered: true,
+      agree: false,
+      recomputed,
+      recorded: recomputed,
+      differences: [],
+      notes,
+      stats: {
+        readings: st.readings,
+        events: st.events,
+        commands: st.commands,
+        observations: st.observations,
+        bytes: contents.bytes,
+      },
+    };
+  }
   if (!st.end || !st.recorded) {
     const score = st.judge.score();
     throw new RecordError(
       "incomplete",
       `${path}: the episode did not end inside the record (${contents.complete ? "no end message" : "file truncated"}` +
-        `${contents.readError ? `, ${contents.readError}` : ""}); replayed ${st.readings} readings up to t=${st.lastReadingT.toFixed(3)} s, partial progress ${score.progress}`,
+        `${contents.readError ? `, ${contents.readError}` : ""}; grade --recover grades it up to its last complete message); replayed ${st.readings} readings up to t=${st.lastReadingT.toFixed(3)} s, partial progress ${score.progress}`,
       {
         path,
         complete: contents.complete,
@@ -288,6 +379,7 @@ export async function gradeRecord(path: string, opts: ReplayOptions = {}): Promi
   const differences = diffResults(st.recorded, recomputed);
   return {
     path,
+    recovered: false,
     agree: differences.length === 0,
     recomputed,
     recorded: st.recorded,

@@ -87,6 +87,19 @@ export interface EpisodeResult {
   software?: { name: string; version: string };
   bench?: string;
   config_hashes?: { bench_sha256: string; safety_limits_sha256: string };
+  /**
+   * set only by `grade --recover` on a record that ends before the episode did (the gateway
+   * crashed): graded up to the last complete message, outcome `incomplete`, never a success
+   */
+  recovered?: {
+    /** episode seconds of the last recorded reading */
+    last_reading_t: number;
+    readings: number;
+    /** the file ended with a valid MCAP footer (false: cut off) */
+    file_complete: boolean;
+    /** the judge's own status at that point, for the operator (not the outcome) */
+    judge_state: string;
+  };
 }
 
 /**

@@ -41,7 +41,7 @@ function summaryLines(r: RunReport): string[] {
   return [
     `task ${r.task}${r.level ? ` (level ${r.level})` : ""} on ${r.bench}`,
     `agent: ${r.agent}`,
-    `${s.trials} trials, seeds ${r.seed_base}…${r.seed_base + Math.max(0, s.trials - 1)}; ${s.successes} success${s.successes === 1 ? "" : "es"}; outcomes: ${outcomes || "none"}`,
+    `${s.trials} trials, seeds ${r.seed_secret ? "derived from the run secret (report.json)" : `${r.seed_base}…${r.seed_base + Math.max(0, s.trials - 1)}`}; ${s.successes} success${s.successes === 1 ? "" : "es"}; outcomes: ${outcomes || "none"}`,
     `mean score ${pct(s.mean_progress_quantised)}, mean progress ${pct(s.mean_progress)}`,
     `started ${r.started_at}, ended ${r.ended_at}`,
   ];

@@ -73,6 +73,10 @@ export interface RunReport {
   agent: string;
   /** seed of trial 1 */
   seed_base: number;
+  /** the random run secret the trial seeds were derived from (absent when --seed was given) */
+  seed_secret?: string;
+  /** how the agents were confined */
+  sandbox?: "bubblewrap" | "none";
   /** wall-clock ISO times */
   started_at: string;
   ended_at: string;
