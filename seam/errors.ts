@@ -298,6 +298,12 @@ export const ERRORS = {
     message: "Firmata board at {path}: link down, cannot {operation}",
     hint: "Wait for the board to reconnect (fault events say when it is lost and back).",
   },
+  // the one hardware lifecycle (seam/lifecycle.ts), every backend and driver
+  RB_ERR_LIFECYCLE: {
+    status: 409,
+    message: "{method}() is not allowed in lifecycle state {found} (allowed: {allowed})",
+    hint: "Bring the component to an allowed state first (configure → activate; recover() after an error).",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -11,8 +11,8 @@
  * reset, snapshot) → activate() → `active` (motion) → deactivate() / shutdown() (frees WASM memory).
  */
 import type { Calibration, CameraCalibration } from "../calibration/schema.ts";
+import { LifecycleComponent, type LifecycleState } from "../seam/lifecycle.ts";
 import {
-  assertLifecycle,
   assertMotionArgs,
   type Backend,
   type BackendDescription,
@@ -22,9 +22,9 @@ import {
   type Frame,
   type JointReading,
   type JointTrajectory,
-  type LifecycleState,
   type SensorEvent,
   type SensorEventListener,
+  TICK_FAULT,
 } from "../seam/types.ts";
 import { type Mat4, mat4Mul, mat4RigidInverse, mat4ToPose, type Pose, poseToMat4 } from "../robots/math.ts";
 import type { RobotModel } from "../robots/types.ts";
@@ -71,9 +71,8 @@ export function createSimBackend(opts: SimBackendOptions): SimBackend {
   return new SimBackend(opts);
 }
 
-export class SimBackend implements Backend {
+export class SimBackend extends LifecycleComponent implements Backend {
   readonly kind = "sim" as const;
-  private state: LifecycleState = "unconfigured";
   private R: Rapier | null = null;
   private bench: BenchScene | null = null;
   /** the buzz-wire scene and its calibration (scene "buzzwire") */
@@ -108,6 +107,7 @@ export class SimBackend implements Backend {
   private readonly camScratchM = new Float64Array(16);
 
   constructor(private readonly opts: SimBackendOptions) {
+    super();
     this.seed = opts.seed;
     this.dt = opts.robot.controlPeriodS;
     this.params = servoParams(opts.robot, opts.servoKpPerS);
@@ -116,41 +116,32 @@ export class SimBackend implements Backend {
     this.targetGripperM = HANDLE_GRIP_WIDTH_M;
   }
 
-  get lifecycle(): LifecycleState {
-    return this.state;
-  }
-
-  async configure(): Promise<void> {
-    assertLifecycle("configure", this.state, ["unconfigured"]);
+  protected override async onConfigure(): Promise<void> {
     this.R = await loadRapier();
     this.build(this.seed);
-    this.state = "inactive";
   }
 
-  async activate(): Promise<void> {
-    assertLifecycle("activate", this.state, ["inactive"]);
-    this.state = "active";
-  }
-
-  async deactivate(): Promise<void> {
-    assertLifecycle("deactivate", this.state, ["active"]);
+  protected override async onDeactivate(): Promise<void> {
     this.holdHere();
-    this.state = "inactive";
   }
 
-  async shutdown(): Promise<void> {
-    if (this.state === "finalized") return;
+  protected override async onShutdown(_from: LifecycleState): Promise<void> {
     this.stopRequested = true;
     this.bench?.free();
     this.bench = null;
     this.buzz = null;
     this.pendulum = null;
     this.rasterizers.clear();
-    this.state = "finalized";
+  }
+
+  /** the world stays as it is (readings and frames go on); a running motion stops and holds */
+  protected override onError(): void {
+    this.stopRequested = true;
+    if (this.bench) this.holdHere();
   }
 
   describe(): BackendDescription {
-    assertLifecycle("describe", this.state, ["inactive", "active", "error"]);
+    this.guard("describe");
     return {
       robot: this.opts.robot,
       cameras: this.cameras.map((c) => ({ ...c, distortion: [...c.distortion] })),
@@ -165,7 +156,7 @@ export class SimBackend implements Backend {
   }
 
   read(): JointReading {
-    assertLifecycle("read", this.state, ["inactive", "active", "error"]);
+    this.guard("read");
     return {
       t: this.now(),
       q: Array.from(this.servo.q),
@@ -175,7 +166,7 @@ export class SimBackend implements Backend {
   }
 
   async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
-    assertLifecycle("execute", this.state, ["active"]);
+    this.guard("execute");
     if (Math.abs(traj.periodS - this.dt) > 1e-12)
       throw new Error(`trajectory period ${traj.periodS} s differs from the control period ${this.dt} s`);
     if (traj.q.length < traj.count * 7 || traj.gripperWidthM.length < traj.count)
@@ -187,13 +178,13 @@ export class SimBackend implements Backend {
   }
 
   async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
-    assertLifecycle("hold", this.state, ["active"]);
+    this.guard("hold");
     assertMotionArgs("hold", opts, seconds);
     return this.run(Math.round(seconds / this.dt), opts, null);
   }
 
   async capture(cameras: readonly string[], opts: { depth: boolean }): Promise<Frame[]> {
-    assertLifecycle("capture", this.state, ["inactive", "active"]);
+    this.guard("capture");
     return this.render(cameras, opts.depth);
   }
 
@@ -210,14 +201,14 @@ export class SimBackend implements Backend {
   }
 
   async reset(opts: { seed: number }): Promise<void> {
-    assertLifecycle("reset", this.state, ["inactive", "active"]);
+    this.guard("reset");
     this.stopRequested = true;
     this.seed = opts.seed;
     this.build(opts.seed);
   }
 
   snapshot(): Uint8Array {
-    assertLifecycle("snapshot", this.state, ["inactive", "active"]);
+    this.guard("snapshot");
     const bench = this.bench!;
     const header = JSON.stringify({
       magic: SNAPSHOT_MAGIC,
@@ -246,7 +237,7 @@ export class SimBackend implements Backend {
   }
 
   restore(snap: Uint8Array): void {
-    assertLifecycle("restore", this.state, ["inactive", "active"]);
+    this.guard("restore");
     const len = new DataView(snap.buffer, snap.byteOffset, snap.byteLength).getUint32(0, true);
     const h = JSON.parse(new TextDecoder().decode(snap.subarray(4, 4 + len))) as SnapshotHeader;
     if (h.magic !== SNAPSHOT_MAGIC) throw new Error("not a simulator snapshot");
@@ -277,7 +268,7 @@ export class SimBackend implements Backend {
   }
 
   privilegedState(): Record<string, unknown> {
-    assertLifecycle("privilegedState", this.state, ["inactive", "active", "error"]);
+    this.guard("privilegedState");
     if (this.pendulum) return this.pendulumPrivileged(this.pendulum, this.pendulumSpec!);
     const bench = this.buzz!;
     const cal = this.calibration!;
@@ -448,22 +439,29 @@ export class SimBackend implements Backend {
         outcome = "aborted";
         break;
       }
-      if (this.stopRequested || this.state !== "active") {
+      if (this.stopRequested || this.lifecycle !== "active") {
         outcome = "stopped";
         break;
       }
       setTarget?.(i);
       this.tick();
       done = i + 1;
-      if (opts.onTick && opts.onTick(this.read(), i) === "stop") {
-        outcome = "stopped";
+      const verdict = opts.onTick ? opts.onTick(this.read(), i) : "ok";
+      if (verdict !== "ok") {
+        outcome = verdict === "stop" ? "stopped" : "fault";
         break;
       }
       if (cap && done % cap.everyTicks === 0) frames.push(...this.render(cap.cameras, cap.depth));
       if (yieldEvery > 0 && done % yieldEvery === 0) await new Promise<void>((r) => setImmediate(r));
     }
     if (outcome !== "completed" && this.bench) this.holdHere();
-    return { outcome, samplesExecuted: done, final: this.read(), frames };
+    return {
+      outcome,
+      samplesExecuted: done,
+      final: this.read(),
+      frames,
+      ...(outcome === "fault" ? { fault: { ...TICK_FAULT } } : {}),
+    };
   }
 
   private render(names: readonly string[], depth: boolean): Frame[] {

@@ -6,12 +6,8 @@
  * tracks sequence numbers (gaps, reordering), maps board time to host time, watches heartbeats,
  * reconnects with backoff, and sends lamp/buzzer commands.
  */
-import {
-  assertLifecycle,
-  type LifecycleState,
-  type SensorEvent,
-  type SensorEventListener,
-} from "../../seam/types.ts";
+import { LifecycleComponent, type LifecycleState } from "../../seam/lifecycle.ts";
+import type { SensorEvent, SensorEventListener } from "../../seam/types.ts";
 import { ClockMap } from "./clock-map.ts";
 import { Reconnector } from "./reconnect.ts";
 import type { ContactSensor, OutputMode } from "./contact-sensor.ts";
@@ -101,9 +97,8 @@ const EXPECT: Record<HostCommand["cmd"], Expect> = {
   debounce: "A",
 };
 
-export class BuzzboxDriver implements ContactSensor {
+export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
   readonly source: string;
-  private state: LifecycleState = "unconfigured";
   private readonly res: BuzzboxResource;
   private readonly open: TransportOpener;
   private readonly now: () => number;
@@ -144,6 +139,7 @@ export class BuzzboxDriver implements ContactSensor {
   };
 
   constructor(opts: BuzzboxDriverOptions) {
+    super();
     this.res = opts.resource;
     this.open = opts.open;
     this.now = opts.now ?? (() => performance.now() / 1000);
@@ -151,7 +147,7 @@ export class BuzzboxDriver implements ContactSensor {
     this.reconnect = new Reconnector({
       initialMs: this.res.reconnectInitialMs,
       maxMs: this.res.reconnectMaxMs,
-      allowed: () => this.state === "inactive" || this.state === "active",
+      allowed: () => this.lifecycle === "inactive" || this.lifecycle === "active",
       attempt: async () => {
         this.connecting = true;
         try {
@@ -177,10 +173,6 @@ export class BuzzboxDriver implements ContactSensor {
       },
     });
     this.splitter = new LineSplitter((line) => this.onLine(line));
-  }
-
-  get lifecycle(): LifecycleState {
-    return this.state;
   }
 
   get linkUp(): boolean {
@@ -215,31 +207,21 @@ export class BuzzboxDriver implements ContactSensor {
   // ------------------------------------------------------------------ lifecycle
 
   /** Open the port, wait for the board, check its protocol, apply the debounce time. Throws on failure. */
-  async configure(): Promise<void> {
-    assertLifecycle("configure", this.state, ["unconfigured"]);
+  protected override async onConfigure(): Promise<void> {
     this.connecting = true;
     try {
       await this.bringUp();
     } catch (e) {
       await this.dropTransport();
-      if ((this.state as LifecycleState) !== "error") this.state = "unconfigured";
       throw e;
     } finally {
       this.connecting = false;
     }
-    this.state = "inactive";
     this.startTimers();
   }
 
-  async activate(): Promise<void> {
-    assertLifecycle("activate", this.state, ["inactive"]);
-    this.state = "active";
-  }
-
   /** Back to inactive; lamp and buzzer return to automatic (best effort). */
-  async deactivate(): Promise<void> {
-    assertLifecycle("deactivate", this.state, ["active"]);
-    this.state = "inactive";
+  protected override async onDeactivate(): Promise<void> {
     const reset: Promise<unknown>[] = [];
     if (this.desiredLamp !== "A") reset.push(this.command({ cmd: "lamp", mode: "A" }));
     if (this.desiredBuzzer !== "A") reset.push(this.command({ cmd: "buzzer", mode: "A" }));
@@ -247,9 +229,7 @@ export class BuzzboxDriver implements ContactSensor {
     await Promise.allSettled(reset);
   }
 
-  async shutdown(): Promise<void> {
-    assertLifecycle("shutdown", this.state, ["unconfigured", "inactive", "active", "error"]);
-    this.state = "finalized";
+  protected override async onShutdown(_from: LifecycleState): Promise<void> {
     this.stopTimers();
     this.reconnect.cancel();
     this.up = false;
@@ -259,14 +239,14 @@ export class BuzzboxDriver implements ContactSensor {
   }
 
   async setLamp(mode: OutputMode): Promise<void> {
-    assertLifecycle("setLamp", this.state, ["active"]);
+    this.guard("setLamp");
     if (!this.up) throw new Error(`${this.source}: link down, cannot send lamp`);
     this.desiredLamp = mode;
     await this.command({ cmd: "lamp", mode });
   }
 
   async setBuzzer(mode: OutputMode): Promise<void> {
-    assertLifecycle("setBuzzer", this.state, ["active"]);
+    this.guard("setBuzzer");
     if (!this.up) throw new Error(`${this.source}: link down, cannot send buzzer`);
     this.desiredBuzzer = mode;
     await this.command({ cmd: "buzzer", mode });
@@ -274,7 +254,7 @@ export class BuzzboxDriver implements ContactSensor {
 
   /** Ping now (normally done every pingIntervalMs); resolves with the round trip, s. */
   async ping(): Promise<number> {
-    assertLifecycle("ping", this.state, ["inactive", "active"]);
+    this.guard("ping");
     const s = this.now();
     await this.command({ cmd: "ping" });
     return this.now() - s;
@@ -285,7 +265,7 @@ export class BuzzboxDriver implements ContactSensor {
   /** Open, attach, wait for a first line, check hello, apply settings. Throws on any failure. */
   private async bringUp(): Promise<void> {
     const t = await this.open({ path: this.res.path, baudRate: this.res.baudRate });
-    if (this.state === "finalized") {
+    if (this.lifecycle === "finalized") {
       await t.close();
       throw new Error("driver shut down while connecting");
     }
@@ -294,10 +274,11 @@ export class BuzzboxDriver implements ContactSensor {
     const hello = await this.command({ cmd: "version" });
     if (hello.kind !== "hello") throw new Error(`expected $V, got ${hello.kind}`);
     if (hello.protocol !== PROTOCOL_VERSION) {
-      this.state = "error";
-      throw new Error(
+      const e = new Error(
         `${this.source} at ${this.res.path} speaks protocol ${hello.protocol}, this driver ${PROTOCOL_VERSION}`,
       );
+      this.enterError({ device: this.source, message: e.message });
+      throw e;
     }
     await this.applySettings(hello.debounceUs);
     this.up = true;
