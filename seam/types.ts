@@ -187,11 +187,31 @@ export interface Backend {
    * `active`. Operator only.
    */
   recover?(): Promise<void>;
-  /** sim only: opaque snapshot of the full state */
-  snapshot?(): Uint8Array;
-  restore?(snap: Uint8Array): void;
-  /** sim only: ground-truth state for operators and graders (never the agent) */
-  privilegedState?(): Record<string, unknown>;
+}
+
+/**
+ * Capability of a simulated backend, beside Backend (a real bench never has it): the powers an
+ * operator or a grader may use on a simulation and nothing else can offer. Check with
+ * `hasSimPowers`. Lifecycle: snapshot/restore in inactive and active, privilegedState also in
+ * error (seam/lifecycle.ts).
+ */
+export interface SimPowers {
+  /** opaque snapshot of the full state */
+  snapshot(): Uint8Array;
+  /** return to a snapshot of this backend's kind of scene; throws on another's */
+  restore(snap: Uint8Array): void;
+  /** ground-truth state for operators and graders (never the agent) */
+  privilegedState(): Record<string, unknown>;
+}
+
+/** True when `b` offers the simulator's powers (all three of them). */
+export function hasSimPowers<B extends Backend>(b: B): b is B & SimPowers {
+  const p = b as Partial<SimPowers>;
+  return (
+    typeof p.snapshot === "function" &&
+    typeof p.restore === "function" &&
+    typeof p.privilegedState === "function"
+  );
 }
 
 /**

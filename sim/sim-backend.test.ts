@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { interpolateChunk } from "../seam/interpolate.ts";
-import { type JointReading, LifecycleError, type SensorEvent } from "../seam/types.ts";
+import { hasSimPowers, type JointReading, LifecycleError, type SensorEvent } from "../seam/types.ts";
 import { fkWorkspace, forwardKinematicsInto } from "../robots/franka/kinematics.ts";
 import { PANDA } from "../robots/franka/models.ts";
 import { type Mat4, mat4Mul, mat4Point, poseToMat4, type Vec3 } from "../robots/math.ts";
@@ -116,6 +116,7 @@ describe("SimBackend", () => {
     const b = createSimBackend({ robot: PANDA, seed: 1 });
     open.push(b);
     expect(b.lifecycle).toBe("unconfigured");
+    expect(hasSimPowers(b)).toBe(true);
     expect(() => b.read()).toThrow(LifecycleError);
     await b.configure();
     expect(b.lifecycle).toBe("inactive");

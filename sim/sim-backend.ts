@@ -24,6 +24,7 @@ import {
   type JointTrajectory,
   type SensorEvent,
   type SensorEventListener,
+  type SimPowers,
   TICK_FAULT,
 } from "../seam/types.ts";
 import { type Mat4, mat4Mul, mat4RigidInverse, mat4ToPose, type Pose, poseToMat4 } from "../robots/math.ts";
@@ -71,7 +72,7 @@ export function createSimBackend(opts: SimBackendOptions): SimBackend {
   return new SimBackend(opts);
 }
 
-export class SimBackend extends LifecycleComponent implements Backend {
+export class SimBackend extends LifecycleComponent implements Backend, SimPowers {
   readonly kind = "sim" as const;
   private R: Rapier | null = null;
   private bench: BenchScene | null = null;
