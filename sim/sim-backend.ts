@@ -7,8 +7,12 @@
  * resets). Everything is deterministic: the same seed and the same commands give bit-identical
  * readings, events and frames (no Math.random, no wall clock in the physics path).
  *
- * Lifecycle: `unconfigured` → configure() builds the world → `inactive` (read, capture,
- * reset, snapshot) → activate() → `active` (motion) → deactivate() / shutdown() (frees WASM memory).
+ * Lifecycle (the one table of seam/lifecycle.ts): `unconfigured` → configure() builds the world →
+ * `inactive` (read, capture, reset, snapshot) → activate() → `active` (motion) → deactivate() /
+ * shutdown() (frees WASM memory).
+ *
+ * Scenes: everything that differs between benches sits behind `BenchScene` (sim/bench-scene.ts):
+ * start placement, per-step events, snapshot state, ground truth; `SCENES` says how each is built.
  */
 import type { Calibration, CameraCalibration } from "../calibration/schema.ts";
 import { LifecycleComponent, type LifecycleState } from "../seam/lifecycle.ts";
@@ -27,22 +31,22 @@ import {
   type SimPowers,
   TICK_FAULT,
 } from "../seam/types.ts";
-import { type Mat4, mat4Mul, mat4RigidInverse, mat4ToPose, type Pose, poseToMat4 } from "../robots/math.ts";
+import { type Mat4, type Pose, poseToMat4 } from "../robots/math.ts";
 import type { RobotModel } from "../robots/types.ts";
 import { worldFromCamera } from "./render/camera-pose.ts";
 import { Rasterizer } from "./render/rasterizer.ts";
 import { sampleBenchCalibration } from "./buzzwire/bench.ts";
-import type { BenchPhysicsOptions, BenchScene } from "./bench-scene.ts";
-import { BuzzWireBench } from "./buzzwire/scene.ts";
+import type { BenchPhysicsOptions, BenchScene, SimSceneName } from "./bench-scene.ts";
+import { BuzzWireBench, HANDLE_GRIP_WIDTH_M } from "./buzzwire/scene.ts";
 import { cameraSeamPose, clonePose } from "../calibration/camera-pose.ts";
-import { startMarkJoints } from "../calibration/wire-pose.ts";
 import { type PendulumBenchSpec, samplePendulumBench } from "./pendulum/bench.ts";
 import { PendulumBench } from "./pendulum/scene.ts";
 import { type ServoParams, type ServoState, servoAtRest, servoParams, servoStep } from "./servo.ts";
 import { loadRapier, type Rapier } from "./world.ts";
 
-/** The benches the simulator can build. */
-export type SimSceneName = "buzzwire" | "pendulum";
+export type { SimSceneName };
+export { HANDLE_GRIP_WIDTH_M };
+export { PHOTOGATE } from "./pendulum/scene.ts";
 
 export interface SimBackendOptions {
   robot: RobotModel;
@@ -60,13 +64,35 @@ export interface SimBackendOptions {
   yieldEveryTicks?: number;
 }
 
-/** Gripper opening while holding the loop's handle, m. */
-export const HANDLE_GRIP_WIDTH_M = 0.008;
+const SNAPSHOT_MAGIC = "robot-gateway/sim-snapshot/2";
 
-const SNAPSHOT_MAGIC = "robot-gateway/sim-snapshot/1";
-
-/** Photogate instrument name of the pendulum bench (`instrument` events). */
-export const PHOTOGATE = "photogate";
+/** How to build each bench: from a given description (a snapshot's), else sampled from the seed. */
+const SCENES: {
+  [K in SimSceneName]: (ctx: {
+    R: Rapier;
+    robot: RobotModel;
+    physics: BenchPhysicsOptions;
+    seed: number;
+    given: unknown;
+    opts: SimBackendOptions;
+  }) => BenchScene;
+} = {
+  // a given calibration makes the sim a real bench's digital twin (the wire is not sampled)
+  buzzwire: ({ R, robot, physics, seed, given, opts }) =>
+    new BuzzWireBench(
+      R,
+      robot,
+      (given as Calibration | undefined) ?? opts.calibration ?? sampleBenchCalibration(robot, seed),
+      physics,
+    ),
+  pendulum: ({ R, robot, physics, seed, given }) =>
+    new PendulumBench(
+      R,
+      robot,
+      (given as PendulumBenchSpec | undefined) ?? samplePendulumBench(robot, seed),
+      physics,
+    ),
+};
 
 export function createSimBackend(opts: SimBackendOptions): SimBackend {
   return new SimBackend(opts);
@@ -76,14 +102,6 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
   readonly kind = "sim" as const;
   private R: Rapier | null = null;
   private bench: BenchScene | null = null;
-  /** the buzz-wire scene and its calibration (scene "buzzwire") */
-  private buzz: BuzzWireBench | null = null;
-  private calibration: Calibration | null = null;
-  /** the pendulum scene and its spec (scene "pendulum") */
-  private pendulum: PendulumBench | null = null;
-  private pendulumSpec: PendulumBenchSpec | null = null;
-  /** photogate beam interrupted (pendulum scene) */
-  private gateBlocked = false;
   private basePose: Pose = { xyz: [0, 0, 0], quat_xyzw: [0, 0, 0, 1] };
   private toolOffset: Pose = { xyz: [0, 0, 0], quat_xyzw: [0, 0, 0, 1] };
   private startGripperM = HANDLE_GRIP_WIDTH_M;
@@ -97,6 +115,8 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
   private contactClosed = false;
   private collisions = new Set<string>();
   private readonly listeners = new Set<SensorEventListener>();
+  /** emit, bound once (the scene's afterStep runs per tick) */
+  private readonly emitEvent = (e: SensorEvent) => this.emit(e);
   private stopRequested = false;
   private readonly rasterizers = new Map<string, Rasterizer>();
   private cameras: CameraDescription[] = [];
@@ -130,8 +150,6 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
     this.stopRequested = true;
     this.bench?.free();
     this.bench = null;
-    this.buzz = null;
-    this.pendulum = null;
     this.rasterizers.clear();
   }
 
@@ -213,9 +231,10 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
     const bench = this.bench!;
     const header = JSON.stringify({
       magic: SNAPSHOT_MAGIC,
+      scene: bench.kind,
       seed: this.seed,
-      calibration: this.calibration,
-      ...(this.pendulumSpec ? { pendulum: this.pendulumSpec, gateBlocked: this.gateBlocked } : {}),
+      description: bench.description,
+      sceneState: bench.saveState(),
       steps: this.steps,
       servo: {
         q: Array.from(this.servo.q),
@@ -243,16 +262,13 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
     const h = JSON.parse(new TextDecoder().decode(snap.subarray(4, 4 + len))) as SnapshotHeader;
     if (h.magic !== SNAPSHOT_MAGIC) throw new Error("not a simulator snapshot");
     this.stopRequested = true;
-    if ((h.pendulum !== undefined) !== (this.scene === "pendulum"))
-      throw new Error(`snapshot of another scene than "${this.scene}"`);
-    if (
-      JSON.stringify(h.calibration) !== JSON.stringify(this.calibration) ||
-      JSON.stringify(h.pendulum) !== JSON.stringify(this.pendulumSpec ?? undefined)
-    ) {
-      this.build(h.seed, h.calibration ?? undefined, h.pendulum);
-    }
+    if (h.scene !== this.bench!.kind) throw new Error(`snapshot of another scene than "${this.scene}"`);
+    if (JSON.stringify(h.description) !== JSON.stringify(this.bench!.description))
+      this.build(h.seed, h.description);
     this.seed = h.seed;
-    this.bench!.physics.restoreSnapshot(snap.subarray(4 + len));
+    const bench = this.bench!;
+    bench.physics.restoreSnapshot(snap.subarray(4 + len));
+    bench.restoreState(h.sceneState);
     this.steps = h.steps;
     this.servo = {
       q: Float64Array.from(h.servo.q),
@@ -263,34 +279,16 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
     this.target = Float64Array.from(h.target);
     this.targetGripperM = h.targetGripperM;
     this.contactClosed = h.contactClosed;
-    this.gateBlocked = h.gateBlocked ?? false;
     this.collisions = new Set(h.collisions);
-    this.bench!.arm.updateKinematics(this.servo.q);
+    bench.arm.updateKinematics(this.servo.q);
   }
 
   privilegedState(): Record<string, unknown> {
     this.guard("privilegedState");
-    if (this.pendulum) return this.pendulumPrivileged(this.pendulum, this.pendulumSpec!);
-    const bench = this.buzz!;
-    const cal = this.calibration!;
-    const loopWorld = bench.arm.toolWorld(new Float64Array(16));
-    const baseFromWorld = mat4RigidInverse(bench.worldFromBase);
     return {
       seed: this.seed,
       t: this.now(),
-      wire: {
-        pointsBase: cal.wire.pointsBase.map((p) => [...p]),
-        wireRadiusM: cal.wire.wireRadiusM,
-        startMarkM: cal.wire.startMarkM,
-        endMarkM: cal.wire.endMarkM,
-        checkpointCount: cal.wire.checkpointCount,
-      },
-      loop: {
-        innerRadiusM: cal.tool.loopInnerRadiusM,
-        poseWorld: mat4ToPose(loopWorld),
-        poseBase: mat4ToPose(mat4Mul(baseFromWorld, loopWorld)),
-      },
-      contactClosed: this.contactClosed,
+      ...this.bench!.privileged({ contactClosed: this.contactClosed }),
       collisions: [...this.collisions],
       startQ: [...this.startQ],
     };
@@ -298,35 +296,16 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
 
   /** The current calibration (sampled or given); buzz-wire scene only. */
   currentCalibration(): Calibration {
-    if (!this.calibration) throw new Error(`scene "${this.scene}" has no buzz-wire calibration`);
-    return this.calibration;
+    const b = this.bench;
+    if (!(b instanceof BuzzWireBench)) throw new Error(`scene "${this.scene}" has no buzz-wire calibration`);
+    return b.calibration;
   }
 
   /** The current pendulum bench (sampled from the seed); pendulum scene only. */
   currentPendulum(): PendulumBenchSpec {
-    if (!this.pendulumSpec) throw new Error(`scene "${this.scene}" has no pendulum`);
-    return this.pendulumSpec;
-  }
-
-  private pendulumPrivileged(bench: PendulumBench, spec: PendulumBenchSpec): Record<string, unknown> {
-    const tool = bench.arm.toolWorld(new Float64Array(16));
-    return {
-      seed: this.seed,
-      t: this.now(),
-      scene: "pendulum",
-      pendulum: {
-        lengthM: spec.pendulum.lengthM,
-        hingeWorld: [...spec.pendulum.hingeWorld],
-        bobRadiusM: spec.pendulum.bobRadiusM,
-        bobWorld: [...bench.bobCentre()],
-        bobVelocityMps: bench.bobVelocity(),
-        swingAngleRad: bench.swingAngleRad(),
-      },
-      photogate: { blocked: this.gateBlocked, centreWorld: [...spec.photogate.centreWorld] },
-      tool: { poseWorld: mat4ToPose(tool) },
-      collisions: [...this.collisions],
-      startQ: [...this.startQ],
-    };
+    const b = this.bench;
+    if (!(b instanceof PendulumBench)) throw new Error(`scene "${this.scene}" has no pendulum`);
+    return b.spec;
   }
 
   /** Which bench this backend simulates. */
@@ -336,45 +315,33 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
 
   // ---------------------------------------------------------------------------------------
 
-  private build(seed: number, given?: Calibration, givenPendulum?: PendulumBenchSpec): void {
-    const robot = this.opts.robot;
+  private build(seed: number, given?: unknown): void {
     this.bench?.free();
-    this.bench = this.buzz = this.pendulum = null;
-    this.calibration = this.pendulumSpec = null;
-    let cameras: CameraCalibration[];
+    this.bench = null;
     const physics: BenchPhysicsOptions = {
       timestepS: this.dt,
       predictionDistanceM: this.opts.predictionDistanceM ?? 0.003,
     };
-    if (this.scene === "pendulum") {
-      const spec = givenPendulum ?? samplePendulumBench(robot, seed);
-      this.pendulumSpec = spec;
-      this.bench = this.pendulum = new PendulumBench(this.R!, robot, spec, physics);
-      this.basePose = clonePose(spec.robotBasePoseWorld);
-      this.toolOffset = clonePose(spec.toolPoseFlange);
-      this.startQ = [...spec.startQ];
-      this.startGripperM = spec.startGripperM;
-      cameras = spec.cameras;
-    } else {
-      const cal = given ?? this.opts.calibration ?? sampleBenchCalibration(robot, seed);
-      this.calibration = cal;
-      this.bench = this.buzz = new BuzzWireBench(this.R!, robot, cal, physics);
-      this.basePose = clonePose(cal.robotBasePoseWorld);
-      this.toolOffset = clonePose(cal.tool.loopPoseFlange);
-      this.startQ = startMarkJoints(robot, cal.wire, this.buzz.toolFromFlange, robot.homeQ) ?? [
-        ...robot.homeQ,
-      ];
-      this.startGripperM = HANDLE_GRIP_WIDTH_M;
-      cameras = cal.cameras;
-    }
+    const bench = SCENES[this.scene]({
+      R: this.R!,
+      robot: this.opts.robot,
+      physics,
+      seed,
+      given,
+      opts: this.opts,
+    });
+    this.bench = bench;
+    const start = bench.start;
+    this.basePose = clonePose(start.basePose);
+    this.toolOffset = clonePose(start.toolOffset);
+    this.startQ = [...start.q];
+    this.startGripperM = start.gripperM;
     this.servo = servoAtRest(this.startQ, this.startGripperM);
     this.target = Float64Array.from(this.startQ);
     this.targetGripperM = this.startGripperM;
-    this.bench.arm.applyArm(this.servo.q, this.servo.gripperWidthM, true);
-    this.cameras = cameraDescriptions({ cameras }, poseToMat4(this.toolOffset));
+    bench.arm.applyArm(this.servo.q, this.servo.gripperWidthM, true);
+    this.cameras = cameraDescriptions({ cameras: start.cameras }, poseToMat4(this.toolOffset));
     this.rasterizers.clear();
-    // a fresh pendulum hangs at rest in the beam; the gate reports changes from here on
-    this.gateBlocked = this.pendulum?.photogateBlocked ?? false;
     // a fresh bench starts open; tell listeners if the circuit was closed
     if (this.contactClosed) {
       this.contactClosed = false;
@@ -401,16 +368,7 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
       this.contactClosed = c.loopOnWire;
       this.emit({ type: "contact", closed: c.loopOnWire, t, source: "sim" });
     }
-    if (this.pendulum && this.pendulum.photogateBlocked !== this.gateBlocked) {
-      this.gateBlocked = this.pendulum.photogateBlocked;
-      this.emit({
-        type: "instrument",
-        t,
-        name: PHOTOGATE,
-        values: { blocked: this.gateBlocked ? 1 : 0 },
-        source: "sim",
-      });
-    }
+    bench.afterStep(t, this.emitEvent);
     if (c.collisions.length > 0 || this.collisions.size > 0) {
       const now = new Set(c.collisions);
       for (const pair of c.collisions) {
@@ -505,10 +463,10 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
 
 interface SnapshotHeader {
   magic: string;
+  scene: SimSceneName;
   seed: number;
-  calibration: Calibration | null;
-  pendulum?: PendulumBenchSpec;
-  gateBlocked?: boolean;
+  description: unknown;
+  sceneState: Record<string, unknown>;
   steps: number;
   servo: { q: number[]; dq: number[]; qRefPrev: number[]; gripperWidthM: number };
   target: number[];
