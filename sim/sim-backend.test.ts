@@ -155,6 +155,49 @@ describe("SimBackend", () => {
     expect(r2.samplesExecuted).toBe(10);
   });
 
+  it("an abort from outside the control loop stops the motion at the next control step", async () => {
+    // the abort arrives through the event loop (as an e-stop request, the watchdog or a signal
+    // does): fired while step k runs, it must be seen before step k + 2 in sim time
+    const run = async (yieldEveryTicks?: number) => {
+      const b = createSimBackend({ robot: PANDA, seed: 2, ...(yieldEveryTicks ? { yieldEveryTicks } : {}) });
+      open.push(b);
+      await b.configure();
+      await b.activate();
+      const traj = followWire(b);
+      expect(traj.count).toBeGreaterThan(3000);
+      const ctl = new AbortController();
+      const t0 = b.now();
+      const k = 30;
+      const res = await b.execute(traj, {
+        signal: ctl.signal,
+        onTick: (_r, i) => {
+          if (i === k) setImmediate(() => ctl.abort());
+          return "ok";
+        },
+      });
+      expect(res.outcome).toBe("aborted");
+      // sim time advanced exactly by the samples run, and it holds where it stopped
+      expect(b.now() - t0).toBeCloseTo(res.samplesExecuted * DT, 9);
+      const held = await b.hold(0.05);
+      expect(held.final.q.every((v, j) => Math.abs(v - res.final.q[j]!) < 1e-3)).toBe(true);
+      return res.samplesExecuted - (k + 1);
+    };
+    // step k is sample k + 1; at most one more sample runs
+    const extra = await run();
+    expect(extra).toBeGreaterThanOrEqual(0);
+    expect(extra).toBeLessThanOrEqual(1);
+    // the old cadence (the event loop ran every 1,000 ticks) let it run on to the next 1,000
+    expect(await run(1000)).toBe(1000 - (30 + 1));
+  });
+
+  it("a fault verdict of the hot loop ends the motion as a fault at that tick and holds", async () => {
+    const b = await backend(2);
+    const res = await b.execute(followWire(b), { onTick: (_r, i) => (i === 19 ? "fault" : "ok") });
+    expect(res.outcome).toBe("fault");
+    expect(res.samplesExecuted).toBe(20);
+    expect(res.fault).toEqual({ device: "supervisor", message: expect.stringMatching(/supervisor/) });
+  });
+
   it("reports a contact edge when the loop is swept into the wire, within one control period", async () => {
     const b = await backend(3);
     const events: SensorEvent[] = [];

@@ -60,7 +60,12 @@ export interface SimBackendOptions {
   predictionDistanceM?: number;
   /** servo proportional gain, 1/s */
   servoKpPerS?: number;
-  /** let the event loop run every this many simulated ticks during execute/hold (default 1000) */
+  /**
+   * let the event loop run every this many simulated ticks during execute/hold (default 1: at
+   * every control step, so an abort from outside the loop — an e-stop request, the watchdog, a
+   * signal — stops the motion at the next step; 0 never, for physics benchmarks only).
+   * bench/sim-abort-poll.ts measures what it costs.
+   */
   yieldEveryTicks?: number;
 }
 
@@ -390,7 +395,7 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
     const cap = opts.capture;
     assertMotionArgs("execute", opts);
     if (cap) frames.push(...this.render(cap.cameras, cap.depth));
-    const yieldEvery = this.opts.yieldEveryTicks ?? 1000;
+    const yieldEvery = this.opts.yieldEveryTicks ?? 1;
     let outcome: ExecuteResult["outcome"] = "completed";
     let done = 0;
     for (let i = 0; i < count; i++) {
