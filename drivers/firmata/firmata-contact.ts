@@ -29,7 +29,7 @@ import type { SensorEvent, SensorEventListener } from "../../seam/types.ts";
 import type { ContactSensor, OutputMode } from "../serial/contact-sensor.ts";
 import { Reconnector } from "../serial/reconnect.ts";
 import { Listeners, type SerialTransport, type TransportOpener } from "../serial/transport.ts";
-import { RealBenchError } from "../real/errors.ts";
+import { DeviceError } from "../errors.ts";
 import type { FirmataContactResource } from "./resource.ts";
 
 // ───────────── the parts of firmata-io and johnny-five this driver uses ─────────────
@@ -230,7 +230,7 @@ export class FirmataContact extends LifecycleComponent implements ContactSensor 
   // ───────────── link ─────────────
 
   private requireLink(operation: string): void {
-    if (!this.up) throw new RealBenchError("RB_ERR_FIRMATA_LINK_DOWN", { path: this.res.path, operation });
+    if (!this.up) throw new DeviceError("RB_ERR_FIRMATA_LINK_DOWN", { path: this.res.path, operation });
   }
 
   private async bringUp(): Promise<void> {
@@ -281,7 +281,7 @@ export class FirmataContact extends LifecycleComponent implements ContactSensor 
         first,
         this.res.readyTimeoutMs,
         () =>
-          new RealBenchError("RB_ERR_FIRMATA_NOT_READY", {
+          new DeviceError("RB_ERR_FIRMATA_NOT_READY", {
             path: this.res.path,
             timeoutMs: this.res.readyTimeoutMs,
             reason: "no digital report for the contact pin",
@@ -325,7 +325,7 @@ export class FirmataContact extends LifecycleComponent implements ContactSensor 
   private checkPin(io: FirmataBoard, pin: number, mode: number, modeName: string): void {
     const p = io.pins[pin];
     if (!p || (p.supportedModes.length > 0 && !p.supportedModes.includes(mode)))
-      throw new RealBenchError("RB_ERR_FIRMATA_PIN", { path: this.res.path, pin, mode: modeName });
+      throw new DeviceError("RB_ERR_FIRMATA_PIN", { path: this.res.path, pin, mode: modeName });
   }
 
   private waitReady(io: FirmataBoard, serial: SerialTransport): Promise<void> {
@@ -339,7 +339,7 @@ export class FirmataContact extends LifecycleComponent implements ContactSensor 
       }),
       this.res.readyTimeoutMs,
       () =>
-        new RealBenchError("RB_ERR_FIRMATA_NOT_READY", {
+        new DeviceError("RB_ERR_FIRMATA_NOT_READY", {
           path: this.res.path,
           timeoutMs: this.res.readyTimeoutMs,
           reason: "no version/firmware/capability answer",

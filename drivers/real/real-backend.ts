@@ -48,7 +48,7 @@ import { BuzzboxDriver } from "../serial/buzzbox-driver.ts";
 import type { ContactSensor } from "../serial/contact-sensor.ts";
 import type { TransportOpener } from "../serial/transport.ts";
 import { openSerialPort } from "../serial/transport-serialport.ts";
-import { RealBenchError } from "./errors.ts";
+import { DeviceError } from "../errors.ts";
 import type { ContactResource, RealBackendConfig } from "./real-bench-config.ts";
 import { cameraSeamPose, clonePose } from "../../calibration/camera-pose.ts";
 
@@ -205,7 +205,7 @@ export class RealBackend extends LifecycleComponent implements Backend {
         const end = this.now() + timeoutS;
         while (!c.linkUp) {
           if (this.now() > end) {
-            throw new RealBenchError("RB_ERR_REAL_DEVICE_FAULT", {
+            throw new DeviceError("RB_ERR_REAL_DEVICE_FAULT", {
               device: c.source,
               reason: "link still down",
               operation: "recover",
@@ -260,7 +260,7 @@ export class RealBackend extends LifecycleComponent implements Backend {
   async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
     this.guard("execute");
     if (!this.cfg.allowMotion)
-      throw new RealBenchError("RB_ERR_REAL_MOTION_NOT_ALLOWED", { operation: "execute" });
+      throw new DeviceError("RB_ERR_REAL_MOTION_NOT_ALLOWED", { operation: "execute" });
     return this.withMotion(opts, (o) => this.arm!.execute(traj, o));
   }
 

@@ -23,7 +23,7 @@ import {
   TICK_FAULT,
 } from "../../seam/types.ts";
 import type { RobotModel } from "../../robots/types.ts";
-import { RosDriverError } from "./errors.ts";
+import { DeviceError } from "../errors.ts";
 import type { FrankaRosConfig } from "./franka-config.ts";
 import { parseFrankaRosConfig } from "./franka-config.ts";
 import {
@@ -160,7 +160,7 @@ export class FrankaArmDriver extends LifecycleComponent {
 
   protected override async onActivate(): Promise<void> {
     if (!this.transport.connected) {
-      throw new RosDriverError("RB_ERR_ROS_NOT_CONNECTED", {
+      throw new DeviceError("RB_ERR_ROS_NOT_CONNECTED", {
         url: this.transport.endpoint,
         operation: "activate",
       });
@@ -183,7 +183,7 @@ export class FrankaArmDriver extends LifecycleComponent {
   async recover(): Promise<void> {
     await this.recoverWith(async () => {
       if (!this.transport.connected) {
-        throw new RosDriverError("RB_ERR_ROS_NOT_CONNECTED", {
+        throw new DeviceError("RB_ERR_ROS_NOT_CONNECTED", {
           url: this.transport.endpoint,
           operation: "recover",
         });
@@ -200,7 +200,7 @@ export class FrankaArmDriver extends LifecycleComponent {
     const out = await this.transport.sendActionGoal<object, unknown, object>(action, TYPES.errorRecovery, {})
       .result;
     if (out.status !== GoalStatus.SUCCEEDED) {
-      throw new RosDriverError("RB_ERR_ROS_ACTION_FAILED", { action, reason: describeOutcome(out) });
+      throw new DeviceError("RB_ERR_ROS_ACTION_FAILED", { action, reason: describeOutcome(out) });
     }
   }
 
@@ -210,7 +210,7 @@ export class FrankaArmDriver extends LifecycleComponent {
   read(): RosJointReading {
     this.guard("read");
     if (!this.latest)
-      throw new RosDriverError("RB_ERR_ROS_NO_JOINT_STATE", { topic: this.config.jointStatesTopic });
+      throw new DeviceError("RB_ERR_ROS_NO_JOINT_STATE", { topic: this.config.jointStatesTopic });
     return this.latest;
   }
 
@@ -240,14 +240,13 @@ export class FrankaArmDriver extends LifecycleComponent {
    */
   async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<FrankaExecuteResult> {
     this.guard("execute");
-    if (this.goal)
-      throw new RosDriverError("RB_ERR_ROS_MOTION_BUSY", { action: this.config.trajectoryAction });
+    if (this.goal) throw new DeviceError("RB_ERR_ROS_MOTION_BUSY", { action: this.config.trajectoryAction });
     const start = this.read();
     const dof = this.jointNames.length;
     for (let j = 0; j < dof && traj.count > 0; j++) {
       const d = Math.abs(traj.q[j]! - start.q[j]!);
       if (d > this.config.startToleranceRad) {
-        throw new RosDriverError("RB_ERR_ROS_START_MISMATCH", {
+        throw new DeviceError("RB_ERR_ROS_START_MISMATCH", {
           joint: this.jointNames[j],
           distanceRad: Number(d.toFixed(4)),
           toleranceRad: this.config.startToleranceRad,
@@ -357,7 +356,7 @@ export class FrankaArmDriver extends LifecycleComponent {
     const service = `${this.config.gripperNode}/stop`;
     const res = await this.transport.callService<object, TriggerResponse>(service, TYPES.trigger, {});
     if (!res.success)
-      throw new RosDriverError("RB_ERR_ROS_GRIPPER_FAILED", { operation: "stop", reason: res.message });
+      throw new DeviceError("RB_ERR_ROS_GRIPPER_FAILED", { operation: "stop", reason: res.message });
   }
 
   // ───────────────────────── internals ─────────────────────────
@@ -367,7 +366,7 @@ export class FrankaArmDriver extends LifecycleComponent {
     const out = await this.transport.sendActionGoal<object, unknown, GripperResult>(action, type, goal)
       .result;
     if (out.status !== GoalStatus.SUCCEEDED || !out.values?.success) {
-      throw new RosDriverError("RB_ERR_ROS_GRIPPER_FAILED", {
+      throw new DeviceError("RB_ERR_ROS_GRIPPER_FAILED", {
         operation,
         reason: out.values?.error || describeOutcome(out),
       });
@@ -517,7 +516,7 @@ export class FrankaArmDriver extends LifecycleComponent {
           type: "fault",
           t: this.now(),
           device: this.device,
-          message: new RosDriverError("RB_ERR_ROS_JOINT_MISSING", {
+          message: new DeviceError("RB_ERR_ROS_JOINT_MISSING", {
             topic: this.config.jointStatesTopic,
             joint: this.jointNames[j],
           }).message,
@@ -592,7 +591,7 @@ export class FrankaArmDriver extends LifecycleComponent {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         off();
-        reject(new RosDriverError("RB_ERR_ROS_NO_JOINT_STATE", { topic: this.config.jointStatesTopic }));
+        reject(new DeviceError("RB_ERR_ROS_NO_JOINT_STATE", { topic: this.config.jointStatesTopic }));
       }, timeoutS * 1000);
       const off = this.onReading((r) => {
         if (r.receivedT <= afterT) return;

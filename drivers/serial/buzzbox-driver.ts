@@ -8,6 +8,7 @@
  */
 import { LifecycleComponent, type LifecycleState } from "../../seam/lifecycle.ts";
 import type { SensorEvent, SensorEventListener } from "../../seam/types.ts";
+import { DeviceError } from "../errors.ts";
 import { ClockMap } from "./clock-map.ts";
 import { Reconnector } from "./reconnect.ts";
 import type { ContactSensor, OutputMode } from "./contact-sensor.ts";
@@ -240,14 +241,14 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
 
   async setLamp(mode: OutputMode): Promise<void> {
     this.guard("setLamp");
-    if (!this.up) throw new Error(`${this.source}: link down, cannot send lamp`);
+    if (!this.up) throw this.linkDown("send lamp");
     this.desiredLamp = mode;
     await this.command({ cmd: "lamp", mode });
   }
 
   async setBuzzer(mode: OutputMode): Promise<void> {
     this.guard("setBuzzer");
-    if (!this.up) throw new Error(`${this.source}: link down, cannot send buzzer`);
+    if (!this.up) throw this.linkDown("send buzzer");
     this.desiredBuzzer = mode;
     await this.command({ cmd: "buzzer", mode });
   }
@@ -262,21 +263,41 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
 
   // ------------------------------------------------------------------ link
 
+  private linkDown(operation: string): DeviceError<"RB_ERR_BUZZBOX_LINK_DOWN"> {
+    return new DeviceError("RB_ERR_BUZZBOX_LINK_DOWN", {
+      device: this.source,
+      path: this.res.path,
+      operation,
+    });
+  }
+
+  private notReady(reason: string): DeviceError<"RB_ERR_BUZZBOX_NOT_READY"> {
+    return new DeviceError("RB_ERR_BUZZBOX_NOT_READY", { device: this.source, path: this.res.path, reason });
+  }
+
   /** Open, attach, wait for a first line, check hello, apply settings. Throws on any failure. */
   private async bringUp(): Promise<void> {
-    const t = await this.open({ path: this.res.path, baudRate: this.res.baudRate });
+    let t: SerialTransport;
+    try {
+      t = await this.open({ path: this.res.path, baudRate: this.res.baudRate });
+    } catch (e) {
+      throw this.notReady(e instanceof Error ? e.message : String(e));
+    }
     if (this.lifecycle === "finalized") {
       await t.close();
-      throw new Error("driver shut down while connecting");
+      throw this.linkDown("connect (the driver was shut down)");
     }
     this.attach(t);
     await this.waitForLine(this.res.helloTimeoutMs);
     const hello = await this.command({ cmd: "version" });
-    if (hello.kind !== "hello") throw new Error(`expected $V, got ${hello.kind}`);
+    if (hello.kind !== "hello") throw this.notReady(`expected $V, got ${hello.kind}`);
     if (hello.protocol !== PROTOCOL_VERSION) {
-      const e = new Error(
-        `${this.source} at ${this.res.path} speaks protocol ${hello.protocol}, this driver ${PROTOCOL_VERSION}`,
-      );
+      const e = new DeviceError("RB_ERR_BUZZBOX_PROTOCOL", {
+        device: this.source,
+        path: this.res.path,
+        protocol: hello.protocol,
+        expected: PROTOCOL_VERSION,
+      });
       this.enterError({ device: this.source, message: e.message });
       throw e;
     }
@@ -317,7 +338,7 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
     this.transport = undefined;
     for (const u of this.unsub) u();
     this.unsub = [];
-    this.failPending(new Error(`${this.source}: link down`));
+    this.failPending(this.linkDown("wait for a reply"));
     if (t) await t.close();
   }
 
@@ -338,14 +359,12 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.lineWaiters = this.lineWaiters.filter((w) => w !== done);
-        reject(
-          new Error(`${this.source} at ${this.res.path}: no line from the board within ${timeoutMs} ms`),
-        );
+        reject(this.notReady(`no line from the board within ${timeoutMs} ms`));
       }, timeoutMs);
       const done = () => {
         clearTimeout(timer);
         if (this.transport?.isOpen) resolve();
-        else reject(new Error(`${this.source} at ${this.res.path}: port closed while waiting for the board`));
+        else reject(this.notReady("port closed while waiting for the board"));
       };
       this.lineWaiters.push(done);
     });
@@ -396,7 +415,7 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
   /** Send a command; resolves with its reply ($A, $P or $V), rejects on $N, timeout or link loss. */
   private command(c: HostCommand): Promise<BoardMessage> {
     const t = this.transport;
-    if (!t?.isOpen) return Promise.reject(new Error(`${this.source}: link down, cannot send ${c.cmd}`));
+    if (!t?.isOpen) return Promise.reject(this.linkDown(`send ${c.cmd}`));
     const line = formatCommand(c);
     return new Promise((resolve, reject) => {
       const p: Pending = {
@@ -413,7 +432,12 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
         timer: setTimeout(() => {
           this.pending = this.pending.filter((x) => x !== p);
           reject(
-            new Error(`${this.source}: no reply to ${line.trim()} within ${this.res.commandTimeoutMs} ms`),
+            new DeviceError("RB_ERR_BUZZBOX_NO_REPLY", {
+              device: this.source,
+              path: this.res.path,
+              command: line.trim(),
+              timeoutMs: this.res.commandTimeoutMs,
+            }),
           );
         }, this.res.commandTimeoutMs),
       };
@@ -532,7 +556,14 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
         if (!p) this.unmatched(m);
         else {
           clearTimeout(p.timer);
-          p.reject(new Error(`${this.source} refused ${p.letter}: ${m.code}`));
+          p.reject(
+            new DeviceError("RB_ERR_BUZZBOX_REFUSED", {
+              device: this.source,
+              path: this.res.path,
+              command: p.letter,
+              reason: m.code,
+            }),
+          );
         }
         break;
       }
