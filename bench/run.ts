@@ -9,6 +9,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   gateway: { file: "gateway-overhead.ts", args: ["1000"] },
   safety: { file: "safety.ts" },
   physics: { file: "physics.ts" },
+  "sim-abort-poll": { file: "sim-abort-poll.ts" },
   render: { file: "render.ts" },
   ik: { file: "ik.ts" },
   recorder: { file: "recorder.ts" },

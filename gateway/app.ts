@@ -19,6 +19,7 @@ import {
 } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ROBOTS } from "../robots/franka/models.ts";
+import { hasSimPowers } from "../seam/types.ts";
 import { listTasks } from "../tasks/registry.ts";
 import { r6 } from "./recorder/result.ts";
 import {
@@ -399,7 +400,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     const privileged = () => {
       const ep = gw.requireEpisode();
       const b = gw.bench.backend;
-      if (!gw.bench.simulated || !b.privilegedState) {
+      if (!gw.bench.simulated || !hasSimPowers(b)) {
         throw new GatewayError("RB_ERR_PRIVILEGED_UNAVAILABLE", { reason: "the bench is not simulated" });
       }
       if (!ep.config.privileged) {
@@ -411,11 +412,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     };
     // snapshots belong to the episode that took them: a new episode starts with none
     const snapshots = new Map<string, { episode: string; data: Uint8Array }>();
-    r.get("/v1/admin/privileged/state", async () => privileged().privilegedState!());
+    r.get("/v1/admin/privileged/state", async () => privileged().privilegedState());
     r.post("/v1/admin/privileged/snapshot", async () => {
       const b = privileged();
-      if (!b.snapshot)
-        throw new GatewayError("RB_ERR_PRIVILEGED_UNAVAILABLE", { reason: "backend has no snapshots" });
       const episode = gw.requireEpisode().id;
       for (const [k, v] of snapshots) if (v.episode !== episode) snapshots.delete(k);
       const id = randomUUID();
@@ -428,7 +427,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       async (req) => {
         const b = privileged();
         const snap = snapshots.get(req.body.snapshot_id);
-        if (!snap || snap.episode !== gw.requireEpisode().id || !b.restore) {
+        if (!snap || snap.episode !== gw.requireEpisode().id) {
           throw new GatewayError("RB_ERR_NOT_FOUND", { method: "snapshot", url: req.body.snapshot_id });
         }
         try {

@@ -17,7 +17,7 @@ import { PANDA } from "../robots/franka/models.ts";
 import { poseToMat4 } from "../robots/math.ts";
 import { solveToolPose } from "../calibration/wire-pose.ts";
 import { createSimBackend, type SimBackend } from "../sim/sim-backend.ts";
-import { isRealBenchError } from "../drivers/real/errors.ts";
+import { isDeviceError } from "../drivers/errors.ts";
 import { parseRealBackendConfig, type RealBackendConfigInput } from "../drivers/real/real-bench-config.ts";
 import { createRealBackend, type RealBackend } from "../drivers/real/real-backend.ts";
 import { FrankaRosbridgeRig } from "./rigs/rosbridge/franka-rig.ts";
@@ -129,7 +129,7 @@ describe("real backend on the rosbridge rig (simulator) + buzz box in simavr", (
       const err = await locked
         .execute(interpolateChunk(r, [[...r.q, r.gripperWidthM]], 0.1, DT))
         .catch((e) => e);
-      expect(isRealBenchError(err, "RB_ERR_REAL_MOTION_NOT_ALLOWED")).toBe(true);
+      expect(isDeviceError(err, "RB_ERR_REAL_MOTION_NOT_ALLOWED")).toBe(true);
       expect(String(err.message)).toMatch(/allowMotion|--allow-motion/);
     } finally {
       await locked.shutdown();

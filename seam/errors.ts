@@ -335,6 +335,38 @@ export const ERRORS = {
     message: "{call}: the gateway's answer does not match the API schema: {issues}",
     hint: "The client and the gateway differ in version; use the client of this gateway.",
   },
+  // buzz-box contact board (drivers/serial)
+  RB_ERR_BUZZBOX_NOT_READY: {
+    status: 503,
+    message: "Buzz box at {path} did not come up: {reason}",
+    hint: "Check the path and the cable, and that the board runs the buzz-box firmware (drivers/firmware/buzzbox).",
+  },
+  RB_ERR_BUZZBOX_PROTOCOL: {
+    status: 503,
+    message: "Buzz box at {path} speaks protocol {protocol}, this driver {expected}",
+    hint: "Flash the firmware that matches this gateway (drivers/firmware/buzzbox).",
+  },
+  RB_ERR_BUZZBOX_LINK_DOWN: {
+    status: 503,
+    message: "Buzz box at {path}: link down, cannot {operation}",
+    hint: "Wait for the board to reconnect (fault events say when it is lost and back).",
+  },
+  RB_ERR_BUZZBOX_NO_REPLY: {
+    status: 503,
+    message: "Buzz box at {path} gave no reply to {command} within {timeoutMs} ms",
+    hint: "Check the link; the driver reconnects when heartbeats stop.",
+  },
+  RB_ERR_BUZZBOX_REFUSED: {
+    status: 503,
+    message: "Buzz box at {path} refused {command}: {reason}",
+    hint: "See the refusal codes in the firmware's PROTOCOL.md.",
+  },
+  // the one hardware lifecycle (seam/lifecycle.ts), every backend and driver
+  RB_ERR_LIFECYCLE: {
+    status: 409,
+    message: "{method}() is not allowed in lifecycle state {found} (allowed: {allowed})",
+    hint: "Bring the component to an allowed state first (configure → activate; recover() after an error).",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -8,6 +8,7 @@
  */
 import type { Pose } from "../robots/math.ts";
 import type { RobotModel } from "../robots/types.ts";
+import type { LifecycleState } from "./lifecycle.ts";
 
 /** One measured joint state. Arrays hold the 7 arm joints in model order. */
 export interface JointReading {
@@ -42,8 +43,19 @@ export interface JointTrajectory {
   rowEndIndex: readonly number[];
 }
 
-/** What the hot loop tells the backend after each tick. */
-export type TickVerdict = "ok" | "stop";
+/**
+ * What the hot loop tells the backend after each tick (STYLE.md §3: the hot loop returns
+ * results, a supervisor decides): `ok` go on; `stop` stop and hold at once (outcome
+ * "stopped"); `fault` the supervisor found a fault: stop and hold at once, outcome "fault"
+ * with `TICK_FAULT` as its fault.
+ */
+export type TickVerdict = "ok" | "stop" | "fault";
+
+/** The fault of an execute/hold that a tick ended with verdict "fault". */
+export const TICK_FAULT: Readonly<{ device: string; message: string }> = Object.freeze({
+  device: "supervisor",
+  message: "the control-loop supervisor reported a fault",
+});
 
 /** Options for execute / hold. */
 export interface ExecuteOptions {
@@ -51,8 +63,8 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   /**
    * Called once per control tick (or per measured reading on a real bench) with the
-   * latest reading. Runs in the control loop: keep it allocation-light. Returning "stop"
-   * makes the backend stop and hold at once.
+   * latest reading. Runs in the control loop: keep it allocation-light. Returning "stop" or
+   * "fault" makes the backend stop and hold at once (see TickVerdict).
    */
   onTick?: (reading: JointReading, sampleIndex: number) => TickVerdict;
   /** capture frames while moving, every `everyTicks` ticks (first capture at start) */
@@ -136,15 +148,13 @@ export type SensorEvent =
 
 export type SensorEventListener = (e: SensorEvent) => void;
 
-/**
- * Lifecycle (ros2_control style):
- * - `unconfigured`: nothing open; only configure() is allowed.
- * - `inactive`: devices open; describe/read/capture yes, motion no.
- * - `active`: everything allowed.
- * - `finalized`: shut down; nothing allowed.
- * - `error`: a device failed; read() may still answer, motion no; shutdown() allowed.
- */
-export type LifecycleState = "unconfigured" | "inactive" | "active" | "finalized" | "error";
+export {
+  LIFECYCLE_TABLE,
+  LifecycleComponent,
+  LifecycleError,
+  type LifecycleMethod,
+  type LifecycleState,
+} from "./lifecycle.ts";
 
 export interface Backend {
   /** backend kind, for logs and records */
@@ -177,23 +187,31 @@ export interface Backend {
    * `active`. Operator only.
    */
   recover?(): Promise<void>;
-  /** sim only: opaque snapshot of the full state */
-  snapshot?(): Uint8Array;
-  restore?(snap: Uint8Array): void;
-  /** sim only: ground-truth state for operators and graders (never the agent) */
-  privilegedState?(): Record<string, unknown>;
 }
 
-/** Thrown by a lifecycle-guarded call in the wrong state. */
-export class LifecycleError extends Error {
-  constructor(
-    readonly method: string,
-    readonly found: LifecycleState,
-    readonly allowed: readonly LifecycleState[],
-  ) {
-    super(`${method}() is not allowed in lifecycle state "${found}" (allowed: ${allowed.join(", ")})`);
-    this.name = "LifecycleError";
-  }
+/**
+ * Capability of a simulated backend, beside Backend (a real bench never has it): the powers an
+ * operator or a grader may use on a simulation and nothing else can offer. Check with
+ * `hasSimPowers`. Lifecycle: snapshot/restore in inactive and active, privilegedState also in
+ * error (seam/lifecycle.ts).
+ */
+export interface SimPowers {
+  /** opaque snapshot of the full state */
+  snapshot(): Uint8Array;
+  /** return to a snapshot of this backend's kind of scene; throws on another's */
+  restore(snap: Uint8Array): void;
+  /** ground-truth state for operators and graders (never the agent) */
+  privilegedState(): Record<string, unknown>;
+}
+
+/** True when `b` offers the simulator's powers (all three of them). */
+export function hasSimPowers<B extends Backend>(b: B): b is B & SimPowers {
+  const p = b as Partial<SimPowers>;
+  return (
+    typeof p.snapshot === "function" &&
+    typeof p.restore === "function" &&
+    typeof p.privilegedState === "function"
+  );
 }
 
 /**
@@ -208,13 +226,4 @@ export function assertMotionArgs(method: string, opts: ExecuteOptions, holdSecon
   if (every !== undefined && !(Number.isInteger(every) && every >= 1)) {
     throw new RangeError(`${method}(): capture.everyTicks must be a whole number ≥ 1, got ${every}`);
   }
-}
-
-/** Throw LifecycleError unless `found` is one of `allowed`. */
-export function assertLifecycle(
-  method: string,
-  found: LifecycleState,
-  allowed: readonly LifecycleState[],
-): void {
-  if (!allowed.includes(found)) throw new LifecycleError(method, found, allowed);
 }

@@ -1,9 +1,12 @@
 /**
  * What the simulator backend needs of a bench scene (the buzz-wire bench, the pendulum bench):
- * one contract, so that the backend drives every scene alike. `arm.applyArm` and `step` run in
- * the control loop (allocation-light); `syncRender` runs only when a frame is captured.
+ * one contract, so that the backend drives every scene alike and never asks which one it has.
+ * `arm.applyArm`, `step` and `afterStep` run in the control loop (allocation-light);
+ * `syncRender` runs only when a frame is captured.
  */
-import type { Mat4, Vec3 } from "../robots/math.ts";
+import type { CameraCalibration } from "../calibration/schema.ts";
+import type { Mat4, Pose, Vec3 } from "../robots/math.ts";
+import type { SensorEvent } from "../seam/types.ts";
 import type { ArmRig } from "./arm-rig.ts";
 import { translationPose } from "./render/placement.ts";
 import type { Rgb, Scene, SceneObject } from "./render/scene.ts";
@@ -25,7 +28,28 @@ export interface BenchContacts {
   collisions: string[];
 }
 
+/** The benches the simulator can build. */
+export type SimSceneName = "buzzwire" | "pendulum";
+
+/** Where a bench puts the robot, its tool and its cameras at the start of an episode. */
+export interface BenchStart {
+  /** robot base in the world */
+  basePose: Pose;
+  /** flange → tool (TCP) */
+  toolOffset: Pose;
+  /** start joint angles, rad */
+  q: readonly number[];
+  /** start gripper opening, m */
+  gripperM: number;
+  cameras: readonly CameraCalibration[];
+}
+
 export interface BenchScene {
+  /** which bench this is (a snapshot of another kind is refused) */
+  readonly kind: SimSceneName;
+  /** what it was built from, JSON (a calibration, a pendulum spec): rebuilding from it gives the same bench */
+  readonly description: unknown;
+  readonly start: BenchStart;
   /** bit-exact world snapshots (handles survive a restore) */
   readonly physics: { takeSnapshot(): Uint8Array; restoreSnapshot(bytes: Uint8Array): void };
   /** world ← robot base */
@@ -34,8 +58,18 @@ export interface BenchScene {
   readonly arm: ArmRig;
   /** One physics step, then the contact state at the new positions. */
   step(): BenchContacts;
+  /**
+   * After each step at backend time `t`: emit the scene's own events beyond contacts and
+   * collisions (the pendulum's photogate), on a change only (hot path).
+   */
+  afterStep(t: number, emit: (e: SensorEvent) => void): void;
   /** Update render poses from the physics state; `lampLit` while a circuit is closed. */
   syncRender(lampLit: boolean): Scene;
+  /** scene state outside the physics world (JSON), for snapshots */
+  saveState(): Record<string, unknown>;
+  restoreState(state: Record<string, unknown>): void;
+  /** the scene's ground truth for operators and graders (never the agent) */
+  privileged(ctx: { contactClosed: boolean }): Record<string, unknown>;
   free(): void;
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { interpolateChunk } from "../seam/interpolate.ts";
-import { type JointReading, LifecycleError, type SensorEvent } from "../seam/types.ts";
+import { hasSimPowers, type JointReading, LifecycleError, type SensorEvent } from "../seam/types.ts";
 import { fkWorkspace, forwardKinematicsInto } from "../robots/franka/kinematics.ts";
 import { PANDA } from "../robots/franka/models.ts";
 import { type Mat4, mat4Mul, mat4Point, poseToMat4, type Vec3 } from "../robots/math.ts";
@@ -116,6 +116,7 @@ describe("SimBackend", () => {
     const b = createSimBackend({ robot: PANDA, seed: 1 });
     open.push(b);
     expect(b.lifecycle).toBe("unconfigured");
+    expect(hasSimPowers(b)).toBe(true);
     expect(() => b.read()).toThrow(LifecycleError);
     await b.configure();
     expect(b.lifecycle).toBe("inactive");
@@ -152,6 +153,62 @@ describe("SimBackend", () => {
     const r2 = await b.execute(followWire(b), { onTick: (_r, i) => (i === 9 ? "stop" : "ok") });
     expect(r2.outcome).toBe("stopped");
     expect(r2.samplesExecuted).toBe(10);
+  });
+
+  it("an abort from outside the control loop stops the motion at the next control step", async () => {
+    // the abort arrives through the event loop (as an e-stop request, the watchdog or a signal
+    // does): requested while step k runs, it fires at the backend's next event-loop turn; from the
+    // step at which it fired, at most one more sample runs
+    const run = async (opts: { yieldEveryTicks?: number } = {}) => {
+      const b = createSimBackend({ robot: PANDA, seed: 2, ...opts });
+      open.push(b);
+      await b.configure();
+      await b.activate();
+      const traj = followWire(b);
+      expect(traj.count).toBeGreaterThan(3000);
+      const ctl = new AbortController();
+      const t0 = b.now();
+      const k = 30;
+      let current = -1;
+      let firedAt = -1;
+      const res = await b.execute(traj, {
+        signal: ctl.signal,
+        onTick: (_r, i) => {
+          current = i;
+          if (i === k)
+            setImmediate(() => {
+              firedAt = current;
+              ctl.abort();
+            });
+          return "ok";
+        },
+      });
+      expect(res.outcome).toBe("aborted");
+      expect(firedAt).toBeGreaterThanOrEqual(k);
+      // sim time advanced exactly by the samples run, and it holds where it stopped
+      expect(b.now() - t0).toBeCloseTo(res.samplesExecuted * DT, 9);
+      const held = await b.hold(0.05);
+      expect(held.final.q.every((v, j) => Math.abs(v - res.final.q[j]!) < 1e-3)).toBe(true);
+      return { extra: res.samplesExecuted - (firedAt + 1), firedAt };
+    };
+    // default (wall-time slices) and every step: step i is sample i + 1; at most one more runs
+    for (const opts of [{}, { yieldEveryTicks: 1 }]) {
+      const { extra } = await run(opts);
+      expect(extra).toBeGreaterThanOrEqual(0);
+      expect(extra).toBeLessThanOrEqual(1);
+    }
+    // every step: the abort fires at the very next step
+    expect((await run({ yieldEveryTicks: 1 })).firedAt).toBe(30);
+    // the old cadence (the event loop ran every 1,000 ticks): the abort could not fire before tick 1,000
+    expect((await run({ yieldEveryTicks: 1000 })).firedAt).toBe(999);
+  });
+
+  it("a fault verdict of the hot loop ends the motion as a fault at that tick and holds", async () => {
+    const b = await backend(2);
+    const res = await b.execute(followWire(b), { onTick: (_r, i) => (i === 19 ? "fault" : "ok") });
+    expect(res.outcome).toBe("fault");
+    expect(res.samplesExecuted).toBe(20);
+    expect(res.fault).toEqual({ device: "supervisor", message: expect.stringMatching(/supervisor/) });
   });
 
   it("reports a contact edge when the loop is swept into the wire, within one control period", async () => {

@@ -7,12 +7,16 @@
  * resets). Everything is deterministic: the same seed and the same commands give bit-identical
  * readings, events and frames (no Math.random, no wall clock in the physics path).
  *
- * Lifecycle: `unconfigured` → configure() builds the world → `inactive` (read, capture,
- * reset, snapshot) → activate() → `active` (motion) → deactivate() / shutdown() (frees WASM memory).
+ * Lifecycle (the one table of seam/lifecycle.ts): `unconfigured` → configure() builds the world →
+ * `inactive` (read, capture, reset, snapshot) → activate() → `active` (motion) → deactivate() /
+ * shutdown() (frees WASM memory).
+ *
+ * Scenes: everything that differs between benches sits behind `BenchScene` (sim/bench-scene.ts):
+ * start placement, per-step events, snapshot state, ground truth; `SCENES` says how each is built.
  */
 import type { Calibration, CameraCalibration } from "../calibration/schema.ts";
+import { LifecycleComponent, type LifecycleState } from "../seam/lifecycle.ts";
 import {
-  assertLifecycle,
   assertMotionArgs,
   type Backend,
   type BackendDescription,
@@ -22,25 +26,26 @@ import {
   type Frame,
   type JointReading,
   type JointTrajectory,
-  type LifecycleState,
   type SensorEvent,
   type SensorEventListener,
+  type SimPowers,
+  TICK_FAULT,
 } from "../seam/types.ts";
-import { type Mat4, mat4Mul, mat4RigidInverse, mat4ToPose, type Pose, poseToMat4 } from "../robots/math.ts";
+import { type Mat4, type Pose, poseToMat4 } from "../robots/math.ts";
 import type { RobotModel } from "../robots/types.ts";
 import { Rasterizer } from "./render/rasterizer.ts";
 import { sampleBenchCalibration } from "./buzzwire/bench.ts";
-import type { BenchPhysicsOptions, BenchScene } from "./bench-scene.ts";
-import { BuzzWireBench } from "./buzzwire/scene.ts";
+import type { BenchPhysicsOptions, BenchScene, SimSceneName } from "./bench-scene.ts";
+import { BuzzWireBench, HANDLE_GRIP_WIDTH_M } from "./buzzwire/scene.ts";
 import { cameraSeamPose, clonePose, worldFromCamera } from "../calibration/camera-pose.ts";
-import { startMarkJoints } from "../calibration/wire-pose.ts";
 import { type PendulumBenchSpec, samplePendulumBench } from "./pendulum/bench.ts";
 import { PendulumBench } from "./pendulum/scene.ts";
 import { type ServoParams, type ServoState, servoAtRest, servoParams, servoStep } from "./servo.ts";
 import { loadRapier, type Rapier } from "./world.ts";
 
-/** The benches the simulator can build. */
-export type SimSceneName = "buzzwire" | "pendulum";
+export type { SimSceneName };
+export { HANDLE_GRIP_WIDTH_M };
+export { PHOTOGATE } from "./pendulum/scene.ts";
 
 export interface SimBackendOptions {
   robot: RobotModel;
@@ -54,35 +59,58 @@ export interface SimBackendOptions {
   predictionDistanceM?: number;
   /** servo proportional gain, 1/s */
   servoKpPerS?: number;
-  /** let the event loop run every this many simulated ticks during execute/hold (default 1000) */
+  /**
+   * The abort signal is checked at every control step; this sets how often the event loop runs
+   * during execute/hold, so that an abort from outside the loop (an e-stop request, the
+   * watchdog, a signal, a device event) can fire at all:
+   * - `yieldSliceMs` (default 0.25): after at most this much wall time of stepping — the cost is
+   *   one clock read per step and one event-loop turn per slice (≈1 % of throughput), and an
+   *   outside abort waits at most one slice of wall time, then stops at the next step;
+   * - `yieldEveryTicks`: instead, after every this many ticks (1 = every step; 0 = never, for
+   *   physics benchmarks only). bench/sim-abort-poll.ts measures both against the old cadence.
+   */
+  yieldSliceMs?: number;
   yieldEveryTicks?: number;
 }
 
-/** Gripper opening while holding the loop's handle, m. */
-export const HANDLE_GRIP_WIDTH_M = 0.008;
+const SNAPSHOT_MAGIC = "robot-gateway/sim-snapshot/2";
 
-const SNAPSHOT_MAGIC = "robot-gateway/sim-snapshot/1";
-
-/** Photogate instrument name of the pendulum bench (`instrument` events). */
-export const PHOTOGATE = "photogate";
+/** How to build each bench: from a given description (a snapshot's), else sampled from the seed. */
+const SCENES: {
+  [K in SimSceneName]: (ctx: {
+    R: Rapier;
+    robot: RobotModel;
+    physics: BenchPhysicsOptions;
+    seed: number;
+    given: unknown;
+    opts: SimBackendOptions;
+  }) => BenchScene;
+} = {
+  // a given calibration makes the sim a real bench's digital twin (the wire is not sampled)
+  buzzwire: ({ R, robot, physics, seed, given, opts }) =>
+    new BuzzWireBench(
+      R,
+      robot,
+      (given as Calibration | undefined) ?? opts.calibration ?? sampleBenchCalibration(robot, seed),
+      physics,
+    ),
+  pendulum: ({ R, robot, physics, seed, given }) =>
+    new PendulumBench(
+      R,
+      robot,
+      (given as PendulumBenchSpec | undefined) ?? samplePendulumBench(robot, seed),
+      physics,
+    ),
+};
 
 export function createSimBackend(opts: SimBackendOptions): SimBackend {
   return new SimBackend(opts);
 }
 
-export class SimBackend implements Backend {
+export class SimBackend extends LifecycleComponent implements Backend, SimPowers {
   readonly kind = "sim" as const;
-  private state: LifecycleState = "unconfigured";
   private R: Rapier | null = null;
   private bench: BenchScene | null = null;
-  /** the buzz-wire scene and its calibration (scene "buzzwire") */
-  private buzz: BuzzWireBench | null = null;
-  private calibration: Calibration | null = null;
-  /** the pendulum scene and its spec (scene "pendulum") */
-  private pendulum: PendulumBench | null = null;
-  private pendulumSpec: PendulumBenchSpec | null = null;
-  /** photogate beam interrupted (pendulum scene) */
-  private gateBlocked = false;
   private basePose: Pose = { xyz: [0, 0, 0], quat_xyzw: [0, 0, 0, 1] };
   private toolOffset: Pose = { xyz: [0, 0, 0], quat_xyzw: [0, 0, 0, 1] };
   private startGripperM = HANDLE_GRIP_WIDTH_M;
@@ -96,6 +124,8 @@ export class SimBackend implements Backend {
   private contactClosed = false;
   private collisions = new Set<string>();
   private readonly listeners = new Set<SensorEventListener>();
+  /** emit, bound once (the scene's afterStep runs per tick) */
+  private readonly emitEvent = (e: SensorEvent) => this.emit(e);
   private stopRequested = false;
   private readonly rasterizers = new Map<string, Rasterizer>();
   private cameras: CameraDescription[] = [];
@@ -107,6 +137,7 @@ export class SimBackend implements Backend {
   private readonly camScratchM = new Float64Array(16);
 
   constructor(private readonly opts: SimBackendOptions) {
+    super();
     this.seed = opts.seed;
     this.dt = opts.robot.controlPeriodS;
     this.params = servoParams(opts.robot, opts.servoKpPerS);
@@ -115,41 +146,30 @@ export class SimBackend implements Backend {
     this.targetGripperM = HANDLE_GRIP_WIDTH_M;
   }
 
-  get lifecycle(): LifecycleState {
-    return this.state;
-  }
-
-  async configure(): Promise<void> {
-    assertLifecycle("configure", this.state, ["unconfigured"]);
+  protected override async onConfigure(): Promise<void> {
     this.R = await loadRapier();
     this.build(this.seed);
-    this.state = "inactive";
   }
 
-  async activate(): Promise<void> {
-    assertLifecycle("activate", this.state, ["inactive"]);
-    this.state = "active";
-  }
-
-  async deactivate(): Promise<void> {
-    assertLifecycle("deactivate", this.state, ["active"]);
+  protected override async onDeactivate(): Promise<void> {
     this.holdHere();
-    this.state = "inactive";
   }
 
-  async shutdown(): Promise<void> {
-    if (this.state === "finalized") return;
+  protected override async onShutdown(_from: LifecycleState): Promise<void> {
     this.stopRequested = true;
     this.bench?.free();
     this.bench = null;
-    this.buzz = null;
-    this.pendulum = null;
     this.rasterizers.clear();
-    this.state = "finalized";
+  }
+
+  /** the world stays as it is (readings and frames go on); a running motion stops and holds */
+  protected override onError(): void {
+    this.stopRequested = true;
+    if (this.bench) this.holdHere();
   }
 
   describe(): BackendDescription {
-    assertLifecycle("describe", this.state, ["inactive", "active", "error"]);
+    this.guard("describe");
     return {
       robot: this.opts.robot,
       cameras: this.cameras.map((c) => ({ ...c, distortion: [...c.distortion] })),
@@ -164,7 +184,7 @@ export class SimBackend implements Backend {
   }
 
   read(): JointReading {
-    assertLifecycle("read", this.state, ["inactive", "active", "error"]);
+    this.guard("read");
     return {
       t: this.now(),
       q: Array.from(this.servo.q),
@@ -174,7 +194,7 @@ export class SimBackend implements Backend {
   }
 
   async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
-    assertLifecycle("execute", this.state, ["active"]);
+    this.guard("execute");
     if (Math.abs(traj.periodS - this.dt) > 1e-12)
       throw new Error(`trajectory period ${traj.periodS} s differs from the control period ${this.dt} s`);
     if (traj.q.length < traj.count * 7 || traj.gripperWidthM.length < traj.count)
@@ -186,13 +206,13 @@ export class SimBackend implements Backend {
   }
 
   async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
-    assertLifecycle("hold", this.state, ["active"]);
+    this.guard("hold");
     assertMotionArgs("hold", opts, seconds);
     return this.run(Math.round(seconds / this.dt), opts, null);
   }
 
   async capture(cameras: readonly string[], opts: { depth: boolean }): Promise<Frame[]> {
-    assertLifecycle("capture", this.state, ["inactive", "active"]);
+    this.guard("capture");
     return this.render(cameras, opts.depth);
   }
 
@@ -209,20 +229,21 @@ export class SimBackend implements Backend {
   }
 
   async reset(opts: { seed: number }): Promise<void> {
-    assertLifecycle("reset", this.state, ["inactive", "active"]);
+    this.guard("reset");
     this.stopRequested = true;
     this.seed = opts.seed;
     this.build(opts.seed);
   }
 
   snapshot(): Uint8Array {
-    assertLifecycle("snapshot", this.state, ["inactive", "active"]);
+    this.guard("snapshot");
     const bench = this.bench!;
     const header = JSON.stringify({
       magic: SNAPSHOT_MAGIC,
+      scene: bench.kind,
       seed: this.seed,
-      calibration: this.calibration,
-      ...(this.pendulumSpec ? { pendulum: this.pendulumSpec, gateBlocked: this.gateBlocked } : {}),
+      description: bench.description,
+      sceneState: bench.saveState(),
       steps: this.steps,
       servo: {
         q: Array.from(this.servo.q),
@@ -245,21 +266,18 @@ export class SimBackend implements Backend {
   }
 
   restore(snap: Uint8Array): void {
-    assertLifecycle("restore", this.state, ["inactive", "active"]);
+    this.guard("restore");
     const len = new DataView(snap.buffer, snap.byteOffset, snap.byteLength).getUint32(0, true);
     const h = JSON.parse(new TextDecoder().decode(snap.subarray(4, 4 + len))) as SnapshotHeader;
     if (h.magic !== SNAPSHOT_MAGIC) throw new Error("not a simulator snapshot");
     this.stopRequested = true;
-    if ((h.pendulum !== undefined) !== (this.scene === "pendulum"))
-      throw new Error(`snapshot of another scene than "${this.scene}"`);
-    if (
-      JSON.stringify(h.calibration) !== JSON.stringify(this.calibration) ||
-      JSON.stringify(h.pendulum) !== JSON.stringify(this.pendulumSpec ?? undefined)
-    ) {
-      this.build(h.seed, h.calibration ?? undefined, h.pendulum);
-    }
+    if (h.scene !== this.bench!.kind) throw new Error(`snapshot of another scene than "${this.scene}"`);
+    if (JSON.stringify(h.description) !== JSON.stringify(this.bench!.description))
+      this.build(h.seed, h.description);
     this.seed = h.seed;
-    this.bench!.physics.restoreSnapshot(snap.subarray(4 + len));
+    const bench = this.bench!;
+    bench.physics.restoreSnapshot(snap.subarray(4 + len));
+    bench.restoreState(h.sceneState);
     this.steps = h.steps;
     this.servo = {
       q: Float64Array.from(h.servo.q),
@@ -270,34 +288,16 @@ export class SimBackend implements Backend {
     this.target = Float64Array.from(h.target);
     this.targetGripperM = h.targetGripperM;
     this.contactClosed = h.contactClosed;
-    this.gateBlocked = h.gateBlocked ?? false;
     this.collisions = new Set(h.collisions);
-    this.bench!.arm.updateKinematics(this.servo.q);
+    bench.arm.updateKinematics(this.servo.q);
   }
 
   privilegedState(): Record<string, unknown> {
-    assertLifecycle("privilegedState", this.state, ["inactive", "active", "error"]);
-    if (this.pendulum) return this.pendulumPrivileged(this.pendulum, this.pendulumSpec!);
-    const bench = this.buzz!;
-    const cal = this.calibration!;
-    const loopWorld = bench.arm.toolWorld(new Float64Array(16));
-    const baseFromWorld = mat4RigidInverse(bench.worldFromBase);
+    this.guard("privilegedState");
     return {
       seed: this.seed,
       t: this.now(),
-      wire: {
-        pointsBase: cal.wire.pointsBase.map((p) => [...p]),
-        wireRadiusM: cal.wire.wireRadiusM,
-        startMarkM: cal.wire.startMarkM,
-        endMarkM: cal.wire.endMarkM,
-        checkpointCount: cal.wire.checkpointCount,
-      },
-      loop: {
-        innerRadiusM: cal.tool.loopInnerRadiusM,
-        poseWorld: mat4ToPose(loopWorld),
-        poseBase: mat4ToPose(mat4Mul(baseFromWorld, loopWorld)),
-      },
-      contactClosed: this.contactClosed,
+      ...this.bench!.privileged({ contactClosed: this.contactClosed }),
       collisions: [...this.collisions],
       startQ: [...this.startQ],
     };
@@ -305,35 +305,16 @@ export class SimBackend implements Backend {
 
   /** The current calibration (sampled or given); buzz-wire scene only. */
   currentCalibration(): Calibration {
-    if (!this.calibration) throw new Error(`scene "${this.scene}" has no buzz-wire calibration`);
-    return this.calibration;
+    const b = this.bench;
+    if (!(b instanceof BuzzWireBench)) throw new Error(`scene "${this.scene}" has no buzz-wire calibration`);
+    return b.calibration;
   }
 
   /** The current pendulum bench (sampled from the seed); pendulum scene only. */
   currentPendulum(): PendulumBenchSpec {
-    if (!this.pendulumSpec) throw new Error(`scene "${this.scene}" has no pendulum`);
-    return this.pendulumSpec;
-  }
-
-  private pendulumPrivileged(bench: PendulumBench, spec: PendulumBenchSpec): Record<string, unknown> {
-    const tool = bench.arm.toolWorld(new Float64Array(16));
-    return {
-      seed: this.seed,
-      t: this.now(),
-      scene: "pendulum",
-      pendulum: {
-        lengthM: spec.pendulum.lengthM,
-        hingeWorld: [...spec.pendulum.hingeWorld],
-        bobRadiusM: spec.pendulum.bobRadiusM,
-        bobWorld: [...bench.bobCentre()],
-        bobVelocityMps: bench.bobVelocity(),
-        swingAngleRad: bench.swingAngleRad(),
-      },
-      photogate: { blocked: this.gateBlocked, centreWorld: [...spec.photogate.centreWorld] },
-      tool: { poseWorld: mat4ToPose(tool) },
-      collisions: [...this.collisions],
-      startQ: [...this.startQ],
-    };
+    const b = this.bench;
+    if (!(b instanceof PendulumBench)) throw new Error(`scene "${this.scene}" has no pendulum`);
+    return b.spec;
   }
 
   /** Which bench this backend simulates. */
@@ -343,45 +324,33 @@ export class SimBackend implements Backend {
 
   // ---------------------------------------------------------------------------------------
 
-  private build(seed: number, given?: Calibration, givenPendulum?: PendulumBenchSpec): void {
-    const robot = this.opts.robot;
+  private build(seed: number, given?: unknown): void {
     this.bench?.free();
-    this.bench = this.buzz = this.pendulum = null;
-    this.calibration = this.pendulumSpec = null;
-    let cameras: CameraCalibration[];
+    this.bench = null;
     const physics: BenchPhysicsOptions = {
       timestepS: this.dt,
       predictionDistanceM: this.opts.predictionDistanceM ?? 0.003,
     };
-    if (this.scene === "pendulum") {
-      const spec = givenPendulum ?? samplePendulumBench(robot, seed);
-      this.pendulumSpec = spec;
-      this.bench = this.pendulum = new PendulumBench(this.R!, robot, spec, physics);
-      this.basePose = clonePose(spec.robotBasePoseWorld);
-      this.toolOffset = clonePose(spec.toolPoseFlange);
-      this.startQ = [...spec.startQ];
-      this.startGripperM = spec.startGripperM;
-      cameras = spec.cameras;
-    } else {
-      const cal = given ?? this.opts.calibration ?? sampleBenchCalibration(robot, seed);
-      this.calibration = cal;
-      this.bench = this.buzz = new BuzzWireBench(this.R!, robot, cal, physics);
-      this.basePose = clonePose(cal.robotBasePoseWorld);
-      this.toolOffset = clonePose(cal.tool.loopPoseFlange);
-      this.startQ = startMarkJoints(robot, cal.wire, this.buzz.toolFromFlange, robot.homeQ) ?? [
-        ...robot.homeQ,
-      ];
-      this.startGripperM = HANDLE_GRIP_WIDTH_M;
-      cameras = cal.cameras;
-    }
+    const bench = SCENES[this.scene]({
+      R: this.R!,
+      robot: this.opts.robot,
+      physics,
+      seed,
+      given,
+      opts: this.opts,
+    });
+    this.bench = bench;
+    const start = bench.start;
+    this.basePose = clonePose(start.basePose);
+    this.toolOffset = clonePose(start.toolOffset);
+    this.startQ = [...start.q];
+    this.startGripperM = start.gripperM;
     this.servo = servoAtRest(this.startQ, this.startGripperM);
     this.target = Float64Array.from(this.startQ);
     this.targetGripperM = this.startGripperM;
-    this.bench.arm.applyArm(this.servo.q, this.servo.gripperWidthM, true);
-    this.cameras = cameraDescriptions({ cameras }, poseToMat4(this.toolOffset));
+    bench.arm.applyArm(this.servo.q, this.servo.gripperWidthM, true);
+    this.cameras = cameraDescriptions({ cameras: start.cameras }, poseToMat4(this.toolOffset));
     this.rasterizers.clear();
-    // a fresh pendulum hangs at rest in the beam; the gate reports changes from here on
-    this.gateBlocked = this.pendulum?.photogateBlocked ?? false;
     // a fresh bench starts open; tell listeners if the circuit was closed
     if (this.contactClosed) {
       this.contactClosed = false;
@@ -408,16 +377,7 @@ export class SimBackend implements Backend {
       this.contactClosed = c.loopOnWire;
       this.emit({ type: "contact", closed: c.loopOnWire, t, source: "sim" });
     }
-    if (this.pendulum && this.pendulum.photogateBlocked !== this.gateBlocked) {
-      this.gateBlocked = this.pendulum.photogateBlocked;
-      this.emit({
-        type: "instrument",
-        t,
-        name: PHOTOGATE,
-        values: { blocked: this.gateBlocked ? 1 : 0 },
-        source: "sim",
-      });
-    }
+    bench.afterStep(t, this.emitEvent);
     if (c.collisions.length > 0 || this.collisions.size > 0) {
       const now = new Set(c.collisions);
       for (const pair of c.collisions) {
@@ -439,7 +399,9 @@ export class SimBackend implements Backend {
     const cap = opts.capture;
     assertMotionArgs("execute", opts);
     if (cap) frames.push(...this.render(cap.cameras, cap.depth));
-    const yieldEvery = this.opts.yieldEveryTicks ?? 1000;
+    const yieldEvery = this.opts.yieldEveryTicks;
+    const sliceMs = yieldEvery === undefined ? (this.opts.yieldSliceMs ?? 0.25) : 0;
+    let nextYieldMs = sliceMs > 0 ? performance.now() + sliceMs : Number.POSITIVE_INFINITY;
     let outcome: ExecuteResult["outcome"] = "completed";
     let done = 0;
     for (let i = 0; i < count; i++) {
@@ -447,22 +409,34 @@ export class SimBackend implements Backend {
         outcome = "aborted";
         break;
       }
-      if (this.stopRequested || this.state !== "active") {
+      if (this.stopRequested || this.lifecycle !== "active") {
         outcome = "stopped";
         break;
       }
       setTarget?.(i);
       this.tick();
       done = i + 1;
-      if (opts.onTick && opts.onTick(this.read(), i) === "stop") {
-        outcome = "stopped";
+      const verdict = opts.onTick ? opts.onTick(this.read(), i) : "ok";
+      if (verdict !== "ok") {
+        outcome = verdict === "stop" ? "stopped" : "fault";
         break;
       }
       if (cap && done % cap.everyTicks === 0) frames.push(...this.render(cap.cameras, cap.depth));
-      if (yieldEvery > 0 && done % yieldEvery === 0) await new Promise<void>((r) => setImmediate(r));
+      if (yieldEvery !== undefined) {
+        if (yieldEvery > 0 && done % yieldEvery === 0) await new Promise<void>((r) => setImmediate(r));
+      } else if (performance.now() >= nextYieldMs) {
+        await new Promise<void>((r) => setImmediate(r));
+        nextYieldMs = performance.now() + sliceMs;
+      }
     }
     if (outcome !== "completed" && this.bench) this.holdHere();
-    return { outcome, samplesExecuted: done, final: this.read(), frames };
+    return {
+      outcome,
+      samplesExecuted: done,
+      final: this.read(),
+      frames,
+      ...(outcome === "fault" ? { fault: { ...TICK_FAULT } } : {}),
+    };
   }
 
   private render(names: readonly string[], depth: boolean): Frame[] {
@@ -505,10 +479,10 @@ export class SimBackend implements Backend {
 
 interface SnapshotHeader {
   magic: string;
+  scene: SimSceneName;
   seed: number;
-  calibration: Calibration | null;
-  pendulum?: PendulumBenchSpec;
-  gateBlocked?: boolean;
+  description: unknown;
+  sceneState: Record<string, unknown>;
   steps: number;
   servo: { q: number[]; dq: number[]; qRefPrev: number[]; gripperWidthM: number };
   target: number[];

@@ -11,7 +11,7 @@
  */
 import type { Pose } from "../../robots/math.ts";
 import type { CameraDescription, Frame, ImageData, JointReading } from "../../seam/types.ts";
-import { RosDriverError } from "../ros2/errors.ts";
+import { DeviceError } from "../errors.ts";
 import {
   bytesOf,
   type CameraInfoMsg,
@@ -106,7 +106,7 @@ export class RosCameraSource {
   readonly history: JointHistory;
   private readonly slots = new Map<string, CameraSlot>();
   private readonly subs: Unsubscribe[] = [];
-  private readonly errorListeners = new Set<(e: RosDriverError) => void>();
+  private readonly errorListeners = new Set<(e: DeviceError) => void>();
 
   constructor(private readonly opts: RosCameraSourceOptions) {
     this.stampClock = opts.stampClock ?? new StampClock(opts.now);
@@ -140,7 +140,7 @@ export class RosCameraSource {
   }
 
   /** decoding problems (e.g. an unsupported encoding) */
-  onError(listener: (e: RosDriverError) => void): Unsubscribe {
+  onError(listener: (e: DeviceError) => void): Unsubscribe {
     this.errorListeners.add(listener);
     return () => this.errorListeners.delete(listener);
   }
@@ -151,7 +151,7 @@ export class RosCameraSource {
     for (const slot of this.slots.values()) {
       while (!slot.info || !slot.frame) {
         if (Date.now() > deadline) {
-          throw new RosDriverError("RB_ERR_ROS_NO_FRAME", {
+          throw new DeviceError("RB_ERR_ROS_NO_FRAME", {
             camera: slot.res.name,
             topic: slot.res.imageTopic,
           });
@@ -211,7 +211,7 @@ export class RosCameraSource {
     return names.map((name) => {
       const slot = this.slot(name);
       const f = slot.frame;
-      if (!f) throw new RosDriverError("RB_ERR_ROS_NO_FRAME", { camera: name, topic: slot.res.imageTopic });
+      if (!f) throw new DeviceError("RB_ERR_ROS_NO_FRAME", { camera: name, topic: slot.res.imageTopic });
       const reading = this.history.nearest(f.t);
       return reading ? { ...f, reading } : { ...f };
     });
@@ -219,8 +219,7 @@ export class RosCameraSource {
 
   private slot(camera: string): CameraSlot {
     const s = this.slots.get(camera);
-    if (!s)
-      throw new RosDriverError("RB_ERR_ROS_UNKNOWN_CAMERA", { camera, cameras: [...this.slots.keys()] });
+    if (!s) throw new DeviceError("RB_ERR_ROS_UNKNOWN_CAMERA", { camera, cameras: [...this.slots.keys()] });
     return s;
   }
 
@@ -229,7 +228,7 @@ export class RosCameraSource {
     try {
       rgb = decode();
     } catch (e) {
-      if (e instanceof RosDriverError) for (const l of this.errorListeners) l(e);
+      if (e instanceof DeviceError) for (const l of this.errorListeners) l(e);
       return;
     }
     const stampS = timeToS(stamp);
@@ -250,7 +249,7 @@ export function decodeCompressed(camera: string, m: CompressedImageMsg, info?: C
   const fmt = m.format.toLowerCase();
   const format =
     fmt.includes("jpeg") || fmt.includes("jpg") ? "jpeg" : fmt.includes("png") ? "png" : undefined;
-  if (!format) throw new RosDriverError("RB_ERR_ROS_CAMERA_ENCODING", { camera, encoding: m.format });
+  if (!format) throw new DeviceError("RB_ERR_ROS_CAMERA_ENCODING", { camera, encoding: m.format });
   const size = (format === "jpeg" ? jpegSize(data) : pngSize(data)) ?? {
     width: info?.width ?? 0,
     height: info?.height ?? 0,
@@ -287,7 +286,7 @@ export function decodeRaw(camera: string, m: ImageMsg): ImageData {
       }
     }
   } else {
-    throw new RosDriverError("RB_ERR_ROS_CAMERA_ENCODING", { camera, encoding: m.encoding });
+    throw new DeviceError("RB_ERR_ROS_CAMERA_ENCODING", { camera, encoding: m.encoding });
   }
   return { kind: "raw", width, height, channels: 3, data: out };
 }

@@ -24,16 +24,12 @@
  */
 import { EventEmitter } from "node:events";
 import { createRequire } from "node:module";
-import {
-  assertLifecycle,
-  type LifecycleState,
-  type SensorEvent,
-  type SensorEventListener,
-} from "../../seam/types.ts";
+import { LifecycleComponent, type LifecycleState } from "../../seam/lifecycle.ts";
+import type { SensorEvent, SensorEventListener } from "../../seam/types.ts";
 import type { ContactSensor, OutputMode } from "../serial/contact-sensor.ts";
 import { Reconnector } from "../serial/reconnect.ts";
 import { Listeners, type SerialTransport, type TransportOpener } from "../serial/transport.ts";
-import { RealBenchError } from "../real/errors.ts";
+import { DeviceError } from "../errors.ts";
 import type { FirmataContactResource } from "./resource.ts";
 
 // ───────────── the parts of firmata-io and johnny-five this driver uses ─────────────
@@ -137,9 +133,8 @@ interface Link {
   buzzer: FivePin;
 }
 
-export class FirmataContact implements ContactSensor {
+export class FirmataContact extends LifecycleComponent implements ContactSensor {
   readonly source: string;
-  private state: LifecycleState = "unconfigured";
   private readonly res: FirmataContactResource;
   private readonly open: TransportOpener;
   private readonly now: () => number;
@@ -155,6 +150,7 @@ export class FirmataContact implements ContactSensor {
   reconnects = 0;
 
   constructor(opts: FirmataContactOptions) {
+    super();
     this.res = opts.resource;
     this.open = opts.open;
     this.now = opts.now ?? (() => performance.now() / 1000);
@@ -162,7 +158,7 @@ export class FirmataContact implements ContactSensor {
     this.reconnect = new Reconnector({
       initialMs: this.res.reconnectInitialMs,
       maxMs: this.res.reconnectMaxMs,
-      allowed: () => this.state === "inactive" || this.state === "active",
+      allowed: () => this.lifecycle === "inactive" || this.lifecycle === "active",
       attempt: () => this.bringUp(),
       onUp: () => {
         this.reconnects++;
@@ -176,10 +172,6 @@ export class FirmataContact implements ContactSensor {
       },
     });
     if (!this.res.outputsFollowContact) this.lampMode = this.buzzerMode = "0";
-  }
-
-  get lifecycle(): LifecycleState {
-    return this.state;
   }
 
   get linkUp(): boolean {
@@ -197,29 +189,18 @@ export class FirmataContact implements ContactSensor {
   // ───────────── lifecycle ─────────────
 
   /** Open the port, wait for the board (version, firmware, capabilities), set the pins. Throws on failure. */
-  async configure(): Promise<void> {
-    assertLifecycle("configure", this.state, ["unconfigured"]);
+  protected override async onConfigure(): Promise<void> {
     await this.bringUp();
-    this.state = "inactive";
-  }
-
-  async activate(): Promise<void> {
-    assertLifecycle("activate", this.state, ["inactive"]);
-    this.state = "active";
   }
 
   /** Back to inactive; lamp and buzzer return to their configured default. */
-  async deactivate(): Promise<void> {
-    assertLifecycle("deactivate", this.state, ["active"]);
-    this.state = "inactive";
+  protected override async onDeactivate(): Promise<void> {
     const auto: OutputMode = this.res.outputsFollowContact ? "A" : "0";
     this.lampMode = this.buzzerMode = auto;
     this.applyOutputs();
   }
 
-  async shutdown(): Promise<void> {
-    assertLifecycle("shutdown", this.state, ["unconfigured", "inactive", "active", "error"]);
-    this.state = "finalized";
+  protected override async onShutdown(_from: LifecycleState): Promise<void> {
     this.reconnect.cancel();
     if (this.up && this.link) {
       this.link.lamp.low();
@@ -232,7 +213,7 @@ export class FirmataContact implements ContactSensor {
 
   /** lamp off / on / automatic (follows contact); active only; resolves once the command is written */
   async setLamp(mode: OutputMode): Promise<void> {
-    assertLifecycle("setLamp", this.state, ["active"]);
+    this.guard("setLamp");
     this.requireLink("set the lamp");
     this.lampMode = mode;
     this.applyOutputs();
@@ -240,7 +221,7 @@ export class FirmataContact implements ContactSensor {
 
   /** buzzer off / on / automatic; active only; resolves once the command is written */
   async setBuzzer(mode: OutputMode): Promise<void> {
-    assertLifecycle("setBuzzer", this.state, ["active"]);
+    this.guard("setBuzzer");
     this.requireLink("set the buzzer");
     this.buzzerMode = mode;
     this.applyOutputs();
@@ -249,12 +230,12 @@ export class FirmataContact implements ContactSensor {
   // ───────────── link ─────────────
 
   private requireLink(operation: string): void {
-    if (!this.up) throw new RealBenchError("RB_ERR_FIRMATA_LINK_DOWN", { path: this.res.path, operation });
+    if (!this.up) throw new DeviceError("RB_ERR_FIRMATA_LINK_DOWN", { path: this.res.path, operation });
   }
 
   private async bringUp(): Promise<void> {
     const serial = await this.open({ path: this.res.path, baudRate: this.res.baudRate });
-    if (this.state === "finalized") {
+    if (this.lifecycle === "finalized") {
       await serial.close();
       throw new Error("driver shut down while connecting");
     }
@@ -300,7 +281,7 @@ export class FirmataContact implements ContactSensor {
         first,
         this.res.readyTimeoutMs,
         () =>
-          new RealBenchError("RB_ERR_FIRMATA_NOT_READY", {
+          new DeviceError("RB_ERR_FIRMATA_NOT_READY", {
             path: this.res.path,
             timeoutMs: this.res.readyTimeoutMs,
             reason: "no digital report for the contact pin",
@@ -344,7 +325,7 @@ export class FirmataContact implements ContactSensor {
   private checkPin(io: FirmataBoard, pin: number, mode: number, modeName: string): void {
     const p = io.pins[pin];
     if (!p || (p.supportedModes.length > 0 && !p.supportedModes.includes(mode)))
-      throw new RealBenchError("RB_ERR_FIRMATA_PIN", { path: this.res.path, pin, mode: modeName });
+      throw new DeviceError("RB_ERR_FIRMATA_PIN", { path: this.res.path, pin, mode: modeName });
   }
 
   private waitReady(io: FirmataBoard, serial: SerialTransport): Promise<void> {
@@ -358,7 +339,7 @@ export class FirmataContact implements ContactSensor {
       }),
       this.res.readyTimeoutMs,
       () =>
-        new RealBenchError("RB_ERR_FIRMATA_NOT_READY", {
+        new DeviceError("RB_ERR_FIRMATA_NOT_READY", {
           path: this.res.path,
           timeoutMs: this.res.readyTimeoutMs,
           reason: "no version/firmware/capability answer",

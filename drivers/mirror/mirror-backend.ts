@@ -8,8 +8,8 @@
  * Fault injection (STYLE.md §7): `failOn` makes a chosen call fail, so fault handling is tested
  * on purpose.
  */
+import { LifecycleComponent, type LifecycleState } from "../../seam/lifecycle.ts";
 import {
-  assertLifecycle,
   assertMotionArgs,
   type Backend,
   type BackendDescription,
@@ -19,9 +19,9 @@ import {
   type Frame,
   type JointReading,
   type JointTrajectory,
-  type LifecycleState,
   type SensorEvent,
   type SensorEventListener,
+  TICK_FAULT,
 } from "../../seam/types.ts";
 import type { RobotModel } from "../../robots/types.ts";
 
@@ -57,9 +57,8 @@ export function mirrorCamera(name = "front", width = 64, height = 48): CameraDes
   };
 }
 
-export class MirrorBackend implements Backend {
+export class MirrorBackend extends LifecycleComponent implements Backend {
   readonly kind = "mirror" as const;
-  private state: LifecycleState = "unconfigured";
   /** control ticks since start; time is ticks × period (no float drift) */
   private ticks = 0;
   private q: number[];
@@ -70,6 +69,7 @@ export class MirrorBackend implements Backend {
   private readonly desc: BackendDescription;
 
   constructor(private readonly opts: MirrorBackendOptions) {
+    super();
     this.q = [...(opts.startQ ?? opts.robot.homeQ)];
     this.dq = new Array(opts.robot.dof).fill(0);
     this.gripper = opts.robot.gripper.maxWidthM / 2;
@@ -82,28 +82,14 @@ export class MirrorBackend implements Backend {
     };
   }
 
-  get lifecycle(): LifecycleState {
-    return this.state;
-  }
+  protected override async onConfigure(): Promise<void> {}
 
-  async configure(): Promise<void> {
-    assertLifecycle("configure", this.state, ["unconfigured"]);
-    this.state = "inactive";
-  }
-  async activate(): Promise<void> {
-    assertLifecycle("activate", this.state, ["inactive"]);
-    this.state = "active";
-  }
-  async deactivate(): Promise<void> {
-    assertLifecycle("deactivate", this.state, ["active"]);
-    this.state = "inactive";
-  }
-  async shutdown(): Promise<void> {
-    this.state = "finalized";
+  protected override async onShutdown(_from: LifecycleState): Promise<void> {
     this.listeners.clear();
   }
 
   describe(): BackendDescription {
+    this.guard("describe");
     return this.desc;
   }
 
@@ -112,18 +98,19 @@ export class MirrorBackend implements Backend {
   }
 
   read(): JointReading {
-    return { t: this.now(), q: [...this.q], dq: [...this.dq], gripperWidthM: this.gripper };
+    this.guard("read");
+    return this.reading();
   }
 
   async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
-    assertLifecycle("execute", this.state, ["active"]);
+    this.guard("execute");
     assertMotionArgs("execute", opts);
     if (this.injected("execute")) return this.fault("execute");
     return this.run(traj, opts);
   }
 
   async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
-    assertLifecycle("hold", this.state, ["active"]);
+    this.guard("hold");
     assertMotionArgs("hold", opts, seconds);
     if (this.injected("hold")) return this.fault("hold");
     const period = this.desc.controlPeriodS;
@@ -144,7 +131,7 @@ export class MirrorBackend implements Backend {
   }
 
   async capture(cameras: readonly string[], opts: { depth: boolean }): Promise<Frame[]> {
-    assertLifecycle("capture", this.state, ["inactive", "active"]);
+    this.guard("capture");
     if (this.injected("capture")) throw new Error("mirror: injected capture failure");
     const names = cameras.length ? cameras : this.desc.cameras.map((c) => c.name);
     return names.map((name) => this.pattern(name, opts.depth));
@@ -160,6 +147,7 @@ export class MirrorBackend implements Backend {
   }
 
   async reset(): Promise<void> {
+    this.guard("reset");
     this.q = [...(this.opts.startQ ?? this.opts.robot.homeQ)];
     this.dq.fill(0);
   }
@@ -188,9 +176,10 @@ export class MirrorBackend implements Backend {
       }
       this.gripper = traj.gripperWidthM[i]!;
       this.ticks++;
-      if (opts.onTick && opts.onTick(this.read(), i) === "stop") {
+      const verdict = opts.onTick ? opts.onTick(this.reading(), i) : "ok";
+      if (verdict !== "ok") {
         i++;
-        outcome = "stopped";
+        outcome = verdict === "stop" ? "stopped" : "fault";
         break;
       }
       if (opts.capture && (i + 1) % opts.capture.everyTicks === 0) {
@@ -198,7 +187,17 @@ export class MirrorBackend implements Backend {
       }
     }
     this.dq.fill(0);
-    return { outcome, samplesExecuted: i, final: this.read(), frames };
+    return {
+      outcome,
+      samplesExecuted: i,
+      final: this.reading(),
+      frames,
+      ...(outcome === "fault" ? { fault: { ...TICK_FAULT } } : {}),
+    };
+  }
+
+  private reading(): JointReading {
+    return { t: this.now(), q: [...this.q], dq: [...this.dq], gripperWidthM: this.gripper };
   }
 
   private captureSync(cameras: readonly string[], depth: boolean): Frame[] {

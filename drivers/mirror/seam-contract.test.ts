@@ -25,3 +25,15 @@ describe("seam argument checks", () => {
     expect(b.now()).toBe(0);
   });
 });
+
+describe("sim powers are a separate capability", () => {
+  it("the mirror has none; an object with all three is recognised, with two of them not", async () => {
+    const { hasSimPowers } = await import("../../seam/types.ts");
+    const b = new MirrorBackend({ robot: FR3 });
+    expect(hasSimPowers(b)).toBe(false);
+    const powers = { snapshot: () => new Uint8Array(), restore: () => {}, privilegedState: () => ({}) };
+    expect(hasSimPowers(Object.assign(Object.create(b), powers))).toBe(true);
+    const { restore: _r, ...two } = powers;
+    expect(hasSimPowers(Object.assign(Object.create(b), two))).toBe(false);
+  });
+});

@@ -4,14 +4,15 @@
  * ContactSensor (the buzz box over serial, or a Firmata board), on one monotonic clock
  * (`performance.now()/1000`, backend seconds).
  *
- * Lifecycle (ros2_control style), by what each state allows:
+ * Lifecycle: the one table of seam/lifecycle.ts; here, by what each state allows:
  * - `unconfigured`: nothing open; only configure().
  * - `inactive`: ROS connected, joint states, camera frames and contact events flow;
  *   describe/read/capture yes, execute/hold no.
  * - `active`: everything; execute() additionally needs the allow-motion switch.
  * - `error`: a device was lost (ROS connection, serial port) or the robot reported an error
- *   (reflex). Motion stopped; read() answers the last reading; an operator calls recover()
- *   once the device is back (it ends `active`).
+ *   (reflex). Motion stopped; read() answers the last reading, capture() the cameras' latest
+ *   frames; execute/hold refuse with a LifecycleError that names the fault; an operator calls
+ *   recover() once the device is back (it ends `active`).
  * - `finalized`: shut down.
  *
  * Allow-motion switch: with `allowMotion: false` (the default) execute() refuses with
@@ -23,8 +24,8 @@
  * contact: inside the serial data callback), so a listener can call stop() within the 5 ms budget.
  */
 import type { Calibration } from "../../calibration/schema.ts";
+import { LifecycleComponent, type LifecycleState } from "../../seam/lifecycle.ts";
 import {
-  assertLifecycle,
   assertMotionArgs,
   type Backend,
   type BackendDescription,
@@ -33,7 +34,6 @@ import {
   type Frame,
   type JointReading,
   type JointTrajectory,
-  type LifecycleState,
   type SensorEvent,
   type SensorEventListener,
 } from "../../seam/types.ts";
@@ -48,7 +48,7 @@ import { BuzzboxDriver } from "../serial/buzzbox-driver.ts";
 import type { ContactSensor } from "../serial/contact-sensor.ts";
 import type { TransportOpener } from "../serial/transport.ts";
 import { openSerialPort } from "../serial/transport-serialport.ts";
-import { RealBenchError } from "./errors.ts";
+import { DeviceError } from "../errors.ts";
 import type { ContactResource, RealBackendConfig } from "./real-bench-config.ts";
 import { cameraSeamPose, clonePose } from "../../calibration/camera-pose.ts";
 
@@ -83,10 +83,9 @@ export function createRealBackend(cfg: RealBackendConfig, ctx: RealBackendContex
   return new RealBackend(cfg, ctx);
 }
 
-export class RealBackend implements Backend {
+export class RealBackend extends LifecycleComponent implements Backend {
   readonly kind = "real" as const;
   readonly now: () => number;
-  private state: LifecycleState = "unconfigured";
   private readonly cfg: RealBackendConfig;
   private readonly ctx: RealBackendContext;
   private readonly cameraResources: RosCameraResource[];
@@ -101,9 +100,9 @@ export class RealBackend implements Backend {
   /** aborts the running execute/hold on a device fault or stop() */
   private motion: AbortController | undefined;
   private motionFault: { device: string; message: string } | undefined;
-  private lastFault: { device: string; message: string } | undefined;
 
   constructor(cfg: RealBackendConfig, ctx: RealBackendContext) {
+    super();
     this.cfg = cfg;
     this.ctx = ctx;
     this.now = ctx.now ?? (() => performance.now() / 1000);
@@ -114,10 +113,6 @@ export class RealBackend implements Backend {
       const placed = c.pose && c.frame ? { frame: c.frame, pose: c.pose } : this.poseFromCalibration(c.name);
       return { ...c, ...placed };
     });
-  }
-
-  get lifecycle(): LifecycleState {
-    return this.state;
   }
 
   /** the composed drivers (for operators and tests) */
@@ -137,8 +132,7 @@ export class RealBackend implements Backend {
   // ───────────────────────── lifecycle (may throw) ─────────────────────────
 
   /** Connect ROS, wait for joint states and every camera, open the contact device. */
-  async configure(): Promise<void> {
-    assertLifecycle("configure", this.state, ["unconfigured"]);
+  protected override async onConfigure(): Promise<void> {
     const transport = this.ctx.transport ?? (await createRosTransport(this.cfg.ros));
     const arm = new FrankaArmDriver({
       transport,
@@ -179,29 +173,22 @@ export class RealBackend implements Backend {
       await this.teardown();
       throw e;
     }
-    this.state = "inactive";
   }
 
-  async activate(): Promise<void> {
-    assertLifecycle("activate", this.state, ["inactive"]);
+  protected override async onActivate(): Promise<void> {
     if (this.arm!.lifecycle === "inactive") await this.arm!.activate();
     if (this.contact?.lifecycle === "inactive") await this.contact.activate();
-    this.state = "active";
   }
 
-  async deactivate(): Promise<void> {
-    assertLifecycle("deactivate", this.state, ["active", "inactive"]);
+  protected override async onDeactivate(): Promise<void> {
     await this.stop("deactivate");
     if (this.arm!.lifecycle === "active") await this.arm!.deactivate();
     if (this.contact?.lifecycle === "active") await this.contact.deactivate();
-    this.state = "inactive";
   }
 
-  async shutdown(): Promise<void> {
-    if (this.state === "finalized") return;
+  protected override async onShutdown(_from: LifecycleState): Promise<void> {
     await this.stop("shutdown");
     await this.teardown();
-    this.state = "finalized";
   }
 
   /**
@@ -211,31 +198,30 @@ export class RealBackend implements Backend {
    * `POST /v1/admin/recover` calls nothing else before the next episode moves).
    */
   async recover(timeoutS = 5): Promise<void> {
-    assertLifecycle("recover", this.state, ["error"]);
-    if (this.arm!.lifecycle === "error") await this.arm!.recover();
-    const c = this.contact;
-    if (c) {
-      const end = this.now() + timeoutS;
-      while (!c.linkUp) {
-        if (this.now() > end) {
-          throw new RealBenchError("RB_ERR_REAL_DEVICE_FAULT", {
-            device: c.source,
-            reason: "link still down",
-            operation: "recover",
-          });
+    await this.recoverWith(async () => {
+      if (this.arm!.lifecycle === "error") await this.arm!.recover();
+      const c = this.contact;
+      if (c) {
+        const end = this.now() + timeoutS;
+        while (!c.linkUp) {
+          if (this.now() > end) {
+            throw new DeviceError("RB_ERR_REAL_DEVICE_FAULT", {
+              device: c.source,
+              reason: "link still down",
+              operation: "recover",
+            });
+          }
+          await new Promise((r) => setTimeout(r, 10));
         }
-        await new Promise((r) => setTimeout(r, 10));
       }
-    }
-    this.lastFault = undefined;
-    this.state = "inactive";
+    });
     await this.activate();
   }
 
   // ───────────────────────── state ─────────────────────────
 
   describe(): BackendDescription {
-    assertLifecycle("describe", this.state, ["inactive", "active", "error"]);
+    this.guard("describe");
     return {
       robot: this.ctx.robot,
       cameras: this.cameras!.describe(),
@@ -246,12 +232,12 @@ export class RealBackend implements Backend {
   }
 
   read(): JointReading {
-    assertLifecycle("read", this.state, ["inactive", "active", "error"]);
+    this.guard("read");
     return this.arm!.read();
   }
 
   async capture(cameras: readonly string[], opts: { depth: boolean }): Promise<Frame[]> {
-    assertLifecycle("capture", this.state, ["inactive", "active", "error"]);
+    this.guard("capture");
     if (this.cameraResources.length === 0 && cameras.length === 0) return [];
     return this.cameras!.capture(cameras, opts);
   }
@@ -272,15 +258,15 @@ export class RealBackend implements Backend {
    * taken is not repeated). A device fault during the motion cancels it: outcome "fault".
    */
   async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
-    this.guardMotion("execute");
+    this.guard("execute");
     if (!this.cfg.allowMotion)
-      throw new RealBenchError("RB_ERR_REAL_MOTION_NOT_ALLOWED", { operation: "execute" });
+      throw new DeviceError("RB_ERR_REAL_MOTION_NOT_ALLOWED", { operation: "execute" });
     return this.withMotion(opts, (o) => this.arm!.execute(traj, o));
   }
 
   /** Keep the last target for `seconds` (no command is sent; allowed without the switch). */
   async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
-    this.guardMotion("hold");
+    this.guard("hold");
     assertMotionArgs("hold", opts, seconds);
     return this.withMotion(opts, (o) => this.arm!.hold(seconds, o));
   }
@@ -293,17 +279,6 @@ export class RealBackend implements Backend {
   }
 
   // ───────────────────────── internals ─────────────────────────
-
-  private guardMotion(method: string): void {
-    if (this.state === "error") {
-      throw new RealBenchError("RB_ERR_REAL_DEVICE_FAULT", {
-        device: this.lastFault?.device ?? "?",
-        reason: this.lastFault?.message ?? "?",
-        operation: method,
-      });
-    }
-    assertLifecycle(method, this.state, ["active"]);
-  }
 
   private async withMotion(
     opts: ExecuteOptions,
@@ -356,12 +331,11 @@ export class RealBackend implements Backend {
   private onDeviceEvent(e: SensorEvent): void {
     if (e.type === "fault") {
       const f = { device: e.device, message: e.message };
-      this.lastFault = f;
       if (this.motion) {
         this.motionFault ??= f;
         this.motion.abort();
       }
-      if (this.state === "active" || this.state === "inactive") this.state = "error";
+      if (this.lifecycle === "active" || this.lifecycle === "inactive") this.enterError(f);
     }
     for (const l of this.listeners) l(e);
     if (e.type === "fault") void this.arm?.stop("device fault").catch(() => {});

@@ -12,18 +12,18 @@
  * The driver does not own the transport's life: configure() connects it if needed, shutdown()
  * only removes the driver's subscriptions (cameras may share the transport).
  */
+import { LifecycleComponent, type LifecycleState } from "../../seam/lifecycle.ts";
 import {
-  assertLifecycle,
   type ExecuteOptions,
   type ExecuteResult,
   type JointReading,
   type JointTrajectory,
-  type LifecycleState,
   type SensorEvent,
   type SensorEventListener,
+  TICK_FAULT,
 } from "../../seam/types.ts";
 import type { RobotModel } from "../../robots/types.ts";
-import { RosDriverError } from "./errors.ts";
+import { DeviceError } from "../errors.ts";
 import type { FrankaRosConfig } from "./franka-config.ts";
 import { parseFrankaRosConfig } from "./franka-config.ts";
 import {
@@ -90,14 +90,13 @@ const TYPES = {
 } as const;
 
 interface RunningGoal {
-  cancel(reason: "aborted" | "stopped"): void;
+  cancel(reason: "aborted" | "stopped" | "fault"): void;
   settled: Promise<unknown>;
 }
 
-export class FrankaArmDriver {
+export class FrankaArmDriver extends LifecycleComponent {
   readonly config: FrankaRosConfig;
   readonly stampClock: StampClock;
-  private state: LifecycleState = "unconfigured";
   private readonly transport: RosTransport;
   private readonly robot: RobotModel;
   private readonly now: () => number;
@@ -114,6 +113,7 @@ export class FrankaArmDriver {
   private lostAtT = Number.NEGATIVE_INFINITY;
 
   constructor(opts: FrankaArmDriverOptions) {
+    super();
     this.transport = opts.transport;
     this.robot = opts.robot;
     this.config = opts.config ?? parseFrankaRosConfig();
@@ -123,10 +123,6 @@ export class FrankaArmDriver {
     this.index = new Array(this.jointNames.length).fill(-1);
   }
 
-  get lifecycle(): LifecycleState {
-    return this.state;
-  }
-
   /** device name used in faults */
   get device(): string {
     return `ros2:${this.transport.endpoint}`;
@@ -134,8 +130,7 @@ export class FrankaArmDriver {
 
   // ───────────────────────── lifecycle (may throw) ─────────────────────────
 
-  async configure(): Promise<void> {
-    assertLifecycle("configure", this.state, ["unconfigured"]);
+  protected override async onConfigure(): Promise<void> {
     await this.transport.connect();
     const c = this.config;
     this.subs.push(
@@ -161,31 +156,24 @@ export class FrankaArmDriver {
       this.dropSubscriptions();
       throw e;
     }
-    this.state = "inactive";
   }
 
-  async activate(): Promise<void> {
-    assertLifecycle("activate", this.state, ["inactive"]);
+  protected override async onActivate(): Promise<void> {
     if (!this.transport.connected) {
-      throw new RosDriverError("RB_ERR_ROS_NOT_CONNECTED", {
+      throw new DeviceError("RB_ERR_ROS_NOT_CONNECTED", {
         url: this.transport.endpoint,
         operation: "activate",
       });
     }
-    this.state = "active";
   }
 
-  async deactivate(): Promise<void> {
-    assertLifecycle("deactivate", this.state, ["active", "inactive"]);
+  protected override async onDeactivate(): Promise<void> {
     await this.stop("deactivate");
-    this.state = "inactive";
   }
 
-  async shutdown(): Promise<void> {
-    if (this.state === "finalized") return;
+  protected override async onShutdown(_from: LifecycleState): Promise<void> {
     await this.stop("shutdown");
     this.dropSubscriptions();
-    this.state = "finalized";
   }
 
   /**
@@ -193,26 +181,26 @@ export class FrankaArmDriver {
    * the fault; runs franka error recovery (clears reflexes), then the driver is `inactive`.
    */
   async recover(): Promise<void> {
-    assertLifecycle("recover", this.state, ["error"]);
-    if (!this.transport.connected) {
-      throw new RosDriverError("RB_ERR_ROS_NOT_CONNECTED", {
-        url: this.transport.endpoint,
-        operation: "recover",
-      });
-    }
-    await this.waitForReading(this.config.firstJointStateTimeoutS, this.lostAtT);
-    await this.errorRecovery();
-    this.state = "inactive";
+    await this.recoverWith(async () => {
+      if (!this.transport.connected) {
+        throw new DeviceError("RB_ERR_ROS_NOT_CONNECTED", {
+          url: this.transport.endpoint,
+          operation: "recover",
+        });
+      }
+      await this.waitForReading(this.config.firstJointStateTimeoutS, this.lostAtT);
+      await this.errorRecovery();
+    });
   }
 
   /** Operator only: call franka error recovery (franka_msgs/action/ErrorRecovery). */
   async errorRecovery(): Promise<void> {
-    assertLifecycle("errorRecovery", this.state, ["inactive", "active", "error"]);
+    this.guard("errorRecovery");
     const action = this.config.errorRecoveryAction;
     const out = await this.transport.sendActionGoal<object, unknown, object>(action, TYPES.errorRecovery, {})
       .result;
     if (out.status !== GoalStatus.SUCCEEDED) {
-      throw new RosDriverError("RB_ERR_ROS_ACTION_FAILED", { action, reason: describeOutcome(out) });
+      throw new DeviceError("RB_ERR_ROS_ACTION_FAILED", { action, reason: describeOutcome(out) });
     }
   }
 
@@ -220,9 +208,9 @@ export class FrankaArmDriver {
 
   /** latest reading; throws RB_ERR_ROS_NO_JOINT_STATE before the first one */
   read(): RosJointReading {
-    assertLifecycle("read", this.state, ["inactive", "active", "error"]);
+    this.guard("read");
     if (!this.latest)
-      throw new RosDriverError("RB_ERR_ROS_NO_JOINT_STATE", { topic: this.config.jointStatesTopic });
+      throw new DeviceError("RB_ERR_ROS_NO_JOINT_STATE", { topic: this.config.jointStatesTopic });
     return this.latest;
   }
 
@@ -251,15 +239,14 @@ export class FrankaArmDriver {
    * how the motion ended is returned.
    */
   async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<FrankaExecuteResult> {
-    assertLifecycle("execute", this.state, ["active"]);
-    if (this.goal)
-      throw new RosDriverError("RB_ERR_ROS_MOTION_BUSY", { action: this.config.trajectoryAction });
+    this.guard("execute");
+    if (this.goal) throw new DeviceError("RB_ERR_ROS_MOTION_BUSY", { action: this.config.trajectoryAction });
     const start = this.read();
     const dof = this.jointNames.length;
     for (let j = 0; j < dof && traj.count > 0; j++) {
       const d = Math.abs(traj.q[j]! - start.q[j]!);
       if (d > this.config.startToleranceRad) {
-        throw new RosDriverError("RB_ERR_ROS_START_MISMATCH", {
+        throw new DeviceError("RB_ERR_ROS_START_MISMATCH", {
           joint: this.jointNames[j],
           distanceRad: Number(d.toFixed(4)),
           toleranceRad: this.config.startToleranceRad,
@@ -289,7 +276,7 @@ export class FrankaArmDriver {
    * clock, calling `onTick` per reading, and returns early on abort or "stop".
    */
   async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
-    assertLifecycle("hold", this.state, ["active", "inactive"]);
+    this.guard("hold");
     const t0 = this.now();
     const period = this.robot.controlPeriodS;
     return new Promise<ExecuteResult>((resolve) => {
@@ -310,7 +297,9 @@ export class FrankaArmDriver {
       };
       const onAbort = () => finish("aborted");
       const offReading = this.onReading((r) => {
-        if (opts.onTick?.(r, Math.max(0, Math.floor((r.t - t0) / period))) === "stop") finish("stopped");
+        const v = opts.onTick?.(r, Math.max(0, Math.floor((r.t - t0) / period))) ?? "ok";
+        if (v === "stop") finish("stopped");
+        else if (v === "fault") finish("fault", { ...TICK_FAULT });
       });
       const offEvent = this.onEvent((e) => {
         if (e.type === "fault") finish("fault", { device: e.device, message: e.message });
@@ -333,7 +322,7 @@ export class FrankaArmDriver {
 
   /** move the fingers to `widthM` at `speedMps` (franka_msgs/action/Move) */
   async gripperMove(widthM: number, speedMps = this.config.gripperSpeedMps): Promise<void> {
-    assertLifecycle("gripperMove", this.state, ["active"]);
+    this.guard("gripperMove");
     const goal: GripperMoveGoal = { width: widthM, speed: speedMps };
     await this.gripperAction("move", TYPES.move, goal);
   }
@@ -345,7 +334,7 @@ export class FrankaArmDriver {
     speedMps = this.config.gripperSpeedMps,
     epsilonM = this.config.graspEpsilonM,
   ): Promise<void> {
-    assertLifecycle("gripperGrasp", this.state, ["active"]);
+    this.guard("gripperGrasp");
     const goal: GripperGraspGoal = {
       width: widthM,
       epsilon: { inner: epsilonM, outer: epsilonM },
@@ -357,17 +346,17 @@ export class FrankaArmDriver {
 
   /** home the gripper (operator; franka_msgs/action/Homing) */
   async gripperHoming(): Promise<void> {
-    assertLifecycle("gripperHoming", this.state, ["active", "inactive"]);
+    this.guard("gripperHoming");
     await this.gripperAction("homing", TYPES.homing, {});
   }
 
   /** stop the fingers (std_srvs/srv/Trigger on <gripper>/stop); allowed in every live state */
   async gripperStop(): Promise<void> {
-    assertLifecycle("gripperStop", this.state, ["active", "inactive", "error"]);
+    this.guard("gripperStop");
     const service = `${this.config.gripperNode}/stop`;
     const res = await this.transport.callService<object, TriggerResponse>(service, TYPES.trigger, {});
     if (!res.success)
-      throw new RosDriverError("RB_ERR_ROS_GRIPPER_FAILED", { operation: "stop", reason: res.message });
+      throw new DeviceError("RB_ERR_ROS_GRIPPER_FAILED", { operation: "stop", reason: res.message });
   }
 
   // ───────────────────────── internals ─────────────────────────
@@ -377,7 +366,7 @@ export class FrankaArmDriver {
     const out = await this.transport.sendActionGoal<object, unknown, GripperResult>(action, type, goal)
       .result;
     if (out.status !== GoalStatus.SUCCEEDED || !out.values?.success) {
-      throw new RosDriverError("RB_ERR_ROS_GRIPPER_FAILED", {
+      throw new DeviceError("RB_ERR_ROS_GRIPPER_FAILED", {
         operation,
         reason: out.values?.error || describeOutcome(out),
       });
@@ -392,7 +381,7 @@ export class FrankaArmDriver {
     const action = this.config.trajectoryAction;
     const period = traj.periodS;
     const t0 = this.now();
-    let cancelReason: "aborted" | "stopped" | undefined;
+    let cancelReason: "aborted" | "stopped" | "fault" | undefined;
     const handle = this.transport.sendActionGoal<
       FollowJointTrajectoryGoal,
       FollowJointTrajectoryFeedback,
@@ -417,7 +406,7 @@ export class FrankaArmDriver {
     const gripper = gripperHandle ? gripperHandle.result.catch(() => undefined) : Promise.resolve(undefined);
 
     const result = withCancelDeadline(handle.result, this.config.cancelTimeoutS);
-    const cancel = (reason: "aborted" | "stopped") => {
+    const cancel = (reason: "aborted" | "stopped" | "fault") => {
       if (cancelReason) return;
       cancelReason = reason;
       result.startDeadline();
@@ -429,7 +418,8 @@ export class FrankaArmDriver {
     const offReading = this.onReading((r) => {
       if (!opts.onTick || cancelReason) return;
       const idx = Math.min(traj.count - 1, Math.max(0, Math.floor((r.t - t0) / period)));
-      if (opts.onTick(r, idx) === "stop") cancel("stopped");
+      const v = opts.onTick(r, idx);
+      if (v !== "ok") cancel(v === "stop" ? "stopped" : "fault");
     });
 
     const settle = async (): Promise<FrankaExecuteResult> => {
@@ -476,12 +466,13 @@ export class FrankaArmDriver {
           final,
           frames: [],
           controller,
+          ...(cancelReason === "fault" ? { fault: { ...TICK_FAULT } } : {}),
         };
       }
       // aborted / rejected by the controller or the robot (reflex): the arm needs recovery
       const robotError = controller.errorString || controller.errorCodeName;
       const message = `${action}: ${controller.errorCodeName}${controller.errorString ? ` (${controller.errorString})` : ""}`;
-      this.fail(message, "franka");
+      this.deviceFault(message, "franka");
       return {
         outcome: "fault",
         samplesExecuted: elapsedSamples,
@@ -525,7 +516,7 @@ export class FrankaArmDriver {
           type: "fault",
           t: this.now(),
           device: this.device,
-          message: new RosDriverError("RB_ERR_ROS_JOINT_MISSING", {
+          message: new DeviceError("RB_ERR_ROS_JOINT_MISSING", {
             topic: this.config.jointStatesTopic,
             joint: this.jointNames[j],
           }).message,
@@ -564,8 +555,8 @@ export class FrankaArmDriver {
   private onConnectionLost(reason: string): void {
     this.lostAtT = this.now();
     if (this.goal) this.goalLostOnDisconnect = true;
-    if (this.state === "unconfigured" || this.state === "finalized") return;
-    this.fail(`connection lost: ${reason}`, this.device);
+    if (this.lifecycle === "unconfigured" || this.lifecycle === "finalized") return;
+    this.deviceFault(`connection lost: ${reason}`, this.device);
   }
 
   private onReconnected(): void {
@@ -586,8 +577,8 @@ export class FrankaArmDriver {
       .catch(() => {});
   }
 
-  private fail(message: string, device: string): void {
-    if (this.state !== "finalized" && this.state !== "unconfigured") this.state = "error";
+  private deviceFault(message: string, device: string): void {
+    if (this.lifecycle !== "unconfigured") this.enterError({ device, message });
     this.emit({ type: "fault", t: this.now(), device, message });
   }
 
@@ -600,7 +591,7 @@ export class FrankaArmDriver {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         off();
-        reject(new RosDriverError("RB_ERR_ROS_NO_JOINT_STATE", { topic: this.config.jointStatesTopic }));
+        reject(new DeviceError("RB_ERR_ROS_NO_JOINT_STATE", { topic: this.config.jointStatesTopic }));
       }, timeoutS * 1000);
       const off = this.onReading((r) => {
         if (r.receivedT <= afterT) return;

@@ -5,7 +5,7 @@
  * `setLinkUp(false)` drops every connection (pending calls reject, listeners hear "lost"),
  * `setLinkUp(true)` lets them reconnect; `failNextConnect()` makes the next connect fail.
  */
-import { RosDriverError } from "./errors.ts";
+import { DeviceError } from "../errors.ts";
 import {
   type ActionGoalHandle,
   type ActionOutcome,
@@ -122,10 +122,10 @@ export class MemoryRosTransport implements RosTransport {
 
   async connect(): Promise<void> {
     if (this.state === "closed")
-      throw new RosDriverError("RB_ERR_ROS_TRANSPORT_CLOSED", { operation: "connect" });
+      throw new DeviceError("RB_ERR_ROS_TRANSPORT_CLOSED", { operation: "connect" });
     if (this.state === "connected") return;
     if (!this.graph.isLinkUp || this.graph._takeConnectFailure()) {
-      throw new RosDriverError("RB_ERR_ROS_CONNECT_TIMEOUT", { url: this.endpoint, timeoutMs: 0 });
+      throw new DeviceError("RB_ERR_ROS_CONNECT_TIMEOUT", { url: this.endpoint, timeoutMs: 0 });
     }
     this.graph._attach(this);
     this.becomeConnected();
@@ -135,7 +135,7 @@ export class MemoryRosTransport implements RosTransport {
     if (this.state === "closed") return;
     this.state = "closed";
     this.graph._detach(this);
-    this.rejectPending((op) => new RosDriverError("RB_ERR_ROS_TRANSPORT_CLOSED", { operation: op }));
+    this.rejectPending((op) => new DeviceError("RB_ERR_ROS_TRANSPORT_CLOSED", { operation: op }));
     this.emit({ type: "closed" });
   }
 
@@ -160,7 +160,7 @@ export class MemoryRosTransport implements RosTransport {
   ): Promise<Res> {
     if (this.state !== "connected") {
       return Promise.reject(
-        new RosDriverError("RB_ERR_ROS_NOT_CONNECTED", { url: this.endpoint, operation: `call ${service}` }),
+        new DeviceError("RB_ERR_ROS_NOT_CONNECTED", { url: this.endpoint, operation: `call ${service}` }),
       );
     }
     const handler = this.graph._service(service);
@@ -174,7 +174,7 @@ export class MemoryRosTransport implements RosTransport {
       };
       const timer = setTimeout(() => {
         done();
-        reject(new RosDriverError("RB_ERR_ROS_SERVICE_TIMEOUT", { service, timeoutMs }));
+        reject(new DeviceError("RB_ERR_ROS_SERVICE_TIMEOUT", { service, timeoutMs }));
       }, timeoutMs);
       if (!handler) {
         // like rosbridge: an unknown service never answers until the timeout
@@ -191,7 +191,7 @@ export class MemoryRosTransport implements RosTransport {
           (e: unknown) => {
             if (!this.pending.has(p)) return;
             done();
-            reject(new RosDriverError("RB_ERR_ROS_SERVICE_FAILED", { service, reason: String(e) }));
+            reject(new DeviceError("RB_ERR_ROS_SERVICE_FAILED", { service, reason: String(e) }));
           },
         );
     });
@@ -206,7 +206,7 @@ export class MemoryRosTransport implements RosTransport {
     if (this.state !== "connected") {
       return {
         result: Promise.reject(
-          new RosDriverError("RB_ERR_ROS_NOT_CONNECTED", { url: this.endpoint, operation: `goal ${action}` }),
+          new DeviceError("RB_ERR_ROS_NOT_CONNECTED", { url: this.endpoint, operation: `goal ${action}` }),
         ),
         cancel: () => {},
       };
@@ -243,7 +243,7 @@ export class MemoryRosTransport implements RosTransport {
           (e: unknown) => {
             if (settled || !this.pending.has(p)) return;
             finish();
-            reject(new RosDriverError("RB_ERR_ROS_ACTION_FAILED", { action, reason: String(e) }));
+            reject(new DeviceError("RB_ERR_ROS_ACTION_FAILED", { action, reason: String(e) }));
           },
         );
     });
@@ -269,7 +269,7 @@ export class MemoryRosTransport implements RosTransport {
     if (this.state !== "connected") return;
     this.state = "lost";
     this.rejectPending(
-      (op) => new RosDriverError("RB_ERR_ROS_CONNECTION_LOST", { url: this.endpoint, operation: op }),
+      (op) => new DeviceError("RB_ERR_ROS_CONNECTION_LOST", { url: this.endpoint, operation: op }),
     );
     this.emit({ type: "lost", reason });
   }

@@ -10,7 +10,7 @@
  * ActionClient.sendGoal → ClientGoalHandle.getResult/cancelGoal, spin).
  * A native graph has no "connection": connected after init, "lost" is never emitted.
  */
-import { RosDriverError } from "./errors.ts";
+import { DeviceError } from "../errors.ts";
 import {
   type ActionGoalHandle,
   type ActionOutcome,
@@ -72,7 +72,7 @@ export async function loadRclnodejs(specifier = "rclnodejs"): Promise<RclModule>
     const mod = (await import(specifier)) as { default?: RclModule } & RclModule;
     return mod.default ?? mod;
   } catch (e) {
-    throw new RosDriverError("RB_ERR_ROS_RCLNODEJS_MISSING", {
+    throw new DeviceError("RB_ERR_ROS_RCLNODEJS_MISSING", {
       reason: e instanceof Error ? e.message.split("\n")[0] : String(e),
     });
   }
@@ -105,7 +105,7 @@ export class RclnodejsTransport implements RosTransport {
 
   async connect(): Promise<void> {
     if (this.state === "closed")
-      throw new RosDriverError("RB_ERR_ROS_TRANSPORT_CLOSED", { operation: "connect" });
+      throw new DeviceError("RB_ERR_ROS_TRANSPORT_CLOSED", { operation: "connect" });
     if (this.state === "connected") return;
     await this.rcl.init();
     this.node = new this.rcl.Node(this.opts.nodeName);
@@ -156,11 +156,11 @@ export class RclnodejsTransport implements RosTransport {
     const client = node.createClient(type, service);
     const timeoutMs = opts?.timeoutMs ?? 10_000;
     if (!(await client.waitForService(Math.min(timeoutMs, this.opts.serverWaitMs)))) {
-      throw new RosDriverError("RB_ERR_ROS_SERVICE_TIMEOUT", { service, timeoutMs });
+      throw new DeviceError("RB_ERR_ROS_SERVICE_TIMEOUT", { service, timeoutMs });
     }
     return new Promise<Res>((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new RosDriverError("RB_ERR_ROS_SERVICE_TIMEOUT", { service, timeoutMs })),
+        () => reject(new DeviceError("RB_ERR_ROS_SERVICE_TIMEOUT", { service, timeoutMs })),
         timeoutMs,
       );
       client.sendRequest(request, (res) => {
@@ -182,7 +182,7 @@ export class RclnodejsTransport implements RosTransport {
       const node = this.requireNode(`goal ${action}`);
       const client = new this.rcl.ActionClient(node, type, action);
       if (!(await client.waitForServer(this.opts.serverWaitMs))) {
-        throw new RosDriverError("RB_ERR_ROS_ACTION_FAILED", { action, reason: "no action server" });
+        throw new DeviceError("RB_ERR_ROS_ACTION_FAILED", { action, reason: "no action server" });
       }
       handle = await client.sendGoal(goal, (f) => opts?.onFeedback?.(f as F));
       if (!handle.isAccepted()) return { status: GoalStatus.UNKNOWN, message: "goal rejected" };
@@ -216,7 +216,7 @@ export class RclnodejsTransport implements RosTransport {
 
   private requireNode(operation: string): RclNode {
     if (!this.node || this.state !== "connected") {
-      throw new RosDriverError("RB_ERR_ROS_NOT_CONNECTED", { url: this.endpoint, operation });
+      throw new DeviceError("RB_ERR_ROS_NOT_CONNECTED", { url: this.endpoint, operation });
     }
     return this.node;
   }

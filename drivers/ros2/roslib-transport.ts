@@ -10,7 +10,7 @@
  *   (initialDelayMs · factor^n, capped at maxDelayMs) until it succeeds or close() is called.
  */
 import * as roslibModule from "roslib";
-import { RosDriverError } from "./errors.ts";
+import { DeviceError } from "../errors.ts";
 import {
   type ActionGoalHandle,
   type ActionOutcome,
@@ -116,7 +116,7 @@ export class RoslibTransport implements RosTransport {
 
   connect(): Promise<void> {
     if (this.state === "closed") {
-      return Promise.reject(new RosDriverError("RB_ERR_ROS_TRANSPORT_CLOSED", { operation: "connect" }));
+      return Promise.reject(new DeviceError("RB_ERR_ROS_TRANSPORT_CLOSED", { operation: "connect" }));
     }
     if (this.state === "connected") return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
@@ -126,7 +126,7 @@ export class RoslibTransport implements RosTransport {
         this.state = "idle";
         this.ros.close();
         reject(
-          new RosDriverError("RB_ERR_ROS_CONNECT_TIMEOUT", {
+          new DeviceError("RB_ERR_ROS_CONNECT_TIMEOUT", {
             url: this.endpoint,
             timeoutMs: this.opts.connectTimeoutMs,
           }),
@@ -151,9 +151,9 @@ export class RoslibTransport implements RosTransport {
     if (this.state === "closed") return;
     this.state = "closed";
     this.stopReconnecting();
-    this.firstConnect?.reject(new RosDriverError("RB_ERR_ROS_TRANSPORT_CLOSED", { operation: "connect" }));
+    this.firstConnect?.reject(new DeviceError("RB_ERR_ROS_TRANSPORT_CLOSED", { operation: "connect" }));
     this.firstConnect = undefined;
-    this.rejectPending((op) => new RosDriverError("RB_ERR_ROS_TRANSPORT_CLOSED", { operation: op }));
+    this.rejectPending((op) => new DeviceError("RB_ERR_ROS_TRANSPORT_CLOSED", { operation: op }));
     this.ros.close();
     this.emit({ type: "closed" });
   }
@@ -187,9 +187,7 @@ export class RoslibTransport implements RosTransport {
   ): Promise<Res> {
     const operation = `call ${service}`;
     if (this.state !== "connected") {
-      return Promise.reject(
-        new RosDriverError("RB_ERR_ROS_NOT_CONNECTED", { url: this.endpoint, operation }),
-      );
+      return Promise.reject(new DeviceError("RB_ERR_ROS_NOT_CONNECTED", { url: this.endpoint, operation }));
     }
     const timeoutMs = opts?.timeoutMs ?? 10_000;
     const id = nextId("call_service", service);
@@ -206,13 +204,11 @@ export class RoslibTransport implements RosTransport {
         cleanup();
         if (m.result) resolve(m.values as Res);
         else
-          reject(
-            new RosDriverError("RB_ERR_ROS_SERVICE_FAILED", { service, reason: String(m.values ?? "") }),
-          );
+          reject(new DeviceError("RB_ERR_ROS_SERVICE_FAILED", { service, reason: String(m.values ?? "") }));
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new RosDriverError("RB_ERR_ROS_SERVICE_TIMEOUT", { service, timeoutMs }));
+        reject(new DeviceError("RB_ERR_ROS_SERVICE_TIMEOUT", { service, timeoutMs }));
       }, timeoutMs);
       const cleanup = () => {
         clearTimeout(timer);
@@ -234,7 +230,7 @@ export class RoslibTransport implements RosTransport {
     const operation = `goal ${action}`;
     if (this.state !== "connected") {
       const result = Promise.reject(
-        new RosDriverError("RB_ERR_ROS_NOT_CONNECTED", { url: this.endpoint, operation }),
+        new DeviceError("RB_ERR_ROS_NOT_CONNECTED", { url: this.endpoint, operation }),
       );
       result.catch(() => {});
       return { result, cancel: () => {} };
@@ -319,7 +315,7 @@ export class RoslibTransport implements RosTransport {
     if (this.state === "connected") {
       this.state = "lost";
       this.rejectPending(
-        (op) => new RosDriverError("RB_ERR_ROS_CONNECTION_LOST", { url: this.endpoint, operation: op }),
+        (op) => new DeviceError("RB_ERR_ROS_CONNECTION_LOST", { url: this.endpoint, operation: op }),
       );
       this.emit({ type: "lost", reason: "websocket closed" });
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isRosDriverError } from "./errors.ts";
+import { isDeviceError } from "../errors.ts";
 import { MemoryRosGraph, MemoryRosTransport } from "./memory-transport.ts";
 import { createRosTransport } from "./transport-factory.ts";
 import { type ActionOutcome, GoalStatus } from "./transport.ts";
@@ -75,7 +75,7 @@ describe("MemoryRosTransport", () => {
     g.failNextConnect();
     const t = new MemoryRosTransport(g);
     const e = await t.connect().catch((x: unknown) => x);
-    expect(isRosDriverError(e, "RB_ERR_ROS_CONNECT_TIMEOUT")).toBe(true);
+    expect(isDeviceError(e, "RB_ERR_ROS_CONNECT_TIMEOUT")).toBe(true);
     await t.connect();
     expect(t.connected).toBe(true);
   });
@@ -88,7 +88,7 @@ function publishWhileDown(t: MemoryRosTransport): void {
 describe("createRosTransport (rclnodejs)", () => {
   it("choosing rclnodejs without the package throws RB_ERR_ROS_RCLNODEJS_MISSING with install steps", async () => {
     const e = await createRosTransport({ type: "rclnodejs" }).catch((x: unknown) => x);
-    expect(isRosDriverError(e, "RB_ERR_ROS_RCLNODEJS_MISSING")).toBe(true);
+    expect(isDeviceError(e, "RB_ERR_ROS_RCLNODEJS_MISSING")).toBe(true);
     expect((e as Error).message).toMatch(/source .*ROS 2/i);
     expect((e as Error).message).toContain("npm install rclnodejs");
   });

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { LifecycleError, type SensorEvent } from "../../seam/types.ts";
 import { type BuzzboxDiagnostic, BuzzboxDriver } from "./buzzbox-driver.ts";
 import { FakeBuzzbox } from "./fake-buzzbox.ts";
+import { PROTOCOL_VERSION } from "./protocol.ts";
 import { parseBuzzboxResource } from "./resource.ts";
 import { MemoryLink } from "./transport-memory.ts";
 import { waitFor } from "../../test-support/wait.ts";
@@ -142,7 +143,11 @@ describe("BuzzboxDriver over an in-memory link", () => {
     expect(faults()).toHaveLength(1);
     expect(faults()[0]).toMatchObject({ device: "buzzbox", message: expect.stringMatching(/closed/) });
     expect(driver.linkUp).toBe(false);
-    await expect(driver.setLamp("0")).rejects.toThrow(/link down/);
+    await expect(driver.setLamp("0")).rejects.toMatchObject({
+      code: "RB_ERR_BUZZBOX_LINK_DOWN",
+      details: { device: "buzzbox", path: "/dev/memory0", operation: "send lamp" },
+      message: expect.stringMatching(/link down/),
+    });
     await new Promise((r) => setTimeout(r, 150)); // a few failed reconnect attempts
     expect(faults()).toHaveLength(1);
     board.restart(); // the board rebooted meanwhile: lamp back to automatic
@@ -178,8 +183,18 @@ describe("BuzzboxDriver over an in-memory link", () => {
       open: link.opener,
     });
     cleanups.push(async () => board.stopHeartbeat());
-    await expect(driver.configure()).rejects.toThrow(/protocol 2/);
+    await expect(driver.configure()).rejects.toMatchObject({
+      code: "RB_ERR_BUZZBOX_PROTOCOL",
+      details: { protocol: "2", expected: PROTOCOL_VERSION },
+      message: expect.stringMatching(/protocol 2/),
+    });
     expect(driver.lifecycle).toBe("error");
+    // the lifecycle error names the fault that put the driver there
+    await expect(driver.setLamp("1")).rejects.toMatchObject({
+      code: "RB_ERR_LIFECYCLE",
+      found: "error",
+      fault: { device: "buzzbox", message: expect.stringMatching(/protocol 2/) },
+    });
     await driver.shutdown();
   });
 
@@ -190,7 +205,10 @@ describe("BuzzboxDriver over an in-memory link", () => {
       resource: parseBuzzboxResource({ type: "buzzbox", path: "/dev/nothing" }),
       open: link.opener,
     });
-    await expect(driver.configure()).rejects.toThrow(/no such device/);
+    await expect(driver.configure()).rejects.toMatchObject({
+      code: "RB_ERR_BUZZBOX_NOT_READY",
+      message: expect.stringMatching(/no such device/),
+    });
     expect(driver.lifecycle).toBe("unconfigured");
   });
 

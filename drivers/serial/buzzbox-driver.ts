@@ -6,12 +6,9 @@
  * tracks sequence numbers (gaps, reordering), maps board time to host time, watches heartbeats,
  * reconnects with backoff, and sends lamp/buzzer commands.
  */
-import {
-  assertLifecycle,
-  type LifecycleState,
-  type SensorEvent,
-  type SensorEventListener,
-} from "../../seam/types.ts";
+import { LifecycleComponent, type LifecycleState } from "../../seam/lifecycle.ts";
+import type { SensorEvent, SensorEventListener } from "../../seam/types.ts";
+import { DeviceError } from "../errors.ts";
 import { ClockMap } from "./clock-map.ts";
 import { Reconnector } from "./reconnect.ts";
 import type { ContactSensor, OutputMode } from "./contact-sensor.ts";
@@ -101,9 +98,8 @@ const EXPECT: Record<HostCommand["cmd"], Expect> = {
   debounce: "A",
 };
 
-export class BuzzboxDriver implements ContactSensor {
+export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
   readonly source: string;
-  private state: LifecycleState = "unconfigured";
   private readonly res: BuzzboxResource;
   private readonly open: TransportOpener;
   private readonly now: () => number;
@@ -144,6 +140,7 @@ export class BuzzboxDriver implements ContactSensor {
   };
 
   constructor(opts: BuzzboxDriverOptions) {
+    super();
     this.res = opts.resource;
     this.open = opts.open;
     this.now = opts.now ?? (() => performance.now() / 1000);
@@ -151,7 +148,7 @@ export class BuzzboxDriver implements ContactSensor {
     this.reconnect = new Reconnector({
       initialMs: this.res.reconnectInitialMs,
       maxMs: this.res.reconnectMaxMs,
-      allowed: () => this.state === "inactive" || this.state === "active",
+      allowed: () => this.lifecycle === "inactive" || this.lifecycle === "active",
       attempt: async () => {
         this.connecting = true;
         try {
@@ -177,10 +174,6 @@ export class BuzzboxDriver implements ContactSensor {
       },
     });
     this.splitter = new LineSplitter((line) => this.onLine(line));
-  }
-
-  get lifecycle(): LifecycleState {
-    return this.state;
   }
 
   get linkUp(): boolean {
@@ -215,31 +208,21 @@ export class BuzzboxDriver implements ContactSensor {
   // ------------------------------------------------------------------ lifecycle
 
   /** Open the port, wait for the board, check its protocol, apply the debounce time. Throws on failure. */
-  async configure(): Promise<void> {
-    assertLifecycle("configure", this.state, ["unconfigured"]);
+  protected override async onConfigure(): Promise<void> {
     this.connecting = true;
     try {
       await this.bringUp();
     } catch (e) {
       await this.dropTransport();
-      if ((this.state as LifecycleState) !== "error") this.state = "unconfigured";
       throw e;
     } finally {
       this.connecting = false;
     }
-    this.state = "inactive";
     this.startTimers();
   }
 
-  async activate(): Promise<void> {
-    assertLifecycle("activate", this.state, ["inactive"]);
-    this.state = "active";
-  }
-
   /** Back to inactive; lamp and buzzer return to automatic (best effort). */
-  async deactivate(): Promise<void> {
-    assertLifecycle("deactivate", this.state, ["active"]);
-    this.state = "inactive";
+  protected override async onDeactivate(): Promise<void> {
     const reset: Promise<unknown>[] = [];
     if (this.desiredLamp !== "A") reset.push(this.command({ cmd: "lamp", mode: "A" }));
     if (this.desiredBuzzer !== "A") reset.push(this.command({ cmd: "buzzer", mode: "A" }));
@@ -247,9 +230,7 @@ export class BuzzboxDriver implements ContactSensor {
     await Promise.allSettled(reset);
   }
 
-  async shutdown(): Promise<void> {
-    assertLifecycle("shutdown", this.state, ["unconfigured", "inactive", "active", "error"]);
-    this.state = "finalized";
+  protected override async onShutdown(_from: LifecycleState): Promise<void> {
     this.stopTimers();
     this.reconnect.cancel();
     this.up = false;
@@ -259,22 +240,22 @@ export class BuzzboxDriver implements ContactSensor {
   }
 
   async setLamp(mode: OutputMode): Promise<void> {
-    assertLifecycle("setLamp", this.state, ["active"]);
-    if (!this.up) throw new Error(`${this.source}: link down, cannot send lamp`);
+    this.guard("setLamp");
+    if (!this.up) throw this.linkDown("send lamp");
     this.desiredLamp = mode;
     await this.command({ cmd: "lamp", mode });
   }
 
   async setBuzzer(mode: OutputMode): Promise<void> {
-    assertLifecycle("setBuzzer", this.state, ["active"]);
-    if (!this.up) throw new Error(`${this.source}: link down, cannot send buzzer`);
+    this.guard("setBuzzer");
+    if (!this.up) throw this.linkDown("send buzzer");
     this.desiredBuzzer = mode;
     await this.command({ cmd: "buzzer", mode });
   }
 
   /** Ping now (normally done every pingIntervalMs); resolves with the round trip, s. */
   async ping(): Promise<number> {
-    assertLifecycle("ping", this.state, ["inactive", "active"]);
+    this.guard("ping");
     const s = this.now();
     await this.command({ cmd: "ping" });
     return this.now() - s;
@@ -282,22 +263,43 @@ export class BuzzboxDriver implements ContactSensor {
 
   // ------------------------------------------------------------------ link
 
+  private linkDown(operation: string): DeviceError<"RB_ERR_BUZZBOX_LINK_DOWN"> {
+    return new DeviceError("RB_ERR_BUZZBOX_LINK_DOWN", {
+      device: this.source,
+      path: this.res.path,
+      operation,
+    });
+  }
+
+  private notReady(reason: string): DeviceError<"RB_ERR_BUZZBOX_NOT_READY"> {
+    return new DeviceError("RB_ERR_BUZZBOX_NOT_READY", { device: this.source, path: this.res.path, reason });
+  }
+
   /** Open, attach, wait for a first line, check hello, apply settings. Throws on any failure. */
   private async bringUp(): Promise<void> {
-    const t = await this.open({ path: this.res.path, baudRate: this.res.baudRate });
-    if (this.state === "finalized") {
+    let t: SerialTransport;
+    try {
+      t = await this.open({ path: this.res.path, baudRate: this.res.baudRate });
+    } catch (e) {
+      throw this.notReady(e instanceof Error ? e.message : String(e));
+    }
+    if (this.lifecycle === "finalized") {
       await t.close();
-      throw new Error("driver shut down while connecting");
+      throw this.linkDown("connect (the driver was shut down)");
     }
     this.attach(t);
     await this.waitForLine(this.res.helloTimeoutMs);
     const hello = await this.command({ cmd: "version" });
-    if (hello.kind !== "hello") throw new Error(`expected $V, got ${hello.kind}`);
+    if (hello.kind !== "hello") throw this.notReady(`expected $V, got ${hello.kind}`);
     if (hello.protocol !== PROTOCOL_VERSION) {
-      this.state = "error";
-      throw new Error(
-        `${this.source} at ${this.res.path} speaks protocol ${hello.protocol}, this driver ${PROTOCOL_VERSION}`,
-      );
+      const e = new DeviceError("RB_ERR_BUZZBOX_PROTOCOL", {
+        device: this.source,
+        path: this.res.path,
+        protocol: hello.protocol,
+        expected: PROTOCOL_VERSION,
+      });
+      this.enterError({ device: this.source, message: e.message });
+      throw e;
     }
     await this.applySettings(hello.debounceUs);
     this.up = true;
@@ -336,7 +338,7 @@ export class BuzzboxDriver implements ContactSensor {
     this.transport = undefined;
     for (const u of this.unsub) u();
     this.unsub = [];
-    this.failPending(new Error(`${this.source}: link down`));
+    this.failPending(this.linkDown("wait for a reply"));
     if (t) await t.close();
   }
 
@@ -357,14 +359,12 @@ export class BuzzboxDriver implements ContactSensor {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.lineWaiters = this.lineWaiters.filter((w) => w !== done);
-        reject(
-          new Error(`${this.source} at ${this.res.path}: no line from the board within ${timeoutMs} ms`),
-        );
+        reject(this.notReady(`no line from the board within ${timeoutMs} ms`));
       }, timeoutMs);
       const done = () => {
         clearTimeout(timer);
         if (this.transport?.isOpen) resolve();
-        else reject(new Error(`${this.source} at ${this.res.path}: port closed while waiting for the board`));
+        else reject(this.notReady("port closed while waiting for the board"));
       };
       this.lineWaiters.push(done);
     });
@@ -415,7 +415,7 @@ export class BuzzboxDriver implements ContactSensor {
   /** Send a command; resolves with its reply ($A, $P or $V), rejects on $N, timeout or link loss. */
   private command(c: HostCommand): Promise<BoardMessage> {
     const t = this.transport;
-    if (!t?.isOpen) return Promise.reject(new Error(`${this.source}: link down, cannot send ${c.cmd}`));
+    if (!t?.isOpen) return Promise.reject(this.linkDown(`send ${c.cmd}`));
     const line = formatCommand(c);
     return new Promise((resolve, reject) => {
       const p: Pending = {
@@ -432,7 +432,12 @@ export class BuzzboxDriver implements ContactSensor {
         timer: setTimeout(() => {
           this.pending = this.pending.filter((x) => x !== p);
           reject(
-            new Error(`${this.source}: no reply to ${line.trim()} within ${this.res.commandTimeoutMs} ms`),
+            new DeviceError("RB_ERR_BUZZBOX_NO_REPLY", {
+              device: this.source,
+              path: this.res.path,
+              command: line.trim(),
+              timeoutMs: this.res.commandTimeoutMs,
+            }),
           );
         }, this.res.commandTimeoutMs),
       };
@@ -551,7 +556,14 @@ export class BuzzboxDriver implements ContactSensor {
         if (!p) this.unmatched(m);
         else {
           clearTimeout(p.timer);
-          p.reject(new Error(`${this.source} refused ${p.letter}: ${m.code}`));
+          p.reject(
+            new DeviceError("RB_ERR_BUZZBOX_REFUSED", {
+              device: this.source,
+              path: this.res.path,
+              command: p.letter,
+              reason: m.code,
+            }),
+          );
         }
         break;
       }

@@ -9,12 +9,12 @@ import type { OutputMode } from "./protocol.ts";
 export type { OutputMode };
 
 /**
- * Lifecycle (ros2_control style), by what each state allows:
+ * Lifecycle: the one table of seam/lifecycle.ts; for a contact sensor:
  * - `unconfigured`: nothing open; only configure().
  * - `inactive`: device open; contact and fault events flow; lamp/buzzer commands are refused.
  * - `active`: events and lamp/buzzer commands.
  * - `finalized`: shut down; nothing.
- * - `error`: the device cannot be used (e.g. wrong protocol version); only shutdown().
+ * - `error`: the device cannot be used (e.g. wrong protocol version); no commands; shutdown().
  * A lost link does not change the lifecycle: it emits a `fault` event and the driver reconnects.
  */
 export interface ContactSensor {

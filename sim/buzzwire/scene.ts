@@ -7,9 +7,20 @@
  * `arm.applyArm` + `step` run once per control tick (allocation-light); `syncRender` runs only
  * when a frame is captured.
  */
+import { clonePose } from "../../calibration/camera-pose.ts";
 import type { Calibration } from "../../calibration/schema.ts";
 import { centreline, pointAt } from "../../calibration/wire-geometry.ts";
-import { type Mat4, mat4Identity, mat4Mul, mat4Point, poseToMat4, type Vec3 } from "../../robots/math.ts";
+import { startMarkJoints } from "../../calibration/wire-pose.ts";
+import {
+  type Mat4,
+  mat4Identity,
+  mat4Mul,
+  mat4Point,
+  mat4RigidInverse,
+  mat4ToPose,
+  poseToMat4,
+  type Vec3,
+} from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import { ArmRig } from "../arm-rig.ts";
 import {
@@ -18,12 +29,16 @@ import {
   type BenchContacts,
   type BenchPhysicsOptions,
   type BenchScene,
+  type BenchStart,
   benchRenderScene,
 } from "../bench-scene.ts";
 import { segmentPose, translationPose } from "../render/placement.ts";
 import type { Rgb, Scene, SceneObject } from "../render/scene.ts";
 import { type ColliderSpec, PhysicsWorld, type Rapier } from "../world.ts";
 import { RingWireContact } from "./contact.ts";
+
+/** Gripper opening while holding the loop's handle, m. */
+export const HANDLE_GRIP_WIDTH_M = 0.008;
 
 /** Physics wire segment length, m. */
 export const WIRE_SEGMENT_M = 0.01;
@@ -44,6 +59,7 @@ export const COLORS = Object.freeze({
 });
 
 export class BuzzWireBench implements BenchScene {
+  readonly kind = "buzzwire" as const;
   readonly physics: PhysicsWorld;
   readonly scene: Scene;
   readonly worldFromBase: Mat4;
@@ -220,6 +236,56 @@ export class BuzzWireBench implements BenchScene {
     this.lamp.color = lampLit ? COLORS.lampOn : COLORS.lampOff;
     this.lamp.emissive = lampLit;
     return this.scene;
+  }
+
+  get description(): Calibration {
+    return this.calibration;
+  }
+
+  private startCache: BenchStart | undefined;
+  /** the loop at the wire's start mark (IK from home; home when unreachable), holding the handle */
+  get start(): BenchStart {
+    const cal = this.calibration;
+    this.startCache ??= {
+      basePose: clonePose(cal.robotBasePoseWorld),
+      toolOffset: clonePose(cal.tool.loopPoseFlange),
+      q: startMarkJoints(this.robot, cal.wire, this.toolFromFlange, this.robot.homeQ) ?? [
+        ...this.robot.homeQ,
+      ],
+      gripperM: HANDLE_GRIP_WIDTH_M,
+      cameras: cal.cameras,
+    };
+    return this.startCache;
+  }
+
+  /** the circuit is the backend's contact state; nothing else to report */
+  afterStep(): void {}
+
+  saveState(): Record<string, unknown> {
+    return {};
+  }
+
+  restoreState(): void {}
+
+  privileged(ctx: { contactClosed: boolean }): Record<string, unknown> {
+    const cal = this.calibration;
+    const loopWorld = this.arm.toolWorld(new Float64Array(16));
+    const baseFromWorld = mat4RigidInverse(this.worldFromBase);
+    return {
+      wire: {
+        pointsBase: cal.wire.pointsBase.map((p) => [...p]),
+        wireRadiusM: cal.wire.wireRadiusM,
+        startMarkM: cal.wire.startMarkM,
+        endMarkM: cal.wire.endMarkM,
+        checkpointCount: cal.wire.checkpointCount,
+      },
+      loop: {
+        innerRadiusM: cal.tool.loopInnerRadiusM,
+        poseWorld: mat4ToPose(loopWorld),
+        poseBase: mat4ToPose(mat4Mul(baseFromWorld, loopWorld)),
+      },
+      contactClosed: ctx.contactClosed,
+    };
   }
 
   free(): void {

@@ -11,7 +11,18 @@
  * `arm.applyArm` + `step` run once per control tick (allocation-light); `syncRender` runs only
  * when a frame is captured.
  */
-import { type Mat4, mat4Identity, poseToMat4, type Vec3, vadd, vscale, vsub } from "../../robots/math.ts";
+import { clonePose } from "../../calibration/camera-pose.ts";
+import {
+  type Mat4,
+  mat4Identity,
+  mat4ToPose,
+  poseToMat4,
+  type Vec3,
+  vadd,
+  vscale,
+  vsub,
+} from "../../robots/math.ts";
+import type { SensorEvent } from "../../seam/types.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import { ArmRig } from "../arm-rig.ts";
 import {
@@ -20,6 +31,7 @@ import {
   type BenchContacts,
   type BenchPhysicsOptions,
   type BenchScene,
+  type BenchStart,
   benchRenderScene,
 } from "../bench-scene.ts";
 import { cylinderBetween, segmentPose, translationPose } from "../render/placement.ts";
@@ -38,7 +50,11 @@ export const PENDULUM_COLORS = Object.freeze({
   beamBlocked: [90, 25, 25] as Rgb,
 });
 
+/** Photogate instrument name of the pendulum bench (`instrument` events). */
+export const PHOTOGATE = "photogate";
+
 export class PendulumBench implements BenchScene {
+  readonly kind = "pendulum" as const;
   readonly physics: PhysicsWorld;
   readonly scene: Scene;
   readonly worldFromBase: Mat4;
@@ -154,6 +170,7 @@ export class PendulumBench implements BenchScene {
       { worldFromBase: this.worldFromBase, toolFromFlange: this.toolFromFlange, linkColor: C.link },
       add,
     );
+    this.gateReported = this.photogateBlocked;
   }
 
   /** One physics step, then arm–environment contacts (hot path). */
@@ -220,6 +237,58 @@ export class PendulumBench implements BenchScene {
     this.beam.color = blocked ? PENDULUM_COLORS.beamBlocked : PENDULUM_COLORS.beamClear;
     this.beam.emissive = !blocked;
     return this.scene;
+  }
+
+  get description(): PendulumBenchSpec {
+    return this.spec;
+  }
+
+  get start(): BenchStart {
+    const s = this.spec;
+    return {
+      basePose: clonePose(s.robotBasePoseWorld),
+      toolOffset: clonePose(s.toolPoseFlange),
+      q: s.startQ,
+      gripperM: s.startGripperM,
+      cameras: s.cameras,
+    };
+  }
+
+  /** the beam state last reported (from construction on: a fresh pendulum hangs at rest in the beam) */
+  private gateReported: boolean;
+
+  /** a photogate `instrument` event when the beam's state changed (hot path) */
+  afterStep(t: number, emit: (e: SensorEvent) => void): void {
+    const blocked = this.photogateBlocked;
+    if (blocked === this.gateReported) return;
+    this.gateReported = blocked;
+    emit({ type: "instrument", t, name: PHOTOGATE, values: { blocked: blocked ? 1 : 0 }, source: "sim" });
+  }
+
+  saveState(): Record<string, unknown> {
+    return { gateBlocked: this.gateReported };
+  }
+
+  restoreState(state: Record<string, unknown>): void {
+    this.gateReported = state.gateBlocked === true;
+  }
+
+  privileged(): Record<string, unknown> {
+    const spec = this.spec;
+    const tool = this.arm.toolWorld(new Float64Array(16));
+    return {
+      scene: "pendulum",
+      pendulum: {
+        lengthM: spec.pendulum.lengthM,
+        hingeWorld: [...spec.pendulum.hingeWorld],
+        bobRadiusM: spec.pendulum.bobRadiusM,
+        bobWorld: [...this.bobCentre()],
+        bobVelocityMps: this.bobVelocity(),
+        swingAngleRad: this.swingAngleRad(),
+      },
+      photogate: { blocked: this.gateReported, centreWorld: [...spec.photogate.centreWorld] },
+      tool: { poseWorld: mat4ToPose(tool) },
+    };
   }
 
   free(): void {
