@@ -5,7 +5,7 @@ import { robotSpec } from "../gateway/api/spec.ts";
 import { devices } from "./devices.ts";
 import { gradeCommand } from "./grade.ts";
 import { runCommand } from "./run.ts";
-import { serve } from "./serve.ts";
+import { exitOnSignals, serve } from "./serve.ts";
 
 function int(name: string) {
   return (v: string): number => {
@@ -34,13 +34,7 @@ program
   .option("--operator-token <token>", "operator bearer token (generated when omitted)")
   .option("--allow-motion", "let a real bench move the robot (never needed in simulation)")
   .action(async (o) => {
-    const s = await serve(o);
-    const stop = async () => {
-      await s.close();
-      process.exit(0);
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    exitOnSignals(await serve(o));
   });
 
 program

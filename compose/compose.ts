@@ -18,7 +18,6 @@ import { samplePendulumBench } from "../sim/pendulum/bench.ts";
 import { createSimBackend } from "../sim/sim-backend.ts";
 import type { IkPort } from "../gateway/episode/actions.ts";
 import type { Bench } from "../gateway/gateway.ts";
-import { recorderObservers } from "../gateway/recorder/mcap-recorder.ts";
 import { provenanceOf } from "../gateway/recorder/provenance.ts";
 import { calibrationKeepOuts } from "../gateway/safety/bench-volumes.ts";
 import { type EffectiveLimits, resolveLimits } from "../gateway/safety/profile.ts";
@@ -134,6 +133,5 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
     // a real bench moves only when started with the explicit allow-motion switch
     motionAllowed: config.backend.type !== "real" || config.backend.allowMotion,
     provenance,
-    observers: recorderObservers({ recordsDir: resolve(config.recordsDir), provenance, taskBench }),
   };
 }

@@ -24,8 +24,9 @@ import { JointStates as FoxgloveJointStates } from "@foxglove/schemas/jsonschema
 import { FileHandleWritable } from "@mcap/nodejs";
 import sharp from "sharp";
 import type { ActRequest } from "../api/schemas.ts";
-import type { Episode, SafetyEventDto } from "../episode/episode.ts";
-import type { EpisodeObserver } from "../episode/observer.ts";
+import type { EpisodeObserver, ObserverContext } from "../episode/observer.ts";
+import { episodeResult } from "../episode/result.ts";
+import type { EpisodeView as Episode, SafetyEventDto } from "../episode/view.ts";
 import type { ClipEntry } from "../safety/precheck.ts";
 import type { Frame, JointReading, SensorEvent } from "../../seam/types.ts";
 import { McapStreamWriter } from "./mcap-stream-writer.ts";
@@ -42,7 +43,7 @@ import {
   SCHEMAS,
   TOPICS,
 } from "./record-format.ts";
-import { type EpisodeResult, episodeResult, RESULT_FORMAT } from "./result.ts";
+import { type EpisodeResult, RESULT_FORMAT } from "./result.ts";
 
 export interface McapRecorderOptions {
   /** folder that receives `<episode-id>/record.mcap` and `result.json` */
@@ -141,7 +142,7 @@ export class McapRecorder implements EpisodeObserver {
 
   // ------------------------------------------------------------------ observer
 
-  onStart(ep: Episode): void {
+  onStart(ep: Episode, ctx?: ObserverContext): void {
     const c = ep.config;
     const desc = c.backend.describe();
     this.dof = desc.robot.dof;
@@ -153,7 +154,7 @@ export class McapRecorder implements EpisodeObserver {
     const dir = join(this.opts.recordsDir, ep.id);
     this.recordPath = join(dir, "record.mcap");
     this.resultPath = join(dir, "result.json");
-    ep.recordPath = this.recordPath;
+    ctx?.recordAt(this.recordPath);
     this.opened = this.open(dir);
 
     const meta: MetaMessage = {
