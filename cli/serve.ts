@@ -65,10 +65,14 @@ export async function serve(o: ServeOptions): Promise<Served> {
     listen: { host: o.host, port: o.port },
   });
   const { bench, gateway } = g;
-  console.log(`robot-gateway: bench "${bench.name}" (${bench.backend.kind}, ${bench.backend.describe().robot.model})`);
+  console.log(
+    `robot-gateway: bench "${bench.name}" (${bench.backend.kind}, ${bench.backend.describe().robot.model})`,
+  );
   try {
     const ep = await gateway.startEpisode();
-    console.log(`episode ${ep.id}: task ${ep.config.task.id}, level ${ep.config.level}, seed ${ep.config.seed}`);
+    console.log(
+      `episode ${ep.id}: task ${ep.config.task.id}, level ${ep.config.level}, seed ${ep.config.seed}`,
+    );
   } catch (e) {
     // a first episode that cannot start (e.g. homing failed) leaves the gateway serving: the
     // operator recovers (POST /v1/admin/recover) and starts one (POST /v1/admin/episodes)
@@ -100,7 +104,8 @@ export function exitOnSignals(s: Served, log: (line: string) => void = (l) => co
     closing = true;
     const cause: StopCause = { source: "signal", detail: sig };
     s.gateway.requestStop(cause);
-    log(`robot-gateway: ${sig}: motion stopped, finishing the episode`);
+    const t = s.gateway.bench.backend.now();
+    log(`robot-gateway: ${sig} at backend t=${t}: motion stopped, finishing the episode`);
     s.close(cause).then(
       () => process.exit(0),
       (err: unknown) => {

@@ -102,9 +102,7 @@ export async function startGateway(o: StartGatewayOptions): Promise<StartedGatew
   const bench = await composeBench(o.config, o.baseDir);
   const made: EpisodeObserver[] = [];
   const factory: ObserverFactory | undefined =
-    o.observers === null
-      ? undefined
-      : (o.observers ?? defaultObservers(o.config));
+    o.observers === null ? undefined : (o.observers ?? defaultObservers(o.config));
   const gateway = new Gateway(bench, {
     ...(factory
       ? {

@@ -191,7 +191,11 @@ export class Gateway {
    * Stop motion, then end the running episode (`reason` overrides the end reason the cause
    * implies). Resolves when the backend's stop has returned and the record is flushed.
    */
-  async stopAndEnd(cause: StopCause, reason?: EndReason, ep: Episode | undefined = this.current): Promise<void> {
+  async stopAndEnd(
+    cause: StopCause,
+    reason?: EndReason,
+    ep: Episode | undefined = this.current,
+  ): Promise<void> {
     if (ep) await ep.stopAndEnd(cause, reason);
     else await this.bench.backend.stop(cause.detail);
   }
@@ -215,7 +219,10 @@ export class Gateway {
    * Stop motion, end the running episode (`aborted` unless told otherwise, with the cause as its
    * detail), finish its record, then shut the backend down.
    */
-  async shutdown(cause: StopCause = { source: "operator", detail: "gateway shut down" }, reason?: EndReason): Promise<void> {
+  async shutdown(
+    cause: StopCause = { source: "operator", detail: "gateway shut down" },
+    reason?: EndReason,
+  ): Promise<void> {
     await this.stopAndEnd(cause, reason);
     await this.bench.backend.shutdown();
   }

@@ -68,6 +68,8 @@ export class Episode implements EpisodeView {
   /** the reading handed to the judge each tick (reused: the control loop allocates nothing for it) */
   private readonly taskReading: TaskReading = { t: 0, q: [], gripperWidthM: 0 };
   private resultOf: EpisodeResult | undefined;
+  /** settles when the running motion (if any) has returned */
+  private running: Promise<void> = Promise.resolve();
   private recordAt: string | undefined;
   private readonly counts: EpisodeCounters = {
     steps: 0,
@@ -367,7 +369,12 @@ export class Episode implements EpisodeView {
         (cause.data?.["kind"] as string | undefined) ??
         (cause.source === "exception" || cause.source === "device_fault" ? "fault" : cause.source);
       const details: Record<string, unknown> = { ...(cause.device ? { device: cause.device } : {}) };
-      Object.assign(details, cause.data, { stop_source: cause.source }, cause.code ? { code: cause.code } : {});
+      Object.assign(
+        details,
+        cause.data,
+        { stop_source: cause.source },
+        cause.code ? { code: cause.code } : {},
+      );
       this.safetyEvent(kind, cause.detail, details);
     }
     if (!this.runner.busy) this.settle();
@@ -376,13 +383,19 @@ export class Episode implements EpisodeView {
   /**
    * Stop motion, then end: the one place for it (new episode, e-stop, operator end, shutdown,
    * signal). `reason` overrides the end reason the cause implies (an operator may end as
-   * `finished`). Resolves when the backend's stop has returned and the observers have flushed.
+   * `finished`). Resolves when the backend's stop and the aborted motion have returned and the
+   * observers have flushed, so the caller may reset or shut the backend down.
    */
   async stopAndEnd(cause: StopCause, reason?: EndReason): Promise<void> {
     this.requestStop(cause);
-    if (reason && !this.ended) this.end(reason, cause.detail);
-    else if (!this.ended) this.end(this.pendingEnd?.reason ?? endReasonFor(cause, this.cfg.judge.status()), cause.detail);
+    if (!this.ended) {
+      this.end(
+        reason ?? this.pendingEnd?.reason ?? endReasonFor(cause, this.cfg.judge.status()),
+        cause.detail,
+      );
+    }
     await this.arbiter.stopped;
+    await this.running;
     await this.flush();
   }
 
@@ -434,8 +447,13 @@ export class Episode implements EpisodeView {
   ): Promise<void> {
     this.pendingEnd = undefined;
     let failure: unknown;
+    const run = this.runner.run(traj, body);
+    this.running = run.then(
+      () => {},
+      () => {},
+    );
     try {
-      await this.runner.run(traj, body);
+      await run;
     } catch (err) {
       // a backend that throws mid-motion has lost a device or its state: stop and end as a fault
       failure = err;
@@ -446,7 +464,11 @@ export class Episode implements EpisodeView {
       const message = failure instanceof Error ? failure.message : String(failure);
       const device =
         failure instanceof CodedError ? { device_code: failure.code, device_details: failure.details } : {};
-      throw new GatewayError("RB_ERR_BACKEND_FAULT", { device: this.cfg.backend.kind, reason: message, ...device });
+      throw new GatewayError("RB_ERR_BACKEND_FAULT", {
+        device: this.cfg.backend.kind,
+        reason: message,
+        ...device,
+      });
     }
   }
 
@@ -515,7 +537,10 @@ export class Episode implements EpisodeView {
   private stopFailed(err: unknown, cause: StopCause): void {
     if (this.ended) return;
     const message = err instanceof Error ? err.message : String(err);
-    this.safetyEvent("fault", `stop failed: ${message}`, { device: this.cfg.backend.kind, reason: cause.detail });
+    this.safetyEvent("fault", `stop failed: ${message}`, {
+      device: this.cfg.backend.kind,
+      reason: cause.detail,
+    });
   }
 
   /** Record a safety event; `pending` = also report it in the next response (refusals travel in the error instead). */
@@ -537,7 +562,9 @@ export class Episode implements EpisodeView {
 
   private storeFrames(frames: readonly Frame[], encoding: "jpeg" | "png", depth: boolean): FrameRefDto[] {
     this.counts.framesServed += frames.length;
-    return frames.map((f) => frameRefDto(f.camera, f.t - this.clock.t0, this.cfg.frames.put(f, encoding, depth)));
+    return frames.map((f) =>
+      frameRefDto(f.camera, f.t - this.clock.t0, this.cfg.frames.put(f, encoding, depth)),
+    );
   }
 
   /** Issue an observation id at episode time `t` (recorded with that same t, so grade agrees). */

@@ -46,7 +46,8 @@ export function resolveCameras(desc: BackendDescription, requested: readonly str
   const all = desc.cameras.map((c) => c.name);
   if (!requested) return all;
   for (const c of requested) {
-    if (!all.includes(c)) throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: c, cameras: all.join(", ") });
+    if (!all.includes(c))
+      throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: c, cameras: all.join(", ") });
   }
   return [...requested];
 }

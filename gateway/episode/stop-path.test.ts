@@ -58,7 +58,13 @@ async function makeRig(
     if (faults > 0) {
       faults--;
       const fault = { device: "mirror", message: "injected execute failure" };
-      return Promise.resolve({ outcome: "fault", samplesExecuted: 0, final: backend.read(), frames: [], fault });
+      return Promise.resolve({
+        outcome: "fault",
+        samplesExecuted: 0,
+        final: backend.read(),
+        frames: [],
+        fault,
+      });
     }
     if (hang) {
       hang = false;
@@ -279,7 +285,9 @@ describe("observers' flush", () => {
   });
 
   it("a flush that fails stops the robot as a storage fault and the call is not acknowledged", async () => {
-    const broken: EpisodeObserver = { flush: () => Promise.reject(new Error("EROFS: read-only file system")) };
+    const broken: EpisodeObserver = {
+      flush: () => Promise.reject(new Error("EROFS: read-only file system")),
+    };
     rig = await makeRig({ observers: () => [broken] });
     const ep = rig.gateway.requireEpisode();
     const err = await ep.act(slowChunk(rig)).catch((e: unknown) => e);
