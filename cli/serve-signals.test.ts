@@ -7,7 +7,7 @@
  * hold the exit.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { type JointBatchMessage, TOPICS } from "../gateway/recorder/record-format.ts";
 import { gradeRecord, readRecord } from "../gateway/recorder/replay.ts";
-import { waitFor } from "../test-support/wait.ts";
+import { sleep, waitFor } from "../test-support/wait.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies freely
 type Json = Record<string, any>;
@@ -39,7 +39,11 @@ afterEach(() => {
   child = undefined;
 });
 
-async function startServe(): Promise<Child> {
+/**
+ * `serve` in a child process. `via`: "node" (directly), "npm" (`npm start`), or "shell" (under
+ * `sh -c` as npx runs it, with npm's environment: the shell does not pass SIGTERM on).
+ */
+async function startServe(via: "node" | "npm" | "shell" = "node"): Promise<Child> {
   const dir = mkdtempSync(join(tmpdir(), "rg-signals-"));
   const recordsDir = join(dir, "records");
   const benchFile = join(dir, "bench.json");
@@ -102,6 +106,22 @@ function longChunk(q: number[], gripper: number) {
     gripper,
   ]);
   return { type: "joint_position", dt: 0.5, rows };
+}
+
+/** The gateway has finished the episode's record and stopped listening. */
+async function gatewayGone(c: Child): Promise<Json> {
+  const id = /episode ([0-9a-f-]{36}):/.exec(c.stdout())![1]!;
+  const resultPath = join(c.recordsDir, id, "result.json");
+  await waitFor(() => existsSync(resultPath), "result.json", 60_000);
+  for (;;) {
+    const up = await fetch(new URL("/v1/task", c.url)).then(
+      () => true,
+      () => false,
+    );
+    if (!up) break;
+    await sleep(50);
+  }
+  return JSON.parse(readFileSync(resultPath, "utf8")) as Json;
 }
 
 describe("serve: signals (child process, real HTTP)", () => {
@@ -187,5 +207,19 @@ describe("serve: signals (child process, real HTTP)", () => {
     expect(exit.code, c.stderr()).toBe(0);
     await waitFor(() => closedByServer, "the server to close the idle socket");
     agent.destroy();
+  }, 120_000);
+
+  it("SIGTERM to the `npm start` wrapper reaches the gateway", async () => {
+    const c = (child = await startServe("npm"));
+    c.proc.kill("SIGTERM");
+    const result = await gatewayGone(c);
+    expect(result).toMatchObject({ end_reason: "aborted", end_detail: "SIGTERM" });
+  }, 120_000);
+
+  it("a gateway under a shell that does not pass SIGTERM on (as npx runs it) follows its wrapper", async () => {
+    const c = (child = await startServe("shell"));
+    c.proc.kill("SIGTERM");
+    const result = await gatewayGone(c);
+    expect(result).toMatchObject({ end_reason: "aborted", end_detail: "SIGTERM" });
   }, 120_000);
 });

@@ -116,4 +116,20 @@ export function exitOnSignals(s: Served, log: (line: string) => void = (l) => co
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  if (process.env["npm_command"]) followWrapper();
+}
+
+/**
+ * Started by npm or npx (`npm start`, `npx robot-gateway serve`): npx runs the gateway under a
+ * shell that does not pass a SIGTERM on, so when the wrapper goes (the gateway is re-parented),
+ * the gateway shuts down as if it had been sent SIGTERM itself.
+ */
+function followWrapper(periodMs = 200): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    process.kill(process.pid, "SIGTERM");
+  }, periodMs);
+  timer.unref();
 }
