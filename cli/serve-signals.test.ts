@@ -43,7 +43,7 @@ afterEach(() => {
  * `serve` in a child process. `via`: "node" (directly), "npm" (`npm start`), or "shell" (under
  * `sh -c` as npx runs it, with npm's environment: the shell does not pass SIGTERM on).
  */
-async function startServe(via: "node" | "npm" | "shell" = "node"): Promise<Child> {
+async function startServe(via: "node" | "npm" | "shell" = "node", extra: string[] = []): Promise<Child> {
   const dir = mkdtempSync(join(tmpdir(), "rg-signals-"));
   const recordsDir = join(dir, "records");
   const benchFile = join(dir, "bench.json");
@@ -51,14 +51,22 @@ async function startServe(via: "node" | "npm" | "shell" = "node"): Promise<Child
     benchFile,
     JSON.stringify({ version: 1, name: "signals", backend: { type: "sim", scene: "pendulum" }, recordsDir }),
   );
-  const proc = spawn(
-    process.execPath,
-    ["--import", "tsx", "cli/main.ts", "serve", "--bench", benchFile, "--port", "0"],
-    {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const args = ["serve", "--bench", benchFile, "--port", "0", ...extra];
+  const opts = { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] as ("ignore" | "pipe")[] };
+  const proc =
+    via === "npm"
+      ? spawn("npm", ["start", "--", ...args.slice(1)], opts)
+      : via === "shell"
+        ? // not `exec`: the shell stays between, as under npx; it does not pass SIGTERM on
+          spawn(
+            "sh",
+            ["-c", `"${process.execPath}" --import tsx cli/main.ts ${args.join(" ")}; echo shell-done`],
+            {
+              ...opts,
+              env: { ...process.env, npm_command: "exec" },
+            },
+          )
+        : spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], opts);
   let out = "";
   let err = "";
   proc.stdout!.on("data", (d: Buffer) => {
@@ -221,5 +229,20 @@ describe("serve: signals (child process, real HTTP)", () => {
     c.proc.kill("SIGTERM");
     const result = await gatewayGone(c);
     expect(result).toMatchObject({ end_reason: "aborted", end_detail: "SIGTERM" });
+  }, 120_000);
+
+  it("a first episode that cannot start leaves the gateway serving: the operator starts one, no stack trace", async () => {
+    const c = (child = await startServe("node", ["--task", "no-such-task"]));
+    await waitFor(
+      () => /did not start/.test(c.stderr()),
+      `the first episode error on stderr: ${c.stdout()} / ${c.stderr()} / ${c.proc.spawnargs.join(" ")}`,
+    );
+    expect(c.stderr()).toMatch(/the first episode did not start: RB_ERR_UNKNOWN_TASK/);
+    expect(c.stderr()).not.toMatch(/\n\s+at /); // no stack trace
+    const started = await call(c, "POST", "/v1/admin/episodes", { task: "free-motion" }, c.operator);
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    expect((await call(c, "GET", "/v1/task")).body["task_id"]).toBe("free-motion");
+    c.proc.kill("SIGTERM");
+    expect((await c.exited).code, c.stderr()).toBe(0);
   }, 120_000);
 });
