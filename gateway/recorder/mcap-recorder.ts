@@ -545,7 +545,7 @@ export class McapRecorder implements EpisodeObserver {
   }
 }
 
-/** An observers factory for `Bench.observers`: one recorder per episode. */
+/** An observers factory for the Gateway's `observers` option: one recorder per episode. */
 export function recorderObservers(options: McapRecorderOptions): () => McapRecorder[] {
   return () => [new McapRecorder(options)];
 }
