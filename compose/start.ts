@@ -59,9 +59,10 @@ export interface StartedGateway {
   readonly observers: readonly EpisodeObserver[];
   /**
    * Stop motion, end the running episode (`cause`; default: the gateway shuts down), finish its
-   * record, shut the backend down, close connections (force after `deadlineMs`, default 2 s).
+   * record (waiting up to `recordDeadlineMs`, default 10 s), shut the backend down, close
+   * connections (force after `deadlineMs`, default 2 s).
    */
-  close(cause?: StopCause, opts?: { deadlineMs?: number }): Promise<void>;
+  close(cause?: StopCause, opts?: { deadlineMs?: number; recordDeadlineMs?: number }): Promise<void>;
 }
 
 /** The bench file's observers: one McapRecorder per episode into its records folder. */
@@ -125,11 +126,19 @@ export async function startGateway(o: StartGatewayOptions): Promise<StartedGatew
   });
   const close = async (
     cause: StopCause = { source: "operator", detail: "gateway shut down" },
-    opts: { deadlineMs?: number } = {},
+    opts: { deadlineMs?: number; recordDeadlineMs?: number } = {},
   ): Promise<void> => {
     try {
       await gateway.shutdown(cause);
-      await observersDone(made);
+      // a recorder that cannot finish must not hold the exit forever
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<"late">((r) => {
+        timer = setTimeout(() => r("late"), opts.recordDeadlineMs ?? 10_000);
+        timer.unref();
+      });
+      const done = await Promise.race([observersDone(made), late]);
+      clearTimeout(timer);
+      if (done === "late") console.error("robot-gateway: the episode's record did not finish in time");
     } finally {
       await closeApp(app, opts.deadlineMs ?? 2000);
     }
