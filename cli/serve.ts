@@ -76,11 +76,8 @@ export async function serve(o: ServeOptions): Promise<Served> {
   } catch (e) {
     // a first episode that cannot start (e.g. homing failed) leaves the gateway serving: the
     // operator recovers (POST /v1/admin/recover) and starts one (POST /v1/admin/episodes)
-    if (!isGatewayError(e)) {
-      await g.close().catch(() => {});
-      throw e;
-    }
-    console.error(`robot-gateway: the first episode did not start: ${e.code}: ${e.message}`);
+    const what = isGatewayError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
+    console.error(`robot-gateway: the first episode did not start: ${what}`);
     console.error("robot-gateway: recover with POST /v1/admin/recover, then POST /v1/admin/episodes");
   }
   console.log(`ROBOT_GATEWAY_URL=${g.url}`);

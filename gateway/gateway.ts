@@ -114,9 +114,13 @@ export class Gateway {
       try {
         await homeForEpisode(this.bench, seed, this.estopLatch);
       } catch (e) {
+        // whatever failed, the operator gets a coded answer and may recover and try again
         if (e instanceof HomeError)
           throw new GatewayError("RB_ERR_HOMING", { reason: e.message, kind: e.kind });
-        throw e;
+        throw new GatewayError("RB_ERR_HOMING", {
+          reason: e instanceof Error ? e.message : String(e),
+          kind: "backend",
+        });
       }
     }
     const ctx: TaskContext = {
