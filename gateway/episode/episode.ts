@@ -387,12 +387,15 @@ export class Episode implements EpisodeView {
    * observers have flushed, so the caller may reset or shut the backend down.
    */
   async stopAndEnd(cause: StopCause, reason?: EndReason): Promise<void> {
+    // an explicit reason is how this stop ends, unless an earlier stop already decided
+    if (reason && !this.ended && !this.pendingEnd) this.pendingEnd = { reason, detail: cause.detail };
     this.requestStop(cause);
     if (!this.ended) {
-      this.end(
-        reason ?? this.pendingEnd?.reason ?? endReasonFor(cause, this.cfg.judge.status()),
-        cause.detail,
-      );
+      const end = this.pendingEnd ?? {
+        reason: endReasonFor(cause, this.cfg.judge.status()),
+        detail: cause.detail,
+      };
+      this.end(end.reason, end.detail);
     }
     await this.arbiter.stopped;
     await this.running;
