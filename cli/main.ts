@@ -7,7 +7,7 @@ import { devices } from "./devices.ts";
 import { gradeCommand } from "./grade.ts";
 import { mcpCommand } from "./mcp.ts";
 import { runCommand } from "./run.ts";
-import { serve } from "./serve.ts";
+import { exitOnSignals, serve } from "./serve.ts";
 
 function int(name: string) {
   return (v: string): number => {
@@ -42,12 +42,7 @@ program
       console.error(`robot-gateway serve: ${e.code}: ${e.message}\n  ${e.hint}`);
       process.exit(2);
     });
-    const stop = async () => {
-      await s.close();
-      process.exit(0);
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    exitOnSignals(s);
   });
 
 program
