@@ -48,6 +48,7 @@ async function run(kind: "buzzbox" | "firmata", rigUrl: string): Promise<void> {
     const board = new FakeFirmata({ write: (d) => port.write(d) });
     port.onData((d) => board.receive(d));
     stimulus = (c) => board.setInput(2, c ? 0 : 1);
+    stopBoard = () => board.dispose();
   }
   const contact =
     kind === "buzzbox"

@@ -298,6 +298,12 @@ export const ERRORS = {
     message: "Firmata board at {path}: link down, cannot {operation}",
     hint: "Wait for the board to reconnect (fault events say when it is lost and back).",
   },
+  RB_ERR_FIRMATA_TIMEOUT: {
+    status: 503,
+    message:
+      "Firmata board at {path} sent nothing for {silentMs} ms (limit {limitMs} ms; heartbeat {channel} every {samplingMs} ms): the board hangs",
+    hint: "Reset or replug the board; the driver reconnects by itself once it answers again.",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;
