@@ -264,6 +264,13 @@ export const ERRORS = {
     message: "Unknown camera {camera}; cameras: {cameras}",
     hint: "Name one of the configured cameras.",
   },
+  RB_ERR_ROS_CAMERA_INFO_MISMATCH: {
+    status: 503,
+    message: "Camera {camera}: CameraInfo on {topic} disagrees with the calibration's intrinsics ({mismatch})",
+    hint:
+      "The extrinsics were solved for the calibration's intrinsics: fix the camera driver's CameraInfo " +
+      "(resolution, camera_info_url) or recalibrate the camera at the resolution it publishes.",
+  },
   // real-bench composition (drivers/real) and Firmata contact board (drivers/firmata)
   RB_ERR_REAL_MOTION_NOT_ALLOWED: {
     status: 403,
