@@ -264,6 +264,12 @@ export const ERRORS = {
     message: "Unknown camera {camera}; cameras: {cameras}",
     hint: "Name one of the configured cameras.",
   },
+  RB_ERR_ROS_GOAL_NOT_CANCELLED: {
+    status: 503,
+    message:
+      "After the ROS connection came back, cancelling the goals of {action} failed ({reason}): a trajectory may still run on the robot",
+    hint: "Stop the arm at its controller or emergency stop, check franka_ros2, then recover.",
+  },
   RB_ERR_ROS_CAMERA_INFO_MISMATCH: {
     status: 503,
     message: "Camera {camera}: CameraInfo on {topic} disagrees with the calibration's intrinsics ({mismatch})",
