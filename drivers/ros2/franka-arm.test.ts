@@ -12,7 +12,7 @@ import { waitFor } from "../../test-support/wait.ts";
 import { FrankaArmDriver } from "./franka-arm.ts";
 import { parseFrankaRosConfig } from "./franka-config.ts";
 import { MemoryRosGraph, MemoryRosTransport } from "./memory-transport.ts";
-import { GoalStatus } from "./transport.ts";
+import { type ActionOutcome, GoalStatus } from "./transport.ts";
 
 const CONFIG = parseFrankaRosConfig({ gripperStateWaitS: 0 });
 const CANCEL = `${CONFIG.trajectoryAction}/_action/cancel_goal`;
@@ -42,7 +42,7 @@ async function start(cancelService?: () => unknown) {
   let goals = 0;
   graph.advertiseAction(CONFIG.trajectoryAction, (_goal, ctx) => {
     goals++;
-    return new Promise((resolve) =>
+    return new Promise<ActionOutcome<unknown>>((resolve) =>
       ctx.signal.addEventListener("abort", () => resolve({ status: GoalStatus.CANCELED })),
     );
   });
