@@ -240,7 +240,14 @@ async function realGateway(rigUrl: string, b: Board): Promise<TestGateway> {
     b.kind === "buzzbox"
       ? // a loaded shared machine stalls the event loop longer than the 350 ms default
         { type: "buzzbox", path: b.pair.a, heartbeatTimeoutMs: 2000 }
-      : { type: "firmata", path: b.pair.a, contactPin: 2, lampPin: 9, buzzerPin: 8, reportVersionTimeoutMs: 50 };
+      : {
+          type: "firmata",
+          path: b.pair.a,
+          contactPin: 2,
+          lampPin: 9,
+          buzzerPin: 8,
+          reportVersionTimeoutMs: 50,
+        };
   return testGateway({
     robot: "fr3",
     backend: { type: "real", ros: { type: "rosbridge", url: rigUrl }, contact, allowMotion: true },
@@ -251,8 +258,11 @@ async function realGateway(rigUrl: string, b: Board): Promise<TestGateway> {
 
 /** The contact driver behind a real gateway, for the bare-listener reference. */
 function contactDriver(g: TestGateway): { onEvent(l: (e: SensorEvent) => void): () => void } {
-  const drivers = (g.gateway.bench.backend as unknown as { drivers: { contact?: { onEvent(l: (e: SensorEvent) => void): () => void } } })
-    .drivers;
+  const drivers = (
+    g.gateway.bench.backend as unknown as {
+      drivers: { contact?: { onEvent(l: (e: SensorEvent) => void): () => void } };
+    }
+  ).drivers;
   if (!drivers.contact) throw new Error("no contact driver");
   return drivers.contact;
 }
@@ -313,7 +323,11 @@ async function otherRealRows(g: TestGateway, spy: Spy, rig: FrankaRosbridgeRig):
   }
   if (wanted("watchdog")) {
     const r = row("watchdog", "fault", TARGET_P99_MS, `stale-reading limit ${STALE_MS} ms`);
-    const arm = (g.gateway.bench.backend as unknown as { drivers: { arm?: { onReading(l: (x: { receivedT: number }) => void): () => void } } }).drivers.arm!;
+    const arm = (
+      g.gateway.bench.backend as unknown as {
+        drivers: { arm?: { onReading(l: (x: { receivedT: number }) => void): () => void } };
+      }
+    ).drivers.arm!;
     let lastRxMs = Number.NaN;
     arm.onReading((x) => {
       lastRxMs = x.receivedT * 1000;
@@ -349,7 +363,12 @@ const estop = (g: TestGateway) => () => {
 
 /** Firmata board hangs with its port open → the driver's heartbeat watchdog → stop. */
 async function hangRows(g: TestGateway, spy: Spy, b: Board): Promise<void> {
-  const r = row("firmata-hang", "fault", HANG_TARGET_MS, "hang → stop; heartbeat A0 every 19 ms, limit 60 ms");
+  const r = row(
+    "firmata-hang",
+    "fault",
+    HANG_TARGET_MS,
+    "hang → stop; heartbeat A0 every 19 ms, limit 60 ms",
+  );
   const driver = contactDriver(g) as unknown as { linkUp: boolean };
   const real = g.gateway.bench.backend as unknown as { recover(timeoutS?: number): Promise<void> };
   for (let k = 0; k < Math.min(SAMPLES, 10); k++) {

@@ -272,7 +272,8 @@ export const ERRORS = {
   },
   RB_ERR_ROS_CAMERA_INFO_MISMATCH: {
     status: 503,
-    message: "Camera {camera}: CameraInfo on {topic} disagrees with the calibration's intrinsics ({mismatch})",
+    message:
+      "Camera {camera}: CameraInfo on {topic} disagrees with the calibration's intrinsics ({mismatch})",
     hint:
       "The extrinsics were solved for the calibration's intrinsics: fix the camera driver's CameraInfo " +
       "(resolution, camera_info_url) or recalibrate the camera at the resolution it publishes.",

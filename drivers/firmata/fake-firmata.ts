@@ -275,7 +275,8 @@ export class FakeFirmata {
   private setPinMode(pin: number, mode: number): void {
     if (pin >= this.pinCount) return;
     // StandardFirmata: an analog pin's reporting follows its mode (on, with an immediate value, for ANALOG)
-    if (pin >= this.firstAnalog) this.setAnalogReporting(pin - this.firstAnalog, mode === FirmataMode.ANALOG, true);
+    if (pin >= this.firstAnalog)
+      this.setAnalogReporting(pin - this.firstAnalog, mode === FirmataMode.ANALOG, true);
     this.modes[pin] = mode;
     // an open input with the pull-up reads high unless the circuit drives it
     if (mode === FirmataMode.PULLUP && !this.touched.has(pin)) this.levels[pin] = 1;
@@ -356,7 +357,11 @@ export class FakeFirmata {
     for (let i = 0; i < 8; i++) {
       const pin = port * 8 + i;
       const mode = this.modes[pin];
-      if (pin < this.pinCount && (mode === FirmataMode.INPUT || mode === FirmataMode.PULLUP) && this.levels[pin])
+      if (
+        pin < this.pinCount &&
+        (mode === FirmataMode.INPUT || mode === FirmataMode.PULLUP) &&
+        this.levels[pin]
+      )
         v |= 1 << i;
     }
     return v;

@@ -198,7 +198,9 @@ describe("FirmataContact ↔ fake Firmata board over a socat pty pair", () => {
     await waitFor(() => events.filter((e) => e.type === "fault").length === faultsBefore + 1, "hang fault");
     const fault = events.filter((e) => e.type === "fault").at(-1)!;
     expect(fault).toMatchObject({ type: "fault", device: "firmata" });
-    expect(fault.type === "fault" && fault.message).toMatch(/^RB_ERR_FIRMATA_TIMEOUT: .*limit 400 ms; heartbeat A0 every 19 ms/);
+    expect(fault.type === "fault" && fault.message).toMatch(
+      /^RB_ERR_FIRMATA_TIMEOUT: .*limit 400 ms; heartbeat A0 every 19 ms/,
+    );
     // detected only after the board had been silent for the stated limit, never earlier
     expect((fault.t - pausedAt) * 1000).toBeGreaterThanOrEqual(SILENCE_MS);
     const silent = Number(/sent nothing for (\d+) ms/.exec(fault.type === "fault" ? fault.message : "")?.[1]);

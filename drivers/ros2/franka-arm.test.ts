@@ -52,7 +52,12 @@ async function start(cancelService?: () => unknown) {
       calls.push(req);
       return cancelService();
     });
-  const arm = new FrankaArmDriver({ transport: new MemoryRosTransport(graph), robot: FR3, config: CONFIG, now });
+  const arm = new FrankaArmDriver({
+    transport: new MemoryRosTransport(graph),
+    robot: FR3,
+    config: CONFIG,
+    now,
+  });
   stops.push(() => void arm.shutdown());
   const events: SensorEvent[] = [];
   arm.onEvent((e) => events.push(e));

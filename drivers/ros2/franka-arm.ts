@@ -581,8 +581,10 @@ export class FrankaArmDriver {
     const failed = (reason: string) =>
       this.fail(
         `RB_ERR_ROS_GOAL_NOT_CANCELLED: ${
-          new RosDriverError("RB_ERR_ROS_GOAL_NOT_CANCELLED", { action: this.config.trajectoryAction, reason })
-            .message
+          new RosDriverError("RB_ERR_ROS_GOAL_NOT_CANCELLED", {
+            action: this.config.trajectoryAction,
+            reason,
+          }).message
         }`,
         this.device,
       );

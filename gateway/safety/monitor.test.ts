@@ -69,8 +69,7 @@ describe("SafetyMonitor stops on each cause", () => {
       const m = monitor({ velocityFraction: 0.5, monitorVelocityFactor: 1.2 });
       m.begin(reading(0), null);
       let verdict: MonitorVerdict = "ok";
-      for (let k = 1; k <= 100 && verdict === "ok"; k++)
-        verdict = m.tick(movingJoint1(k * 0.001, v, v)); // the driver reports the true velocity
+      for (let k = 1; k <= 100 && verdict === "ok"; k++) verdict = m.tick(movingJoint1(k * 0.001, v, v)); // the driver reports the true velocity
       if (!stops) expect(verdict).toBe("ok");
       else
         expect(cause(verdict).cause).toMatchObject({
@@ -228,7 +227,12 @@ describe("SafetyMonitor judges velocity from positions, not from one reported sa
     fc.assert(
       fc.property(
         fc.double({ min: -LIMIT / 1.2, max: LIMIT / 1.2, noNaN: true }),
-        fc.array(fc.record({ k: fc.integer({ min: 1, max: 899 }), v: fc.double({ min: -20, max: 20, noNaN: true }) })),
+        fc.array(
+          fc.record({
+            k: fc.integer({ min: 1, max: 899 }),
+            v: fc.double({ min: -20, max: 20, noNaN: true }),
+          }),
+        ),
         fc.integer({ min: 1, max: 10 }),
         (v, spikes, periodMs) => {
           const m = monitor(P);

@@ -180,7 +180,15 @@ export class SafetyMonitor {
         const v = (qj - this.ringQ[ref * dof + j]!) / spanS;
         if (Math.abs(v) > limit)
           return this.stop(
-            { kind: "velocity", t, joint: L.jointNames[j]!, value: v, limit, reported: dq[j]!, windowS: spanS },
+            {
+              kind: "velocity",
+              t,
+              joint: L.jointNames[j]!,
+              value: v,
+              limit,
+              reported: dq[j]!,
+              windowS: spanS,
+            },
             "safety_stop",
           );
       }
