@@ -111,6 +111,8 @@ interface Row {
   missed: number;
   /** samples whose episode ended for another reason (e.g. a stall of the rig: stale reading) */
   disturbed: number;
+  /** why the disturbed samples ended (episode end detail, first 60 characters) → count */
+  disturbances: Map<string, number>;
   /**
    * "fault": the source's episodes end as faults (watchdog, hung board); "no-fault": they end
    * any other way (how a contact or an e-stop ends is the episode's business) — a fault there
@@ -130,6 +132,7 @@ const row = (name: string, expect: Row["expect"], targetMs = TARGET_P99_MS, note
     bareMs: [],
     missed: 0,
     disturbed: 0,
+    disturbances: new Map(),
     expect,
     targetMs,
     ...(note ? { note } : {}),
@@ -185,8 +188,11 @@ async function sample(
   while (spy.stops.length === stops0 && performance.now() < end) await sleep(1);
   await answer;
   const endedAsFault = ep?.endReason === "fault";
-  if (!ep?.isEnded || endedAsFault !== (r.expect === "fault")) r.disturbed++;
-  else if (spy.stops.length === stops0) r.missed++;
+  if (!ep?.isEnded || endedAsFault !== (r.expect === "fault")) {
+    r.disturbed++;
+    const why = (ep?.endDetail ?? ep?.endReason ?? "not ended").slice(0, 60);
+    r.disturbances.set(why, (r.disturbances.get(why) ?? 0) + 1);
+  } else if (spy.stops.length === stops0) r.missed++;
   else {
     r.latMs.push(spy.stops[stops0]! - t0);
     if (spy.told.length > told0) r.toldMs.push(spy.told[told0]! - t0);
@@ -498,6 +504,7 @@ function print(): void {
         `  ${r.latMs.length ? (ok ? "OK" : "OVER") : ""} (target p99 ≤ ${r.targetMs} ms)` +
         (r.note ? `  [${r.note}]` : ""),
     );
+    for (const [why, n] of r.disturbances) console.log(`${"".padEnd(17)}disturbed ×${n}: ${why}`);
   }
 }
 

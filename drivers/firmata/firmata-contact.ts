@@ -29,10 +29,11 @@
  * `silenceTimeoutMs` (default 60 ms ≈ 3 intervals) without any byte from the board as a fault
  * (RB_ERR_FIRMATA_TIMEOUT in the message): the same path as a lost port — `fault` event, port
  * closed, reconnect with backoff until the board answers the handshake again. The silence is
- * checked every `silenceTimeoutMs / 6` ms on the driver's clock; a check that itself ran late
- * (the host stalled, bytes may be waiting unread) is not judged, so a busy host does not fault a
- * healthy board. Detection latency: silenceTimeoutMs + one check period (≈ 70 ms by default,
- * bench/stop-latency.ts measures it).
+ * checked every `silenceTimeoutMs / 6` ms on the driver's clock and accumulated over the checks
+ * since the last byte; a check that itself ran late (the host stalled: bytes may be waiting
+ * unread) adds one period only, so a busy host does not fault a healthy board. Detection
+ * latency: silenceTimeoutMs + one check period (≈ 70 ms by default; more while the host
+ * stalls; bench/stop-latency.ts measures it).
  */
 import { EventEmitter } from "node:events";
 import { createRequire } from "node:module";
@@ -167,6 +168,11 @@ export class FirmataContact implements ContactSensor {
   /** the silence watchdog's timer and its previous check (driver clock, s) */
   private watchdog: ReturnType<typeof setInterval> | undefined;
   private lastCheckS = 0;
+  /** chunks received (the watchdog compares it between checks) and the count at the last check */
+  private rxCount = 0;
+  private rxSeen = 0;
+  /** silence accumulated over checks while the host was responsive, ms */
+  private silentMs = 0;
   private lampMode: OutputMode = "A";
   private buzzerMode: OutputMode = "A";
   private readonly reconnect: Reconnector;
@@ -279,6 +285,7 @@ export class FirmataContact implements ContactSensor {
     }
     const stream = new FirmataStream(serial, () => {
       this.rxS = this.now();
+      this.rxCount++;
     });
     const { Firmata, five } = libs();
     let io: FirmataBoard | undefined;
@@ -412,13 +419,22 @@ export class FirmataContact implements ContactSensor {
     const limitMs = this.res.silenceTimeoutMs;
     const everyMs = Math.max(1, Math.round(limitMs / 6));
     this.lastCheckS = this.now();
+    this.rxSeen = this.rxCount;
+    this.silentMs = 0;
     this.watchdog = setInterval(() => {
       const now = this.now();
       const sinceCheckMs = (now - this.lastCheckS) * 1000;
       this.lastCheckS = now;
-      if (sinceCheckMs > 3 * everyMs) return; // the host stalled: let waiting bytes in first
+      if (this.rxCount !== this.rxSeen) {
+        this.rxSeen = this.rxCount;
+        this.silentMs = 0;
+        return;
+      }
+      // a check that ran late (the host stalled: the board's bytes may wait unread in the
+      // kernel) counts as one period only, so a busy host does not fault a healthy board
+      this.silentMs += sinceCheckMs > 3 * everyMs ? everyMs : sinceCheckMs;
+      if (this.silentMs <= limitMs || this.link?.stream !== stream) return;
       const silentMs = (now - this.rxS) * 1000;
-      if (silentMs <= limitMs || this.link?.stream !== stream) return;
       const err = new RealBenchError("RB_ERR_FIRMATA_TIMEOUT", {
         path: this.res.path,
         silentMs: Math.round(silentMs),
