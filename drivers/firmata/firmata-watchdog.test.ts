@@ -123,3 +123,44 @@ describe("FirmataContact heartbeat watchdog (fake timers)", () => {
     expect(driver.linkUp).toBe(true);
   });
 });
+
+describe("FirmataContact heartbeat channel", () => {
+  it("refuses a heartbeat channel whose pin is wired as the contact (RB_ERR_FIRMATA_PIN)", async () => {
+    const link = new MemoryLink();
+    const board = new FakeFirmata({ write: (d) => link.send(Buffer.from(d).toString("latin1")) });
+    link.onHostWrite((s) => board.receive(Buffer.from(s, "latin1")));
+    const driver = new FirmataContact({
+      resource: parseFirmataContactResource({
+        type: "firmata",
+        path: "/dev/memory",
+        contactPin: 14, // A0 on an Uno
+        lampPin: 9,
+        buzzerPin: 8,
+        heartbeatChannel: 0,
+        reportVersionTimeoutMs: 10,
+        readyTimeoutMs: 2000,
+      }),
+      open: link.opener,
+    });
+    await expect(driver.configure()).rejects.toMatchObject({
+      code: "RB_ERR_FIRMATA_PIN",
+      details: { mode: "ANALOG (heartbeat)" },
+    });
+    await driver.shutdown();
+    board.dispose();
+  });
+
+  it("refuses a silence limit shorter than two sampling intervals", () => {
+    expect(() =>
+      parseFirmataContactResource({
+        type: "firmata",
+        path: "/dev/x",
+        contactPin: 2,
+        lampPin: 9,
+        buzzerPin: 8,
+        samplingIntervalMs: 50,
+        silenceTimeoutMs: 60,
+      }),
+    ).toThrow(/silenceTimeoutMs must be at least two sampling intervals/);
+  });
+});
