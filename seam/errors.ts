@@ -274,6 +274,20 @@ export const ERRORS = {
     message: "Unknown camera {camera}; cameras: {cameras}",
     hint: "Name one of the configured cameras.",
   },
+  RB_ERR_ROS_GOAL_NOT_CANCELLED: {
+    status: 503,
+    message:
+      "After the ROS connection came back, cancelling the goals of {action} failed ({reason}): a trajectory may still run on the robot",
+    hint: "Stop the arm at its controller or emergency stop, check franka_ros2, then recover.",
+  },
+  RB_ERR_ROS_CAMERA_INFO_MISMATCH: {
+    status: 503,
+    message:
+      "Camera {camera}: CameraInfo on {topic} disagrees with the calibration's intrinsics ({mismatch})",
+    hint:
+      "The extrinsics were solved for the calibration's intrinsics: fix the camera driver's CameraInfo " +
+      "(resolution, camera_info_url) or recalibrate the camera at the resolution it publishes.",
+  },
   // real-bench composition (drivers/real) and Firmata contact board (drivers/firmata)
   RB_ERR_REAL_MOTION_NOT_ALLOWED: {
     status: 403,
@@ -366,6 +380,12 @@ export const ERRORS = {
     status: 409,
     message: "{method}() is not allowed in lifecycle state {found} (allowed: {allowed})",
     hint: "Bring the component to an allowed state first (configure → activate; recover() after an error).",
+  },
+  RB_ERR_FIRMATA_TIMEOUT: {
+    status: 503,
+    message:
+      "Firmata board at {path} sent nothing for {silentMs} ms (limit {limitMs} ms; heartbeat {channel} every {samplingMs} ms): the board hangs",
+    hint: "Reset or replug the board; the driver reconnects by itself once it answers again.",
   },
 } as const satisfies Record<string, ErrorSpec>;
 

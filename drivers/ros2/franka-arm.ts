@@ -89,6 +89,9 @@ const TYPES = {
   cancelGoal: "action_msgs/srv/CancelGoal",
 } as const;
 
+/** action_msgs/srv/CancelGoal return_code ERROR_REJECTED */
+const CANCEL_REJECTED = 1;
+
 interface RunningGoal {
   cancel(reason: "aborted" | "stopped" | "fault"): void;
   settled: Promise<unknown>;
@@ -563,10 +566,21 @@ export class FrankaArmDriver extends LifecycleComponent {
     if (!this.goalLostOnDisconnect) return;
     this.goalLostOnDisconnect = false;
     // a goal may still run on the robot side: cancel every goal of the trajectory action
-    // (zero goal id and zero stamp = all goals, action_msgs/srv/CancelGoal)
+    // (zero goal id and zero stamp = all goals, action_msgs/srv/CancelGoal). If that fails the
+    // arm may still be moving on a goal nobody watches: a fault, never swallowed.
     const service = `${this.config.trajectoryAction}/_action/cancel_goal`;
+    const failed = (reason: string) =>
+      this.deviceFault(
+        `RB_ERR_ROS_GOAL_NOT_CANCELLED: ${
+          new DeviceError("RB_ERR_ROS_GOAL_NOT_CANCELLED", {
+            action: this.config.trajectoryAction,
+            reason,
+          }).message
+        }`,
+        this.device,
+      );
     this.transport
-      .callService(
+      .callService<unknown, { return_code?: number }>(
         service,
         TYPES.cancelGoal,
         {
@@ -574,7 +588,14 @@ export class FrankaArmDriver extends LifecycleComponent {
         },
         { timeoutMs: 2000 },
       )
-      .catch(() => {});
+      .then(
+        (res) => {
+          // ERROR_NONE 0, ERROR_REJECTED 1, ERROR_UNKNOWN_GOAL_ID 2, ERROR_GOAL_TERMINATED 3:
+          // only a rejection leaves a goal running
+          if (res?.return_code === CANCEL_REJECTED) failed(`${service} rejected the cancel (return_code 1)`);
+        },
+        (e: unknown) => failed(`${service}: ${e instanceof Error ? e.message : String(e)}`),
+      );
   }
 
   private deviceFault(message: string, device: string): void {
