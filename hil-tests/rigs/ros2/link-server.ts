@@ -60,6 +60,28 @@ export function hasRos2EnvInProcess(env: Ros2Env): boolean {
   return (process.env.LD_LIBRARY_PATH ?? "").split(":").includes(env.vars.LD_LIBRARY_PATH!.split(":")[0]!);
 }
 
+/**
+ * For a test file that uses ROS 2 in this process: the environment, with a DDS domain of its
+ * own (from the pid) set in process.env before rcl starts. Throws a clear error when
+ * scripts/ros2-setup.sh has not run, or when this process was started without its environment
+ * (LD_LIBRARY_PATH is read at process start: vitest's "ros2" project sets it).
+ */
+export function ros2ForThisProcess(): Ros2Env {
+  const domainId = 1 + (process.pid % 100);
+  const env = loadRos2Env(domainId);
+  if (!env) throw new Error(`ROS 2 env missing: run scripts/ros2-setup.sh (no ${ROS2_ENV_FILE})`);
+  if (!hasRos2EnvInProcess(env)) {
+    throw new Error(
+      "this process was started without the ROS 2 environment: run the file through vitest " +
+        "(its ros2 project sets it) or `source .venv-ros2/env.sh` first",
+    );
+  }
+  process.env.ROS_DOMAIN_ID = env.vars.ROS_DOMAIN_ID;
+  process.env.FASTRTPS_DEFAULT_PROFILES_FILE = FASTDDS_PROFILE;
+  process.env.RCLNODEJS_PATH = env.rclnodejsPath;
+  return env;
+}
+
 type FromNode =
   | { op: "ready" }
   | { op: "goal"; id: string; name: string; goal: unknown }

@@ -38,7 +38,12 @@ import {
   timeToS,
 } from "../../../drivers/ros2/messages.ts";
 import { densifyGoal } from "./goal-interpolation.ts";
-import { type ActionGoalAnswer, type ActionHandler, RosbridgeServer, type ServiceHandler } from "./rosbridge-server.ts";
+import {
+  type ActionGoalAnswer,
+  type ActionHandler,
+  RosbridgeServer,
+  type ServiceHandler,
+} from "./rosbridge-server.ts";
 
 /**
  * What the rig needs from its ROS face: the rosbridge server (default), or the native ROS 2
@@ -215,33 +220,45 @@ export class FrankaRosbridgeRig {
       TYPES.fjt,
     );
     const maxW = this.backend.describe().robot.gripper.maxWidthM;
-    this.server.advertiseAction(`${g}/move`, (goal, ctx) => {
-      const m = goal as GripperMoveGoal;
-      return this.onGripperGoal(m.width, m.speed, ctx.signal, (w) => Math.abs(w - m.width) < 1e-3);
-    }, TYPES.move);
-    this.server.advertiseAction(`${g}/grasp`, (goal, ctx) => {
-      const m = goal as GripperGraspGoal;
-      return this.onGripperGoal(
-        m.width,
-        m.speed,
-        ctx.signal,
-        (w) => w >= m.width - m.epsilon.inner - 1e-6 && w <= m.width + m.epsilon.outer + 1e-6,
-      );
-    }, TYPES.grasp);
+    this.server.advertiseAction(
+      `${g}/move`,
+      (goal, ctx) => {
+        const m = goal as GripperMoveGoal;
+        return this.onGripperGoal(m.width, m.speed, ctx.signal, (w) => Math.abs(w - m.width) < 1e-3);
+      },
+      TYPES.move,
+    );
+    this.server.advertiseAction(
+      `${g}/grasp`,
+      (goal, ctx) => {
+        const m = goal as GripperGraspGoal;
+        return this.onGripperGoal(
+          m.width,
+          m.speed,
+          ctx.signal,
+          (w) => w >= m.width - m.epsilon.inner - 1e-6 && w <= m.width + m.epsilon.outer + 1e-6,
+        );
+      },
+      TYPES.grasp,
+    );
     this.server.advertiseAction(
       `${g}/homing`,
       (_goal, ctx) => this.onGripperGoal(maxW, 0.05, ctx.signal, (w) => Math.abs(w - maxW) < 1e-3),
       TYPES.homing,
     );
-    this.server.advertiseService(`${g}/stop`, () => {
-      const gg = this.gripper;
-      if (gg) {
-        this.gripper = undefined;
-        this.holdW = this.backend.read().gripperWidthM;
-        gg.finish({ status: 6, values: { success: false, error: "stopped" } });
-      }
-      return { success: true, message: "" };
-    }, TYPES.trigger);
+    this.server.advertiseService(
+      `${g}/stop`,
+      () => {
+        const gg = this.gripper;
+        if (gg) {
+          this.gripper = undefined;
+          this.holdW = this.backend.read().gripperWidthM;
+          gg.finish({ status: 6, values: { success: false, error: "stopped" } });
+        }
+        return { success: true, message: "" };
+      },
+      TYPES.trigger,
+    );
     this.server.advertiseAction(
       n.errorRecoveryAction,
       async () => {
