@@ -137,6 +137,7 @@ step env "$(hash_of "$HERE/requirements.txt" "$0")" write_env
 build_interfaces() {
   for pkg in control_msgs franka_msgs; do
     local b="$V/build/$pkg"
+    mkdir -p "$V/build"
     rm -rf "$b"
     cmake -S "$HERE/interfaces/$pkg" -B "$b" -DCMAKE_INSTALL_PREFIX="$V" -DCMAKE_PREFIX_PATH="$V" \
       -DPython3_EXECUTABLE="$V/bin/python" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$b.log" 2>&1 ||
