@@ -30,7 +30,7 @@ if (!runRos2) {
 
 export default defineConfig({
   test: {
-    exclude: ["node_modules/**", ".git/**", ".venv*/**"],
+    exclude: ["node_modules/**", ".git/**", ".venv*/**", ".tmp/**"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
@@ -40,7 +40,7 @@ export default defineConfig({
         test: {
           name: "main",
           include: ["**/*.test.ts"],
-          exclude: ["node_modules/**", ".git/**", ".venv*/**", "hil-tests/ros2/**"],
+          exclude: ["node_modules/**", ".git/**", ".venv*/**", ".tmp/**", "hil-tests/ros2/**"],
         },
       },
       ...(runRos2

@@ -47,6 +47,10 @@ export interface SuiteTransport {
   resource: (rig: FrankaRosbridgeRig) => RosTransportResource;
   /** how long the transport may take to see the rig again after it was unreachable, ms */
   reconnectTimeoutMs: number;
+  /** driver numbers for this transport (e.g. longer first-message waits for DDS discovery) */
+  franka?: RealBackendConfigInput["franka"];
+  /** camera ready wait, s */
+  cameraReadyTimeoutS?: number;
 }
 
 export const ROSBRIDGE: SuiteTransport = {
@@ -80,6 +84,8 @@ export function describeRealBackend(t: SuiteTransport): void {
       parseRealBackendConfig({
         type: "real",
         ros: t.resource(rig),
+        ...(t.franka ? { franka: t.franka } : {}),
+        ...(t.cameraReadyTimeoutS ? { cameraReadyTimeoutS: t.cameraReadyTimeoutS } : {}),
         cameras: [
           { name: "front", imageTopic: "/front/image_raw/compressed", cameraInfoTopic: "/front/camera_info" },
         ],

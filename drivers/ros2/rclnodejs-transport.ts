@@ -242,7 +242,17 @@ export class RclnodejsTransport implements RosTransport {
         throw new RosDriverError("RB_ERR_ROS_ACTION_FAILED", { action, reason: "no action server" });
       }
       this.requireNode(`goal ${action}`);
-      handle = await client.sendGoal(goal, opts?.onFeedback ? (f) => opts.onFeedback!(f as F) : undefined);
+      // a goal request (or its answer) can be lost while DDS still matches a new client with
+      // the server: fail loudly after serverWaitMs instead of waiting forever
+      handle = await withDeadline(
+        client.sendGoal(goal, opts?.onFeedback ? (f) => opts.onFeedback!(f as F) : undefined),
+        this.opts.serverWaitMs,
+        () =>
+          new RosDriverError("RB_ERR_ROS_ACTION_FAILED", {
+            action,
+            reason: `no answer to the goal request within ${this.opts.serverWaitMs} ms`,
+          }),
+      );
       if (!handle.isAccepted()) return { status: GoalStatus.UNKNOWN, message: "goal rejected" };
       if (cancelled) handle.cancelGoal().catch(() => {});
       const values = (await handle.getResult()) as R;
@@ -322,6 +332,17 @@ export class RclnodejsTransport implements RosTransport {
     }
     return this.node;
   }
+}
+
+/** `p`, or the error of `fail()` after `ms` */
+function withDeadline<T>(p: Promise<T>, ms: number, fail: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(fail()), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /**

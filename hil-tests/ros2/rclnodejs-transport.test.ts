@@ -133,7 +133,7 @@ describe("rclnodejs transport against the franka_ros2 stand-in over DDS", () => 
     expect(feedback[0]!.joint_names).toEqual(FR3.joints.map((j) => j.name));
     long.cancel();
     expect((await long.result).status).toBe(GoalStatus.CANCELED);
-  });
+  }, 60_000);
 
   it("delivers compressed camera frames as bytes", async () => {
     const { transport } = await setup();
@@ -187,5 +187,5 @@ describe("rclnodejs transport against the franka_ros2 stand-in over DDS", () => 
     expect(res.success).toBe(true);
     await transport.close();
     expect(events.at(-1)).toEqual({ type: "closed" });
-  }, 40_000);
+  }, 60_000);
 });

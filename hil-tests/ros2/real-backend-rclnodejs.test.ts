@@ -16,4 +16,7 @@ describeRealBackend({
   resource: () => ({ type: "rclnodejs", nodeName: "robot_gateway_test" }),
   // the stand-in node restarts (about 1–2 s) and DDS discovery finds it again
   reconnectTimeoutMs: 15_000,
+  // DDS discovery takes a few seconds on a loaded machine before the first message flows
+  franka: { firstJointStateTimeoutS: 20, gripperStateWaitS: 10 },
+  cameraReadyTimeoutS: 20,
 });

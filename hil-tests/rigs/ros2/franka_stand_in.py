@@ -74,38 +74,53 @@ def _sequence_code(field_type):
     return None
 
 
+_plans = {}
+
+
+def _plan(cls):
+    """Per message class, once: field name -> (how to set it, helper)."""
+    plan = _plans.get(cls)
+    if plan is not None:
+        return plan
+    plan = {}
+    probe = cls()
+    for (key, ft), slot in zip(cls.get_fields_and_field_types().items(), cls.SLOT_TYPES):
+        cur = getattr(probe, key)
+        code = _sequence_code(ft)
+        value_type = getattr(slot, "value_type", None)
+        if hasattr(cur, "get_fields_and_field_types"):
+            plan[key] = ("msg", type(cur))
+        elif code is not None:
+            plan[key] = ("array", code)
+        elif value_type is not None and hasattr(value_type, "namespaces"):
+            mod = importlib.import_module(".".join(value_type.namespaces))
+            plan[key] = ("msgs", getattr(mod, value_type.name))
+        else:
+            plan[key] = ("plain", None)
+    _plans[cls] = plan
+    return plan
+
+
 def fill(msg, d):
     """Set the fields of message `msg` from dict `d` (unknown keys are an error)."""
     if not isinstance(d, dict):
         raise TypeError(f"{type(msg).__name__}: expected an object, got {type(d).__name__}")
-    types = msg.get_fields_and_field_types()
-    slots = dict(zip(types.keys(), msg.SLOT_TYPES))
+    plan = _plan(type(msg))
     for key, value in d.items():
-        if key not in types:
+        how = plan.get(key)
+        if how is None:
             raise KeyError(f"{type(msg).__name__} has no field {key!r}")
-        ft = types[key]
-        cur = getattr(msg, key)
-        if hasattr(cur, "get_fields_and_field_types"):
-            fill(cur, value)
-            continue
-        code = _sequence_code(ft)
-        if code is not None:
+        kind, helper = how
+        if kind == "msg":
+            fill(getattr(msg, key), value)
+        elif kind == "array":
             if isinstance(value, str):  # rosbridge-style base64 for uint8[]
                 value = base64.b64decode(value)
-            setattr(msg, key, array.array(code, value))
-            continue
-        slot = slots[key]
-        value_type = getattr(slot, "value_type", None)
-        if isinstance(value, list) and value_type is not None and hasattr(value_type, "namespaces"):
-            cls = getattr(importlib.import_module(".".join(value_type.namespaces)), value_type.name)
-            items = []
-            for v in value:
-                item = cls()
-                fill(item, v)
-                items.append(item)
-            setattr(msg, key, items)
-            continue
-        setattr(msg, key, value)
+            setattr(msg, key, array.array(helper, value))
+        elif kind == "msgs":
+            setattr(msg, key, [fill(helper(), v) for v in value])
+        else:
+            setattr(msg, key, value)
     return msg
 
 
