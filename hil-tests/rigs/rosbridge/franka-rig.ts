@@ -20,11 +20,16 @@
  * idle (the rig commands holds), motions take their real duration, and stop/cancel/connection
  * loss happen mid-motion. Header stamps are `epoch + backend seconds` (a ROS-like wall clock).
  *
- * Fault injection: `server.killConnections()`, `server.setReachable(false|true)`,
+ * The ROS face is a `RigServer`: the rosbridge server by default, or the native ROS 2 graph of
+ * rigs/ros2/link-server.ts (`server` option).
+ *
+ * Fault injection: `server.setReachable(false|true)` (rosbridge also `killConnections()`),
  * `injectReflex(afterS, name)` (the next arm goal aborts after `afterS` with that reflex).
  */
 import sharp from "sharp";
 import type { Backend, Frame, JointTrajectory } from "../../../gateway/seam/types.ts";
+import { ROS_CAMERA_TYPES } from "../../../drivers/camera/ros-camera.ts";
+import { FRANKA_ROS_TYPES } from "../../../drivers/ros2/franka-arm.ts";
 import { type FrankaRosConfigInput, parseFrankaRosConfig } from "../../../drivers/ros2/franka-config.ts";
 import {
   bytesToBase64,
@@ -105,17 +110,11 @@ interface GripperGoal {
   ok(widthM: number): boolean;
 }
 
-/** ROS 2 interface names of what the rig serves (franka_ros2's) */
+/** ROS 2 interface names of what the rig serves: the drivers' own */
 const TYPES = {
-  jointState: "sensor_msgs/msg/JointState",
-  compressedImage: "sensor_msgs/msg/CompressedImage",
-  cameraInfo: "sensor_msgs/msg/CameraInfo",
-  fjt: "control_msgs/action/FollowJointTrajectory",
-  move: "franka_msgs/action/Move",
-  grasp: "franka_msgs/action/Grasp",
-  homing: "franka_msgs/action/Homing",
-  trigger: "std_srvs/srv/Trigger",
-  errorRecovery: "franka_msgs/action/ErrorRecovery",
+  ...FRANKA_ROS_TYPES,
+  compressedImage: ROS_CAMERA_TYPES.compressed,
+  cameraInfo: ROS_CAMERA_TYPES.info,
 } as const;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
