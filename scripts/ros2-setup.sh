@@ -42,6 +42,10 @@ step() {
 }
 
 PY=$(command -v python3.11 || true)
+if [ -z "$PY" ] && command -v python3 >/dev/null &&
+  [ "$(python3 -c 'import sys; print(sys.version_info[:2] == (3, 11))')" = True ]; then
+  PY=$(command -v python3)
+fi
 if [ -z "$PY" ]; then
   say "python3.11 not found (the ROS 2 Jazzy wheels on PyPI are built for CPython 3.11)" >&2
   exit 1
