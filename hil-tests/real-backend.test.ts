@@ -129,7 +129,7 @@ describe("real backend on the rosbridge rig (simulator) + buzz box in simavr", (
       const err = await locked
         .execute(interpolateChunk(r, [[...r.q, r.gripperWidthM]], 0.1, DT))
         .catch((e) => e);
-      expect(isRealBenchError(err, "RB_ERR_REAL_MOTION_NOT_ALLOWED")).toBe(true);
+      expect(isRealBenchError(err, "RB_ERR_MOTION_DISABLED")).toBe(true);
       expect(String(err.message)).toMatch(/allowMotion|--allow-motion/);
     } finally {
       await locked.shutdown();

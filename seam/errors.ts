@@ -12,7 +12,9 @@ export interface ErrorSpec {
   message: string;
   /** what the client should do about it */
   hint: string;
+  /** no longer raised; `replacedBy` names the code that carries its meaning now */
   retired?: true;
+  replacedBy?: string;
 }
 
 export const ERRORS = {
@@ -136,7 +138,9 @@ export const ERRORS = {
   RB_ERR_MOTION_DISABLED: {
     status: 403,
     message: "Motion is disabled on this real bench",
-    hint: "An operator must restart the gateway with --allow-motion once the workspace is clear.",
+    hint:
+      "An operator must restart the gateway with --allow-motion (or set backend.allowMotion: true in the " +
+      "bench file) once the workspace is clear and an operator stands at the emergency stop.",
   },
   RB_ERR_NO_SUBMISSION: {
     status: 422,
@@ -164,6 +168,26 @@ export const ERRORS = {
     status: 403,
     message: "Privileged access is unavailable: {reason}",
     hint: "Only simulated benches in a setting that allows it offer privileged calls.",
+  },
+  RB_ERR_JOG_INDEX: {
+    status: 400,
+    message: "Row {row}: jog command {value} is not an index in 0…{max}",
+    hint: "Send the index of a command in GET /v1/spec control.actions (type jog, commands).",
+  },
+  RB_ERR_Q_WIDTH: {
+    status: 400,
+    message: "{field} has {width} values; the robot has {dof} joints",
+    hint: "Send one joint position per joint, in rad (GET /v1/spec robot.joints).",
+  },
+  RB_ERR_UNKNOWN_SNAPSHOT: {
+    status: 404,
+    message: "Snapshot {snapshot_id} does not exist in this episode",
+    hint: "Take a snapshot in the running episode first (POST /v1/admin/privileged/snapshot).",
+  },
+  RB_ERR_BACKEND_UNSUPPORTED: {
+    status: 422,
+    message: "The {backend} backend cannot {operation}: {reason}",
+    hint: "Reset needs a simulated bench; recover needs a backend with devices that can fail.",
   },
   RB_ERR_HOMING: {
     status: 409,
@@ -263,6 +287,8 @@ export const ERRORS = {
     status: 400,
     message: "Unknown camera {camera}; cameras: {cameras}",
     hint: "Name one of the configured cameras.",
+    retired: true,
+    replacedBy: "RB_ERR_UNKNOWN_CAMERA",
   },
   // real-bench composition (drivers/real) and Firmata contact board (drivers/firmata)
   RB_ERR_REAL_MOTION_NOT_ALLOWED: {
@@ -271,6 +297,8 @@ export const ERRORS = {
     hint:
       "Start the gateway with --allow-motion (or set backend.allowMotion: true in the bench file) " +
       "once the workspace is clear and an operator stands at the emergency stop.",
+    retired: true,
+    replacedBy: "RB_ERR_MOTION_DISABLED",
   },
   RB_ERR_REAL_DEVICE_FAULT: {
     status: 503,
@@ -282,6 +310,8 @@ export const ERRORS = {
     status: 400,
     message: "Camera {camera} is not configured on this bench; cameras: {cameras}",
     hint: "Name one of the cameras of the bench file's backend.cameras.",
+    retired: true,
+    replacedBy: "RB_ERR_UNKNOWN_CAMERA",
   },
   RB_ERR_FIRMATA_NOT_READY: {
     status: 503,

@@ -220,7 +220,7 @@ export class RosCameraSource {
   private slot(camera: string): CameraSlot {
     const s = this.slots.get(camera);
     if (!s)
-      throw new RosDriverError("RB_ERR_ROS_UNKNOWN_CAMERA", { camera, cameras: [...this.slots.keys()] });
+      throw new RosDriverError("RB_ERR_UNKNOWN_CAMERA", { camera, cameras: [...this.slots.keys()] });
     return s;
   }
 

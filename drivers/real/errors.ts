@@ -5,7 +5,10 @@
  */
 import { CodedError, type ErrorCode } from "../../seam/errors.ts";
 
-export type RealErrorCode = Extract<ErrorCode, `RB_ERR_REAL_${string}` | `RB_ERR_FIRMATA_${string}`>;
+export type RealErrorCode = Extract<
+  ErrorCode,
+  `RB_ERR_REAL_${string}` | `RB_ERR_FIRMATA_${string}` | "RB_ERR_MOTION_DISABLED"
+>;
 
 /** An error of these drivers: a registered code plus context; the message ends with the hint. */
 export class RealBenchError extends CodedError<RealErrorCode> {

@@ -5,7 +5,7 @@
  */
 import { CodedError, type ErrorCode } from "../../seam/errors.ts";
 
-export type RosErrorCode = Extract<ErrorCode, `RB_ERR_ROS_${string}`>;
+export type RosErrorCode = Extract<ErrorCode, `RB_ERR_ROS_${string}` | "RB_ERR_UNKNOWN_CAMERA">;
 
 /** An error of these drivers: a registered code plus context; the message ends with the hint. */
 export class RosDriverError extends CodedError<RosErrorCode> {

@@ -103,7 +103,7 @@ export function actionCatalog(
           const idx = row[0]!;
           const cmd = JOG_COMMANDS[idx];
           if (!Number.isInteger(idx) || cmd === undefined) {
-            throw new GatewayError("RB_ERR_NOT_FINITE", { row: r, column: 0, value: String(idx) });
+            throw new GatewayError("RB_ERR_JOG_INDEX", { row: r, value: idx, max: JOG_COMMANDS.length - 1 });
           }
           ({ pose, grip } = applyJog(pose, grip, cmd, jogSteps));
           return [...pose.xyz, ...pose.quat_xyzw, grip];

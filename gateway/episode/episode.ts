@@ -411,9 +411,10 @@ export class Episode {
     if (budget === 0) throw new GatewayError("RB_ERR_NO_RESETS");
     if (this.counters.resetsUsed >= budget) throw new GatewayError("RB_ERR_RESETS_USED", { budget });
     if (!this.cfg.backend.reset) {
-      throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", {
-        setting: "reset",
-        reason: "backend cannot reset",
+      throw new GatewayError("RB_ERR_BACKEND_UNSUPPORTED", {
+        backend: this.cfg.backend.kind,
+        operation: "reset",
+        reason: "a physical bench cannot be put back to the start state",
       });
     }
     this.counters.resetsUsed++;

@@ -96,9 +96,10 @@ export const adminRoutes: FastifyPluginAsync<RouteOptions> = async (app, opts) =
   r.post("/v1/admin/recover", async () => {
     const b = gw.bench.backend;
     if (!b.recover)
-      throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", {
-        setting: "recover",
-        reason: `the ${b.kind} backend has nothing to recover`,
+      throw new GatewayError("RB_ERR_BACKEND_UNSUPPORTED", {
+        backend: b.kind,
+        operation: "recover",
+        reason: "it has no devices to recover",
       });
     await b.recover();
     return { backend: { kind: b.kind, lifecycle: b.lifecycle } };

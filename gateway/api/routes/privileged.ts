@@ -50,7 +50,7 @@ export const privilegedRoutes: FastifyPluginAsync<PrivilegedRouteOptions> = asyn
       const b = privileged();
       const data = snapshots.get(req.body.snapshot_id, gw.requireEpisode().id);
       if (!data || !b.restore) {
-        throw new GatewayError("RB_ERR_NOT_FOUND", { method: "snapshot", url: req.body.snapshot_id });
+        throw new GatewayError("RB_ERR_UNKNOWN_SNAPSHOT", { snapshot_id: req.body.snapshot_id });
       }
       try {
         b.restore(data);
