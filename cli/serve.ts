@@ -3,6 +3,7 @@
  * Security defaults: loopback bind; a non-loopback bind needs explicit tokens.
  */
 import { randomBytes } from "node:crypto";
+import { isIPv4, isIPv6 } from "node:net";
 import { buildApp } from "../gateway/app.ts";
 import { type BenchConfig, DEFAULT_BENCH, loadBenchFile, parseBenchConfig } from "../compose/bench-config.ts";
 import { composeBench } from "../compose/compose.ts";
@@ -21,10 +22,20 @@ export interface ServeOptions {
   allowMotion?: boolean;
 }
 
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
-
+/**
+ * Is the bind address loopback? The address is parsed: 127.0.0.0/8, ::1 and ::ffff:127.x.y.z;
+ * of host names only "localhost" (never "127.example.com").
+ */
 export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || host.startsWith("127.");
+  const h = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  if (h === "localhost") return true;
+  if (isIPv4(h)) return h.split(".")[0] === "127";
+  if (isIPv6(h)) {
+    if (h === "::1" || h === "0:0:0:0:0:0:0:1") return true;
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
+    return mapped !== null && mapped[1]!.split(".")[0] === "127";
+  }
+  return false;
 }
 
 /** Apply command-line overrides to a bench config (then validated again). */
@@ -54,7 +65,8 @@ export async function serve(o: ServeOptions): Promise<{ close: () => Promise<voi
   const gateway = new Gateway(bench);
   const agentToken = o.agentToken ?? randomBytes(16).toString("hex");
   const operatorToken = o.operatorToken ?? randomBytes(16).toString("hex");
-  const app = await buildApp({ gateway, agentToken, operatorToken });
+  // structured request logs (pino, with request ids; tokens never logged) on stderr: stdout carries the URL lines
+  const app = await buildApp({ gateway, agentToken, operatorToken, logger: { stream: process.stderr } });
   let address: string;
   try {
     await gateway.startEpisode();

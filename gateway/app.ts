@@ -3,21 +3,57 @@
  * Routes are plugins by concern under api/routes/ (agent API, kinematics, frames, admin,
  * privileged); each installs the guard of its role. They validate with the zod schemas of
  * api/schemas.ts, which also generate GET /v1/openapi.json. Every error leaves as
- * {error: {code, message, details}} (api/http-errors.ts). State lives in the Gateway and in
- * small stores passed in (snapshots), never in this function.
+ * {error: {code, message, details}} (api/http-errors.ts), also fastify's and Node's own.
+ * State lives in the Gateway and in small stores passed in (snapshots, capture admission),
+ * never in this function. The edge's limits (timeouts, connections, nesting, frames) are
+ * documented in docs/http-edge.md.
  */
+import { randomUUID } from "node:crypto";
 import fastifySwagger from "@fastify/swagger";
 import Fastify, { type FastifyInstance } from "fastify";
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
-import { installErrorHandlers } from "./api/http-errors.ts";
+import { CaptureAdmission } from "./api/capacity.ts";
+import {
+  clientErrorHandler,
+  frameworkErrors,
+  installErrorHandlers,
+  MAX_PARAM_LENGTH,
+  sendError,
+} from "./api/http-errors.ts";
+import { MAX_BODY_DEPTH, tooDeepAt } from "./api/json-bounds.ts";
 import { adminRoutes } from "./api/routes/admin.ts";
 import { agentRoutes } from "./api/routes/agent.ts";
 import { frameRoutes } from "./api/routes/frames.ts";
 import { kinematicsRoutes } from "./api/routes/kinematics.ts";
 import { privilegedRoutes } from "./api/routes/privileged.ts";
 import { SnapshotStore } from "./api/snapshot-store.ts";
-import { ERRORS } from "./errors.ts";
+import { ERRORS, GatewayError } from "./errors.ts";
 import type { Gateway } from "./gateway.ts";
+
+/** Limits of the HTTP edge (defaults in HTTP_LIMITS). */
+export interface HttpLimits {
+  /** the whole request (headers and body) must arrive within this, ms */
+  requestTimeoutMs: number;
+  /** the headers must arrive within this, ms (≤ requestTimeoutMs) */
+  headersTimeoutMs: number;
+  /** a socket with no traffic either way is closed after this, ms (longer than any call) */
+  idleTimeoutMs: number;
+  /** an idle keep-alive connection is closed after this, ms */
+  keepAliveTimeoutMs: number;
+  /** open connections at most; more are refused at accept */
+  maxConnections: number;
+  /** calls that capture frames at once */
+  maxConcurrentCaptures: number;
+}
+
+export const HTTP_LIMITS: HttpLimits = {
+  requestTimeoutMs: 10_000,
+  headersTimeoutMs: 5_000,
+  idleTimeoutMs: 120_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 256,
+  maxConcurrentCaptures: 16,
+};
 
 export interface AppOptions {
   gateway: Gateway;
@@ -25,18 +61,57 @@ export interface AppOptions {
   operatorToken: string;
   /** max request body, bytes */
   bodyLimitBytes?: number;
-  logger?: boolean;
+  /** structured logging (pino, fastify's own): true for info on stdout, or a level and a stream */
+  logger?: boolean | { level?: string; stream?: NodeJS.WritableStream };
   /** simulator snapshots of the privileged API (a fresh store when omitted) */
   snapshots?: SnapshotStore;
+  limits?: Partial<HttpLimits>;
+}
+
+/** Refuse token setups where a role would not be separate (checked before anything listens). */
+function checkTokens(agentToken: string, operatorToken: string): void {
+  if (!agentToken) throw new Error("the agent token is empty: every client could call the agent API");
+  if (!operatorToken)
+    throw new Error("the operator token is empty: every client could call the operator API");
+  if (agentToken === operatorToken) {
+    throw new Error(
+      "the agent and operator tokens are identical: the agent could e-stop, end episodes and more",
+    );
+  }
 }
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  checkTokens(opts.agentToken, opts.operatorToken);
+  const limits = { ...HTTP_LIMITS, ...opts.limits };
   const bodyLimit = opts.bodyLimitBytes ?? 1024 * 1024;
+  const logger =
+    opts.logger === undefined || opts.logger === false
+      ? false
+      : {
+          level: opts.logger === true ? "info" : (opts.logger.level ?? "info"),
+          ...(opts.logger !== true && opts.logger.stream ? { stream: opts.logger.stream } : {}),
+          // the default serialisers log no headers; should one ever, no token leaves in a log line
+          redact: ["req.headers.authorization", "headers.authorization"],
+        };
   const app = Fastify({
-    logger: opts.logger ?? false,
+    logger,
+    genReqId: () => randomUUID(),
     bodyLimit,
-    return503OnClosing: true,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // our own 503 below answers in the API's shape
+    return503OnClosing: false,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      // how often Node checks the two timeouts above (its default, 30 s, lets slow bodies linger)
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, limits.headersTimeoutMs / 2)),
+    },
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
+  app.server.maxConnections = limits.maxConnections;
   app.setValidatorCompiler(validatorCompiler);
   // Responses are built by this server and typed by the same zod schemas at compile time; the
   // schemas document them (OpenAPI) and the contract test validates every response shape. Encoding
@@ -54,8 +129,29 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   installErrorHandlers(app, bodyLimit);
 
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onRequest", async (req, reply) => {
+    reply.header("x-request-id", req.id);
+    if (closing) {
+      reply.header("connection", "close");
+      return sendError(reply, new GatewayError("RB_ERR_SHUTTING_DOWN"));
+    }
+  });
+  // no body may nest deeper than any field needs (a deep value overflows recursive walks later)
+  app.addHook("preValidation", async (req) => {
+    const at = req.body === undefined ? undefined : tooDeepAt(req.body, MAX_BODY_DEPTH);
+    if (at !== undefined) throw new GatewayError("RB_ERR_JSON_TOO_DEEP", { max: MAX_BODY_DEPTH, path: at });
+  });
+
   const routeOpts = { gateway: opts.gateway, agentToken: opts.agentToken, operatorToken: opts.operatorToken };
-  await app.register(agentRoutes, routeOpts);
+  await app.register(agentRoutes, {
+    ...routeOpts,
+    captures: new CaptureAdmission(opts.gateway.frames, limits.maxConcurrentCaptures),
+    onClientDisconnect: opts.gateway.bench.onClientDisconnect ?? "finish",
+  });
   await app.register(kinematicsRoutes, routeOpts);
   await app.register(frameRoutes, routeOpts);
   await app.register(adminRoutes, routeOpts);

@@ -42,6 +42,8 @@ export interface Bench {
   motionAllowed: boolean;
   /** bench name, software version and config hashes for records and result.json */
   provenance?: Provenance;
+  /** a client that disconnects mid-act: stop the motion, or let the chunk finish and be recorded (default) */
+  onClientDisconnect?: "finish" | "stop";
   /** observers attached to every episode (recorder, dashboards) */
   observers?: (episode: { task: string; seed: number }) => EpisodeObserver[];
 }
@@ -99,7 +101,7 @@ export class Gateway {
     const d = this.bench.defaults;
     const task = this.task(req.task ?? d.task);
     const level = req.level ?? d.level ?? task.defaultLevel;
-    if (!task.levels[level]) throw new GatewayError("RB_ERR_LEVEL", { task: task.id, level });
+    if (!Object.hasOwn(task.levels, level)) throw new GatewayError("RB_ERR_LEVEL", { task: task.id, level });
     const setting = req.setting ?? "standard";
     if (setting !== "standard" || !task.settings.includes(setting)) {
       throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", {

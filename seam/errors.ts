@@ -189,6 +189,61 @@ export const ERRORS = {
     message: "The {backend} backend cannot {operation}: {reason}",
     hint: "Reset needs a simulated bench; recover needs a backend with devices that can fail.",
   },
+  RB_ERR_BAD_URL: {
+    status: 400,
+    message: "The URL {url} is malformed ({reason})",
+    hint: "Percent-encode the path correctly.",
+  },
+  RB_ERR_URL_TOO_LONG: {
+    status: 414,
+    message: "A path parameter of {url} is longer than {max} characters",
+    hint: "Ids in paths are short; use the id the gateway returned.",
+  },
+  RB_ERR_HEADERS_TOO_LARGE: {
+    status: 431,
+    message: "The request headers are too large",
+    hint: "Send fewer or shorter headers.",
+  },
+  RB_ERR_CLIENT_ERROR: {
+    status: 400,
+    message: "Malformed HTTP request ({reason})",
+    hint: "Send a well-formed HTTP/1.1 request.",
+  },
+  RB_ERR_REQUEST_TIMEOUT: {
+    status: 408,
+    message: "The request was not received completely in time",
+    hint: "Send the headers and body at once; slow uploads are cut off (requestTimeoutMs).",
+  },
+  RB_ERR_SHUTTING_DOWN: {
+    status: 503,
+    message: "The gateway is shutting down",
+    hint: "Reconnect once it has restarted.",
+  },
+  RB_ERR_JSON_TOO_DEEP: {
+    status: 400,
+    message: "The body nests deeper than {max} levels (at {path})",
+    hint: "Flatten the JSON; no field of the API needs deep nesting.",
+  },
+  RB_ERR_OVER_CAPACITY: {
+    status: 503,
+    message: "Over capacity: {resource} ({reason})",
+    hint: "Retry after the Retry-After header's seconds; fetch or drop frames sooner, or ask for fewer.",
+  },
+  RB_ERR_REALTIME_ONLY: {
+    status: 422,
+    message: "{field} belongs to the realtime setting; this episode runs the {setting} setting",
+    hint: "In the standard setting time advances only through act and observe; leave the field out.",
+  },
+  RB_ERR_NO_DEPTH: {
+    status: 422,
+    message: "Camera {camera} has no depth image; cameras with depth: {cameras}",
+    hint: "Ask for depth only from cameras whose GET /v1/spec entry says depth: true (or omit cameras).",
+  },
+  RB_ERR_ZERO_QUATERNION: {
+    status: 400,
+    message: "Row {row}: the quaternion (columns qx…qw) is zero",
+    hint: "Send a unit quaternion x y z w; [0, 0, 0, 1] is no rotation.",
+  },
   RB_ERR_HOMING: {
     status: 409,
     message: "The bench could not be driven to the start pose: {reason}",

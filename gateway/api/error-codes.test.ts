@@ -34,7 +34,10 @@ describe("one code per misuse", () => {
     g = await testGateway({ backend: { type: "mirror" } });
     const res = await api(g, "POST", "/v1/kinematics/fk", { q: [0, 0, 0] });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: "RB_ERR_Q_WIDTH", details: { field: "q", width: 3, dof: 7 } });
+    expect(res.body.error).toMatchObject({
+      code: "RB_ERR_Q_WIDTH",
+      details: { field: "q", width: 3, dof: 7 },
+    });
   });
 
   it("restoring an unknown snapshot is RB_ERR_UNKNOWN_SNAPSHOT", async () => {
@@ -42,7 +45,10 @@ describe("one code per misuse", () => {
     await api(g, "POST", "/v1/admin/episodes", { seed: 2, privileged: true }, "operator");
     const res = await api(g, "POST", "/v1/admin/privileged/restore", { snapshot_id: "nope" }, "operator");
     expect(res.status).toBe(404);
-    expect(res.body.error).toMatchObject({ code: "RB_ERR_UNKNOWN_SNAPSHOT", details: { snapshot_id: "nope" } });
+    expect(res.body.error).toMatchObject({
+      code: "RB_ERR_UNKNOWN_SNAPSHOT",
+      details: { snapshot_id: "nope" },
+    });
   });
 
   it("recover on a backend without devices, and reset on one that cannot, are RB_ERR_BACKEND_UNSUPPORTED", async () => {
@@ -95,7 +101,17 @@ describe("the registry", () => {
         }
       }
     };
-    for (const d of ["gateway", "seam", "sim", "drivers", "compose", "cli", "hil-tests", "clients", "examples"]) {
+    for (const d of [
+      "gateway",
+      "seam",
+      "sim",
+      "drivers",
+      "compose",
+      "cli",
+      "hil-tests",
+      "clients",
+      "examples",
+    ]) {
       if (existsSync(join(root, d))) walk(join(root, d));
     }
     expect(hits).toEqual([]);

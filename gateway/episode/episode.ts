@@ -249,7 +249,8 @@ export class Episode {
         this.afterMotion(res.outcome, res.fault);
       });
     }
-    const captured = await this.captureOrFault(cameras, req.depth);
+    // cameras: [] asks for no image (backends read an empty list as "all")
+    const captured = cameras.length ? await this.captureOrFault(cameras, req.depth) : [];
     const reading = this.cfg.backend.read();
     const id = this.newObservation(reading.t - this.t0);
     const frames = this.storeFrames(captured, req.encoding, req.depth);
@@ -350,13 +351,18 @@ export class Episode {
       let nextRow = 0;
       const res = await backend.execute(traj, {
         signal,
-        capture: frameReq ? { everyTicks, cameras: frameCams, depth: frameReq.depth } : undefined,
+        capture:
+          frameReq && frameCams.length ? { everyTicks, cameras: frameCams, depth: frameReq.depth } : undefined,
         onTick: (r, i) => {
           // a real robot publishes at its own rate: a reading may land past a row's end sample
           const ends = traj.rowEndIndex;
+          // one reading per row: a reading that lands past several row ends stands for each of them
           if (nextRow < ends.length && i >= ends[nextRow]!) {
-            readings.push(this.toReading(r));
-            while (nextRow < ends.length && i >= ends[nextRow]!) nextRow++;
+            const dto = this.toReading(r);
+            while (nextRow < ends.length && i >= ends[nextRow]!) {
+              readings.push(dto);
+              nextRow++;
+            }
           }
           return this.tick(r, i);
         },
@@ -364,6 +370,9 @@ export class Episode {
       executedRows = traj.rowEndIndex.filter((e) => e < res.samplesExecuted).length;
       frames = res.frames;
       if (res.robotErrors) robotErrors.push(...res.robotErrors);
+      // rows the robot finished without a reading at their end (a real robot's last reading came
+      // before the final sample) get the final state: one reading per executed row
+      while (readings.length < executedRows) readings.push(this.toReading(res.final));
       if (readings.length === 0 || readings[readings.length - 1]!.t !== r6(res.final.t - this.t0)) {
         readings.push(this.toReading(res.final));
       }

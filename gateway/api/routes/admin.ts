@@ -7,6 +7,7 @@ import { episodeSummary } from "../../episode/summary.ts";
 import { GatewayError } from "../../errors.ts";
 import { guard } from "../auth.ts";
 import {
+  EmptyBodySchema,
   EpisodeSummarySchema,
   ErrorResponseSchema,
   EstopRequestSchema,
@@ -91,9 +92,9 @@ export const adminRoutes: FastifyPluginAsync<RouteOptions> = async (app, opts) =
     async (req) => gw.engageEstop(req.body.reason),
   );
 
-  r.post("/v1/admin/release", async () => gw.releaseEstop());
+  r.post("/v1/admin/release", { schema: { body: EmptyBodySchema } }, async () => gw.releaseEstop());
 
-  r.post("/v1/admin/recover", async () => {
+  r.post("/v1/admin/recover", { schema: { body: EmptyBodySchema } }, async () => {
     const b = gw.bench.backend;
     if (!b.recover)
       throw new GatewayError("RB_ERR_BACKEND_UNSUPPORTED", {

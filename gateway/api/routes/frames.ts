@@ -11,10 +11,14 @@ export const frameRoutes: FastifyPluginAsync<RouteOptions> = async (app, opts) =
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.addHook("onRequest", guard("agent", opts));
 
-  r.get("/v1/frames/:id", { schema: { params: z.object({ id: z.string().max(100) }) } }, async (req, reply) => {
-    const img = gw.frames.get(req.params.id);
-    if (!img) throw new GatewayError("RB_ERR_FRAME_NOT_FOUND", { id: req.params.id });
-    const { contentType, data } = await img;
-    return reply.type(contentType).send(data);
-  });
+  r.get(
+    "/v1/frames/:id",
+    { schema: { params: z.object({ id: z.string().max(100) }) } },
+    async (req, reply) => {
+      const img = gw.frames.get(req.params.id);
+      if (!img) throw new GatewayError("RB_ERR_FRAME_NOT_FOUND", { id: req.params.id });
+      const { contentType, data } = await img;
+      return reply.type(contentType).send(data);
+    },
+  );
 };

@@ -7,6 +7,7 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { GatewayError } from "../../errors.ts";
 import { guard } from "../auth.ts";
+import { EmptyBodySchema } from "../schemas.ts";
 import type { SnapshotStore } from "../snapshot-store.ts";
 import type { RouteOptions } from "./common.ts";
 
@@ -36,7 +37,7 @@ export const privilegedRoutes: FastifyPluginAsync<PrivilegedRouteOptions> = asyn
 
   r.get("/v1/admin/privileged/state", async () => privileged().privilegedState!());
 
-  r.post("/v1/admin/privileged/snapshot", async () => {
+  r.post("/v1/admin/privileged/snapshot", { schema: { body: EmptyBodySchema } }, async () => {
     const b = privileged();
     if (!b.snapshot)
       throw new GatewayError("RB_ERR_PRIVILEGED_UNAVAILABLE", { reason: "backend has no snapshots" });
