@@ -30,7 +30,12 @@ const row = () => {
 /** A nested array as JSON text (JSON.stringify of it would overflow the test's own stack). */
 const nestedText = (depth: number) => `${"[".repeat(depth)}1${"]".repeat(depth)}`;
 const postText = (url: string, text: string) =>
-  g.app.inject({ method: "POST", url, payload: text, headers: { ...g.agent, "content-type": "application/json" } });
+  g.app.inject({
+    method: "POST",
+    url,
+    payload: text,
+    headers: { ...g.agent, "content-type": "application/json" },
+  });
 const running = () => expect(g.gateway.requireEpisode().isEnded).toBe(false);
 
 describe("hostile JSON is a 400 and the episode runs on", () => {

@@ -39,7 +39,11 @@ async function actThenDisconnect(policy: "finish" | "stop"): Promise<number> {
   // the motion call holds the episode: another act is BUSY until it has ended (this probe's dt
   // is refused once it is not, so the probe itself never moves)
   for (;;) {
-    const res = await api(g, "POST", "/v1/act", { type: "joint_position", dt: 0.0105, rows: [[...q, gripperWidthM]] });
+    const res = await api(g, "POST", "/v1/act", {
+      type: "joint_position",
+      dt: 0.0105,
+      rows: [[...q, gripperWidthM]],
+    });
     if (res.body?.error?.code !== "RB_ERR_BUSY") break;
     await sleep(10);
   }
