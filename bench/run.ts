@@ -16,6 +16,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   "ros-frames": { file: "ros-frames.ts" },
   "ros-http-frames": { file: "ros-http-frames.ts" },
   "event-stop": { file: "event-stop.ts" },
+  "observe-load": { file: "observe-load.ts" },
 };
 
 const only = process.argv.slice(2);
