@@ -30,13 +30,21 @@ describe("one code per misuse", () => {
     expect(g.gateway.bench.backend.read()).toEqual(before);
   });
 
-  it("FK with q of the wrong width is RB_ERR_Q_WIDTH (not a row-width error)", async () => {
+  it("FK q and IK q_seed of the wrong width are RB_ERR_Q_WIDTH (not a row-width error)", async () => {
     g = await testGateway({ backend: { type: "mirror" } });
     const res = await api(g, "POST", "/v1/kinematics/fk", { q: [0, 0, 0] });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({
       code: "RB_ERR_Q_WIDTH",
       details: { field: "q", width: 3, dof: 7 },
+    });
+    const pose = (await api(g, "POST", "/v1/kinematics/fk", { q: g.gateway.bench.backend.read().q })).body
+      .tool;
+    const ik = await api(g, "POST", "/v1/kinematics/ik", { pose, q_seed: [0, 0, 0] });
+    expect(ik.status).toBe(400);
+    expect(ik.body.error).toMatchObject({
+      code: "RB_ERR_Q_WIDTH",
+      details: { field: "q_seed", width: 3, dof: 7 },
     });
   });
 

@@ -24,6 +24,10 @@ export const kinematicsRoutes: FastifyPluginAsync<RouteOptions> = async (app, op
     "/v1/kinematics/ik",
     { schema: { body: IkRequestSchema, response: { 200: IkResponseSchema, ...errors } } },
     async (req) => {
+      const dof = gw.bench.backend.describe().robot.dof;
+      if (req.body.q_seed && req.body.q_seed.length !== dof) {
+        throw new GatewayError("RB_ERR_Q_WIDTH", { field: "q_seed", width: req.body.q_seed.length, dof });
+      }
       const seed = req.body.q_seed ?? gw.bench.backend.read().q;
       const sol = gw.bench.ik.solve(req.body.pose, seed);
       if (!sol.ok)
