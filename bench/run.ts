@@ -22,6 +22,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   records: { file: "records-isolation.ts" },
   "stop-latency": { file: "stop-latency.ts", args: ["--samples", "30"] },
   "ros2-latency": { file: "ros2-latency.ts" },
+  "observe-load": { file: "observe-load.ts" },
 };
 
 const only = process.argv.slice(2);

@@ -2,6 +2,7 @@
  * `robot-gateway serve`: compose the bench, start the first episode, serve the Standard API.
  * Security defaults: loopback bind; a non-loopback bind needs explicit tokens.
  */
+import { isIPv4, isIPv6 } from "node:net";
 import { type BenchConfig, DEFAULT_BENCH, loadBenchFile, parseBenchConfig } from "../compose/bench-config.ts";
 import { type StartedGateway, startGateway } from "../compose/start.ts";
 import type { StopCause } from "../gateway/episode/stop.ts";
@@ -20,10 +21,20 @@ export interface ServeOptions {
   allowMotion?: boolean;
 }
 
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
-
+/**
+ * Is the bind address loopback? The address is parsed: 127.0.0.0/8, ::1 and ::ffff:127.x.y.z;
+ * of host names only "localhost" (never "127.example.com").
+ */
 export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || host.startsWith("127.");
+  const h = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  if (h === "localhost") return true;
+  if (isIPv4(h)) return h.split(".")[0] === "127";
+  if (isIPv6(h)) {
+    if (h === "::1" || h === "0:0:0:0:0:0:0:1") return true;
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
+    return mapped !== null && mapped[1]!.split(".")[0] === "127";
+  }
+  return false;
 }
 
 /** Apply command-line overrides to a bench config (then validated again). */
@@ -63,6 +74,8 @@ export async function serve(o: ServeOptions): Promise<Served> {
     ...(o.operatorToken ? { operatorToken: o.operatorToken } : {}),
     firstEpisode: false,
     listen: { host: o.host, port: o.port },
+    // structured request logs (pino, with request ids; tokens never logged) on stderr: stdout carries the URL lines
+    logger: { stream: process.stderr },
   });
   const { bench, gateway } = g;
   console.log(

@@ -48,6 +48,8 @@ export const BenchConfigSchema = z.strictObject({
     .default({ id: "free-motion", seed: 0 }),
   /** largest dt between two chunk rows, s */
   maxDtS: z.number().positive().default(0.5),
+  /** a client that disconnects mid-act: "finish" runs the accepted chunk to its end and records it; "stop" stops the motion at once */
+  onClientDisconnect: z.enum(["finish", "stop"]).default("finish"),
   /** where episode records go, relative to the working directory */
   recordsDir: z.string().default("records"),
 });

@@ -127,6 +127,7 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
     toolFromFlange,
     ik: ikPort(robot, toolFromFlange),
     maxDtS: config.maxDtS,
+    onClientDisconnect: config.onClientDisconnect,
     taskBench,
     defaults: {
       task: config.task.id,

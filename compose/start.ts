@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import type { StartEpisodeRequest } from "../gateway/api/schemas.ts";
-import { buildApp } from "../gateway/app.ts";
+import { type AppOptions, buildApp } from "../gateway/app.ts";
 import type { EpisodeObserver } from "../gateway/episode/observer.ts";
 import type { StopCause } from "../gateway/episode/stop.ts";
 import { type Bench, Gateway } from "../gateway/gateway.ts";
@@ -45,6 +45,8 @@ export interface StartGatewayOptions {
   listen?: { host: string; port: number };
   /** max request body, bytes */
   bodyLimitBytes?: number;
+  /** structured request logs (pino; tokens never logged); default: none */
+  logger?: AppOptions["logger"];
 }
 
 export interface StartedGateway {
@@ -123,6 +125,7 @@ export async function startGateway(o: StartGatewayOptions): Promise<StartedGatew
     agentToken,
     operatorToken,
     ...(o.bodyLimitBytes ? { bodyLimitBytes: o.bodyLimitBytes } : {}),
+    ...(o.logger !== undefined ? { logger: o.logger } : {}),
   });
   const close = async (
     cause: StopCause = { source: "operator", detail: "gateway shut down" },

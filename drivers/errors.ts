@@ -9,7 +9,13 @@ import { CodedError, type ErrorCode } from "../seam/errors.ts";
 /** The registry's device codes. */
 export type DeviceErrorCode = Extract<
   ErrorCode,
-  `RB_ERR_ROS_${string}` | `RB_ERR_REAL_${string}` | `RB_ERR_FIRMATA_${string}` | `RB_ERR_BUZZBOX_${string}`
+  | `RB_ERR_ROS_${string}`
+  | `RB_ERR_REAL_${string}`
+  | `RB_ERR_FIRMATA_${string}`
+  | `RB_ERR_BUZZBOX_${string}`
+  // shared with the API: one code per meaning
+  | "RB_ERR_UNKNOWN_CAMERA"
+  | "RB_ERR_MOTION_DISABLED"
 >;
 
 /** A driver's error: a registered device code plus context; the message ends with the hint. */

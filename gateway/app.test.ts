@@ -113,9 +113,11 @@ describe("routing and auth", () => {
     const res = await get("/v1/nope");
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe("RB_ERR_NOT_FOUND");
+    // a known path with a wrong method is a 405 naming the allowed methods (issue 10, item 10)
     const res2 = await g.app.inject({ method: "DELETE", url: "/v1/act", headers: g.agent });
-    expect(res2.statusCode).toBe(404);
-    expect(res2.json().error.code).toBe("RB_ERR_NOT_FOUND");
+    expect(res2.statusCode).toBe(405);
+    expect(res2.json().error.code).toBe("RB_ERR_METHOD_NOT_ALLOWED");
+    expect(res2.headers.allow).toBe("POST");
   });
 
   it("refuses missing tokens and keeps the agent token out of operator calls", async () => {

@@ -1,53 +1,62 @@
 /**
  * The HTTP shell of the gateway: a fastify app built by a factory (testable with inject()).
- * Routes validate with the zod schemas of api/schemas.ts, which also generate
- * GET /v1/openapi.json. Every error leaves as {error: {code, message, details}}.
+ * Routes are plugins by concern under api/routes/ (agent API, kinematics, frames, admin,
+ * privileged); each installs the guard of its role. They validate with the zod schemas of
+ * api/schemas.ts, which also generate GET /v1/openapi.json. Every error leaves as
+ * {error: {code, message, details}} (api/http-errors.ts), also fastify's and Node's own.
+ * State lives in the Gateway and in small stores passed in (snapshots, capture admission),
+ * never in this function. The edge's limits (timeouts, connections, nesting, frames) are
+ * documented in docs/http-edge.md.
  */
-import { randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import fastifySwagger from "@fastify/swagger";
-import Fastify, {
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from "fastify";
+import Fastify, { type FastifyInstance } from "fastify";
+import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
+import { CaptureAdmission } from "./api/capacity.ts";
 import {
-  hasZodFastifySchemaValidationErrors,
-  jsonSchemaTransform,
-  validatorCompiler,
-  type ZodTypeProvider,
-} from "fastify-type-provider-zod";
-import { z } from "zod";
-import { ROBOTS } from "../robots/franka/models.ts";
-import { hasSimPowers } from "../seam/types.ts";
-import { listTasks } from "../tasks/registry.ts";
-import { r6 } from "./time.ts";
-import {
-  ActRequestSchema,
-  ActResponseSchema,
-  EpisodeResponseSchema,
-  EpisodeSummarySchema,
-  ErrorResponseSchema,
-  EstopRequestSchema,
-  FkRequestSchema,
-  FkResponseSchema,
-  IkRequestSchema,
-  IkResponseSchema,
-  InstrumentResponseSchema,
-  ObserveRequestSchema,
-  ObserveResponseSchema,
-  SpecSchema,
-  StartEpisodeRequestSchema,
-  SubmitRequestSchema,
-  TaskCardSchema,
-} from "./api/schemas.ts";
-import { buildSpec } from "./api/spec.ts";
-import { ERRORS, GatewayError, isGatewayError } from "./errors.ts";
-import type { Episode } from "./episode/episode.ts";
-import type { Gateway } from "./gateway.ts";
-import { episodeSummary } from "./episode/summary.ts";
+  clientErrorHandler,
+  frameworkErrors,
+  installErrorHandlers,
+  MAX_PARAM_LENGTH,
+  sendError,
+} from "./api/http-errors.ts";
+import { MAX_BODY_DEPTH, tooDeepAt } from "./api/json-bounds.ts";
+import { adminRoutes } from "./api/routes/admin.ts";
+import { agentRoutes } from "./api/routes/agent.ts";
+import { frameRoutes } from "./api/routes/frames.ts";
+import { kinematicsRoutes } from "./api/routes/kinematics.ts";
+import { privilegedRoutes } from "./api/routes/privileged.ts";
+import { guard } from "./api/auth.ts";
 import { consoleRoutes } from "./console/routes.ts";
 import { mcpPlugin } from "./mcp/plugin.ts";
+import { SnapshotStore } from "./api/snapshot-store.ts";
+import { ERRORS, GatewayError } from "./errors.ts";
+import type { Gateway } from "./gateway.ts";
+
+/** Limits of the HTTP edge (defaults in HTTP_LIMITS). */
+export interface HttpLimits {
+  /** the whole request (headers and body) must arrive within this, ms */
+  requestTimeoutMs: number;
+  /** the headers must arrive within this, ms (≤ requestTimeoutMs) */
+  headersTimeoutMs: number;
+  /** a socket with no traffic either way is closed after this, ms (longer than any call) */
+  idleTimeoutMs: number;
+  /** an idle keep-alive connection is closed after this, ms */
+  keepAliveTimeoutMs: number;
+  /** open connections at most; more are refused at accept */
+  maxConnections: number;
+  /** calls that capture frames at once */
+  maxConcurrentCaptures: number;
+}
+
+export const HTTP_LIMITS: HttpLimits = {
+  requestTimeoutMs: 10_000,
+  headersTimeoutMs: 5_000,
+  idleTimeoutMs: 120_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 256,
+  maxConcurrentCaptures: 16,
+};
 
 export interface AppOptions {
   gateway: Gateway;
@@ -55,30 +64,57 @@ export interface AppOptions {
   operatorToken: string;
   /** max request body, bytes */
   bodyLimitBytes?: number;
-  logger?: boolean;
+  /** structured logging (pino, fastify's own): true for info on stdout, or a level and a stream */
+  logger?: boolean | { level?: string; stream?: NodeJS.WritableStream };
+  /** simulator snapshots of the privileged API (a fresh store when omitted) */
+  snapshots?: SnapshotStore;
+  limits?: Partial<HttpLimits>;
 }
 
-type Role = "agent" | "operator";
-
-function tokenMatches(header: string | undefined, token: string): boolean {
-  if (!header?.startsWith("Bearer ")) return false;
-  const a = Buffer.from(header.slice(7));
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-function sendError(reply: FastifyReply, e: GatewayError): FastifyReply {
-  return reply.code(e.status).type("application/json").send(e.toBody());
+/** Refuse token setups where a role would not be separate (checked before anything listens). */
+function checkTokens(agentToken: string, operatorToken: string): void {
+  if (!agentToken) throw new Error("the agent token is empty: every client could call the agent API");
+  if (!operatorToken)
+    throw new Error("the operator token is empty: every client could call the operator API");
+  if (agentToken === operatorToken) {
+    throw new Error(
+      "the agent and operator tokens are identical: the agent could e-stop, end episodes and more",
+    );
+  }
 }
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
-  const gw = opts.gateway;
+  checkTokens(opts.agentToken, opts.operatorToken);
+  const limits = { ...HTTP_LIMITS, ...opts.limits };
   const bodyLimit = opts.bodyLimitBytes ?? 1024 * 1024;
+  const logger =
+    opts.logger === undefined || opts.logger === false
+      ? false
+      : {
+          level: opts.logger === true ? "info" : (opts.logger.level ?? "info"),
+          ...(opts.logger !== true && opts.logger.stream ? { stream: opts.logger.stream } : {}),
+          // the default serialisers log no headers; should one ever, no token leaves in a log line
+          redact: ["req.headers.authorization", "headers.authorization"],
+        };
   const app = Fastify({
-    logger: opts.logger ?? false,
+    logger,
+    genReqId: () => randomUUID(),
     bodyLimit,
-    return503OnClosing: true,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // our own 503 below answers in the API's shape
+    return503OnClosing: false,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      // how often Node checks the two timeouts above (its default, 30 s, lets slow bodies linger)
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, limits.headersTimeoutMs / 2)),
+    },
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
+  app.server.maxConnections = limits.maxConnections;
   app.setValidatorCompiler(validatorCompiler);
   // Responses are built by this server and typed by the same zod schemas at compile time; the
   // schemas document them (OpenAPI) and the contract test validates every response shape. Encoding
@@ -94,361 +130,42 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     },
     transform: jsonSchemaTransform,
   });
+  installErrorHandlers(app, bodyLimit);
 
-  const guard = (role: Role) => async (req: FastifyRequest, reply: FastifyReply) => {
-    const auth = req.headers.authorization;
-    if (tokenMatches(auth, role === "agent" ? opts.agentToken : opts.operatorToken)) return;
-    const other = role === "agent" ? opts.operatorToken : opts.agentToken;
-    if (tokenMatches(auth, other))
-      return sendError(reply, new GatewayError("RB_ERR_FORBIDDEN", { url: req.url }));
-    return sendError(reply, new GatewayError("RB_ERR_UNAUTHORIZED"));
-  };
-
-  app.setNotFoundHandler((req, reply) => {
-    sendError(
-      reply,
-      new GatewayError("RB_ERR_NOT_FOUND", { method: req.method, url: req.url.split("?")[0] }),
-    );
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
   });
-
-  app.setErrorHandler((err: FastifyError, req, reply) => {
-    if (isGatewayError(err)) return sendError(reply, err);
-    if (hasZodFastifySchemaValidationErrors(err)) {
-      const issues = err.validation.map((v) => `${v.instancePath || "/"} ${v.message ?? ""}`.trim());
-      return sendError(
-        reply,
-        new GatewayError("RB_ERR_BAD_REQUEST", { issues: issues.join("; "), list: issues }),
-      );
+  app.addHook("onRequest", async (req, reply) => {
+    reply.header("x-request-id", req.id);
+    if (closing) {
+      reply.header("connection", "close");
+      return sendError(reply, new GatewayError("RB_ERR_SHUTTING_DOWN"));
     }
-    // fastify's own body errors (FST_ERR_CTP_*) carry these statuses
-    if (err instanceof SyntaxError || err.statusCode === 400) {
-      return sendError(reply, new GatewayError("RB_ERR_BAD_JSON", { reason: err.message }));
-    }
-    if (err.statusCode === 413)
-      return sendError(reply, new GatewayError("RB_ERR_BODY_TOO_LARGE", { limitBytes: bodyLimit }));
-    if (err.statusCode === 415) {
-      return sendError(
-        reply,
-        new GatewayError("RB_ERR_UNSUPPORTED_MEDIA", { contentType: req.headers["content-type"] ?? "none" }),
-      );
-    }
-    const id = randomUUID();
-    req.log.error({ err, id }, "internal error");
-    return sendError(reply, new GatewayError("RB_ERR_INTERNAL", { id }));
+  });
+  // no body may nest deeper than any field needs (a deep value overflows recursive walks later)
+  app.addHook("preValidation", async (req) => {
+    const at = req.body === undefined ? undefined : tooDeepAt(req.body, MAX_BODY_DEPTH);
+    if (at !== undefined) throw new GatewayError("RB_ERR_JSON_TOO_DEEP", { max: MAX_BODY_DEPTH, path: at });
   });
 
-  const errors = {
-    400: ErrorResponseSchema,
-    401: ErrorResponseSchema,
-    403: ErrorResponseSchema,
-    409: ErrorResponseSchema,
-    422: ErrorResponseSchema,
-  };
-  const timed = (ep: Episode | undefined) => ({
-    t: ep ? r6(ep.t()) : 0,
-    time_left_s: ep ? r6(ep.timeLeftS()) : 0,
+  const routeOpts = { gateway: opts.gateway, agentToken: opts.agentToken, operatorToken: opts.operatorToken };
+  await app.register(agentRoutes, {
+    ...routeOpts,
+    captures: new CaptureAdmission(opts.gateway.frames, limits.maxConcurrentCaptures),
+    onClientDisconnect: opts.gateway.bench.onClientDisconnect ?? "finish",
   });
-
-  // ---------------------------------------------------------------- agent API
-  await app.register(async (agent) => {
-    const r = agent.withTypeProvider<ZodTypeProvider>();
-    r.addHook("onRequest", guard("agent"));
-
-    r.get("/v1/task", { schema: { response: { 200: TaskCardSchema, ...errors } } }, async () => {
-      const ep = gw.requireEpisode();
-      const task = ep.config.task;
-      const b = ep.config.budgets;
-      return {
-        task_id: task.id,
-        title: task.title,
-        instruction: task.instruction(ep.config.level, ep.config.setting, b),
-        setting: ep.config.setting,
-        level: ep.config.level,
-        actions: [...(task.levels[ep.config.level]?.actions ?? [])],
-        budgets: {
-          time_limit_s: b.timeLimitS,
-          resets: b.resets,
-          max_rows_per_chunk: b.maxRowsPerChunk,
-          max_frames_per_call: b.maxFramesPerCall,
-          max_call_s: b.maxCallS,
-          max_steps: b.maxSteps,
-        },
-        ...(task.submission ? { submission: task.submission } : {}),
-        ...(task.instruments ? { instruments: [...task.instruments] } : {}),
-        episode: ep.status(),
-      };
-    });
-
-    r.get("/v1/spec", { schema: { response: { 200: SpecSchema } } }, async () =>
-      buildSpec(gw.bench.backend.describe(), gw.actions, gw.bench.maxDtS, Object.values(ROBOTS)),
-    );
-
-    r.post(
-      "/v1/observe",
-      {
-        schema: {
-          body: ObserveRequestSchema.default({ advance_s: 0, depth: false, encoding: "jpeg" }),
-          response: { 200: ObserveResponseSchema, ...errors },
-        },
-      },
-      async (req) => {
-        const ep = gw.requireEpisode();
-        const out = await ep.observe(req.body);
-        return { ...timed(ep), ...out, episode: ep.status() };
-      },
-    );
-
-    r.post(
-      "/v1/act",
-      { schema: { body: ActRequestSchema, response: { 200: ActResponseSchema, ...errors } } },
-      async (req) => {
-        const ep = gw.requireEpisode();
-        const out = await ep.act(req.body);
-        return { ...timed(ep), ...out, episode: ep.status() };
-      },
-    );
-
-    r.post(
-      "/v1/kinematics/fk",
-      { schema: { body: FkRequestSchema, response: { 200: FkResponseSchema, ...errors } } },
-      async (req) => {
-        const fk = gw.fk(req.body.q);
-        return {
-          ...timed(gw.episode),
-          tool: fk.tool,
-          flange: fk.flange,
-        };
-      },
-    );
-
-    r.post(
-      "/v1/kinematics/ik",
-      { schema: { body: IkRequestSchema, response: { 200: IkResponseSchema, ...errors } } },
-      async (req) => {
-        const ep = gw.episode;
-        const seed = req.body.q_seed ?? gw.bench.backend.read().q;
-        const sol = gw.bench.ik.solve(req.body.pose, seed);
-        if (!sol.ok)
-          throw new GatewayError("RB_ERR_IK_UNREACHABLE", {
-            reason: sol.reason,
-            position_residual_m: sol.positionResidualM,
-            orientation_residual_rad: sol.orientationResidualRad,
-          });
-        return {
-          ...timed(ep),
-          q: sol.q,
-          position_residual_m: sol.positionResidualM,
-          orientation_residual_rad: sol.orientationResidualRad,
-        };
-      },
-    );
-
-    r.post("/v1/reset", { schema: { response: { 200: EpisodeResponseSchema, ...errors } } }, async () => {
-      const ep = gw.requireEpisode();
-      await ep.reset();
-      return { ...timed(ep), episode: ep.status() };
-    });
-
-    r.post("/v1/finish", { schema: { response: { 200: EpisodeResponseSchema, ...errors } } }, async () => {
-      const ep = gw.requireEpisode();
-      await ep.finish();
-      return { ...timed(ep), episode: ep.status() };
-    });
-
-    r.post(
-      "/v1/submit",
-      { schema: { body: SubmitRequestSchema, response: { 200: EpisodeResponseSchema, ...errors } } },
-      async (req) => {
-        const ep = gw.requireEpisode();
-        await ep.submit(req.body.answer, req.body.evidence);
-        return { ...timed(ep), episode: ep.status() };
-      },
-    );
-
-    r.get(
-      "/v1/instruments/:name",
-      {
-        schema: {
-          params: z.object({ name: z.string().max(100) }),
-          response: { 200: InstrumentResponseSchema, 404: ErrorResponseSchema },
-        },
-      },
-      async (req) => {
-        const ep = gw.requireEpisode();
-        return { ...timed(ep), ...ep.instrument(req.params.name) };
-      },
-    );
-
-    r.get(
-      "/v1/frames/:id",
-      { schema: { params: z.object({ id: z.string().max(100) }) } },
-      async (req, reply) => {
-        const img = gw.frames.get(req.params.id);
-        if (!img) throw new GatewayError("RB_ERR_FRAME_NOT_FOUND", { id: req.params.id });
-        const { contentType, data } = await img;
-        return reply.type(contentType).send(data);
-      },
-    );
+  await app.register(kinematicsRoutes, routeOpts);
+  await app.register(frameRoutes, routeOpts);
+  await app.register(adminRoutes, routeOpts);
+  await app.register(privilegedRoutes, { ...routeOpts, snapshots: opts.snapshots ?? new SnapshotStore() });
+  await app.register(consoleRoutes, {
+    gateway: opts.gateway,
+    hub: opts.gateway.console,
+    operatorGuard: guard("operator", routeOpts),
   });
-
-  // ---------------------------------------------------------------- operator API
-  await app.register(async (op) => {
-    const r = op.withTypeProvider<ZodTypeProvider>();
-    r.addHook("onRequest", guard("operator"));
-
-    r.post(
-      "/v1/admin/episodes",
-      {
-        schema: {
-          body: StartEpisodeRequestSchema.default({ setting: "standard", privileged: false }),
-          response: { 200: EpisodeSummarySchema, ...errors },
-        },
-      },
-      async (req) => {
-        const ep = await gw.startEpisode(req.body);
-        return episodeSummary(ep);
-      },
-    );
-
-    r.get("/v1/admin/tasks", async () => ({
-      tasks: listTasks().map((t) => ({
-        id: t.id,
-        title: t.title,
-        levels: Object.keys(t.levels),
-        default_level: t.defaultLevel,
-        settings: [...t.settings],
-      })),
-    }));
-
-    r.get(
-      "/v1/admin/episodes",
-      { schema: { response: { 200: z.object({ episodes: z.array(EpisodeSummarySchema) }) } } },
-      async () => ({
-        episodes: gw.episodes().map(episodeSummary),
-      }),
-    );
-
-    r.get(
-      "/v1/admin/episodes/:id",
-      {
-        schema: {
-          params: z.object({ id: z.string().max(100) }),
-          response: { 200: EpisodeSummarySchema, 404: ErrorResponseSchema },
-        },
-      },
-      async (req) => {
-        const ep = gw.findEpisode(req.params.id);
-        if (!ep) throw new GatewayError("RB_ERR_NOT_FOUND", { method: "GET", url: req.url });
-        return episodeSummary(ep);
-      },
-    );
-
-    r.post(
-      "/v1/admin/episodes/:id/end",
-      {
-        schema: {
-          params: z.object({ id: z.string().max(100) }),
-          body: z
-            .strictObject({
-              reason: z.enum(["finished", "aborted"]).default("aborted"),
-              detail: z.string().max(500).optional(),
-            })
-            .default({ reason: "aborted" }),
-          response: { 200: EpisodeSummarySchema, 404: ErrorResponseSchema, 409: ErrorResponseSchema },
-        },
-      },
-      async (req) => {
-        const ep = gw.findEpisode(req.params.id);
-        if (!ep) throw new GatewayError("RB_ERR_NOT_FOUND", { method: "POST", url: req.url });
-        if (ep.isEnded) throw new GatewayError("RB_ERR_EPISODE_ENDED", { reason: ep.endReason });
-        await gw.stopAndEnd(
-          { source: "operator", detail: req.body.detail ?? "ended by the operator" },
-          req.body.reason,
-          ep,
-        );
-        return episodeSummary(ep);
-      },
-    );
-
-    r.post(
-      "/v1/admin/estop",
-      { schema: { body: EstopRequestSchema.default({ reason: "operator" }) } },
-      async (req) => gw.engageEstop(req.body.reason),
-    );
-
-    r.post("/v1/admin/release", async () => gw.releaseEstop());
-
-    r.post("/v1/admin/recover", async () => {
-      const b = gw.bench.backend;
-      if (!b.recover)
-        throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", {
-          setting: "recover",
-          reason: `the ${b.kind} backend has nothing to recover`,
-        });
-      await b.recover();
-      return { backend: { kind: b.kind, lifecycle: b.lifecycle } };
-    });
-
-    r.get("/v1/admin/state", async () => {
-      const ep = gw.episode;
-      return {
-        bench: gw.bench.name,
-        backend: { kind: gw.bench.backend.kind, lifecycle: gw.bench.backend.lifecycle },
-        estop: gw.estop,
-        reading: gw.bench.backend.read(),
-        episode: ep ? { ...episodeSummary(ep), instance: ep.config.instance, counters: ep.counters } : null,
-      };
-    });
-
-    const privileged = () => {
-      const ep = gw.requireEpisode();
-      const b = gw.bench.backend;
-      if (!gw.bench.simulated || !hasSimPowers(b)) {
-        throw new GatewayError("RB_ERR_PRIVILEGED_UNAVAILABLE", { reason: "the bench is not simulated" });
-      }
-      if (!ep.config.privileged) {
-        throw new GatewayError("RB_ERR_PRIVILEGED_UNAVAILABLE", {
-          reason: "the episode was not started with privileged: true",
-        });
-      }
-      return b;
-    };
-    // snapshots belong to the episode that took them: a new episode starts with none
-    const snapshots = new Map<string, { episode: string; data: Uint8Array }>();
-    r.get("/v1/admin/privileged/state", async () => privileged().privilegedState());
-    r.post("/v1/admin/privileged/snapshot", async () => {
-      const b = privileged();
-      const episode = gw.requireEpisode().id;
-      for (const [k, v] of snapshots) if (v.episode !== episode) snapshots.delete(k);
-      const id = randomUUID();
-      snapshots.set(id, { episode, data: b.snapshot() });
-      return { snapshot_id: id };
-    });
-    r.post(
-      "/v1/admin/privileged/restore",
-      { schema: { body: z.strictObject({ snapshot_id: z.string() }) } },
-      async (req) => {
-        const b = privileged();
-        const snap = snapshots.get(req.body.snapshot_id);
-        if (!snap || snap.episode !== gw.requireEpisode().id) {
-          throw new GatewayError("RB_ERR_NOT_FOUND", { method: "snapshot", url: req.body.snapshot_id });
-        }
-        try {
-          b.restore(snap.data);
-        } catch (e) {
-          throw new GatewayError("RB_ERR_PRIVILEGED_UNAVAILABLE", {
-            reason: `restore refused: ${e instanceof Error ? e.message : String(e)}`,
-          });
-        }
-        return { restored: req.body.snapshot_id };
-      },
-    );
-  });
-
-  await app.register(consoleRoutes, { gateway: gw, hub: gw.console, operatorGuard: guard("operator") });
   await app.register(mcpPlugin, { agentToken: opts.agentToken, operatorToken: opts.operatorToken });
 
-  // ---------------------------------------------------------------- public
   app.get("/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 
   return app;

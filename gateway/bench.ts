@@ -31,4 +31,6 @@ export interface Bench {
   provenance?: Provenance;
   /** checked before every episode start (e.g. the records directory takes a write); throws to refuse */
   preflight?: () => void;
+  /** a client that disconnects mid-act: stop the motion, or let the chunk finish and be recorded (default) */
+  onClientDisconnect?: "finish" | "stop";
 }

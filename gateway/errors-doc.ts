@@ -1,16 +1,23 @@
 /**
  * docs/errors.md is generated from the error registry, so the table can never drift:
- * `npx tsx gateway/errors-doc.ts` rewrites it, and a test fails when it is stale.
+ * `npx tsx gateway/errors-doc.ts` rewrites it, and a test fails when it is stale. Retired codes
+ * are listed apart with the code that carries their meaning now, so the main table has one
+ * code per meaning.
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ERRORS, type ErrorSpec } from "./errors.ts";
 
+const cell = (s: string) => s.replace(/\|/g, "\\|");
+
 export function renderErrorsDoc(): string {
-  const rows = Object.entries(ERRORS as Record<string, ErrorSpec>).map(
-    ([code, s]) =>
-      `| \`${code}\` | ${s.status} | ${s.message.replace(/\|/g, "\\|")} | ${s.hint}${s.retired ? " (retired)" : ""} |`,
-  );
+  const all = Object.entries(ERRORS as Record<string, ErrorSpec>);
+  const rows = all
+    .filter(([, s]) => !s.retired)
+    .map(([code, s]) => `| \`${code}\` | ${s.status} | ${cell(s.message)} | ${s.hint} |`);
+  const retired = all
+    .filter(([, s]) => s.retired)
+    .map(([code, s]) => `| \`${code}\` | ${s.replacedBy ? `\`${s.replacedBy}\`` : "—"} |`);
   return [
     "# Error codes",
     "",
@@ -24,6 +31,18 @@ export function renderErrorsDoc(): string {
     "|---|---|---|---|",
     ...rows,
     "",
+    ...(retired.length
+      ? [
+          "## Retired codes",
+          "",
+          "No longer raised; never reused. The code in the second column carries the meaning now.",
+          "",
+          "| retired code | replaced by |",
+          "|---|---|",
+          ...retired,
+          "",
+        ]
+      : []),
   ].join("\n");
 }
 

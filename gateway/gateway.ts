@@ -92,7 +92,7 @@ export class Gateway {
     const d = this.bench.defaults;
     const task = this.task(req.task ?? d.task);
     const level = req.level ?? d.level ?? task.defaultLevel;
-    if (!task.levels[level]) throw new GatewayError("RB_ERR_LEVEL", { task: task.id, level });
+    if (!Object.hasOwn(task.levels, level)) throw new GatewayError("RB_ERR_LEVEL", { task: task.id, level });
     const setting = req.setting ?? "standard";
     if (setting !== "standard" || !task.settings.includes(setting)) {
       throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", {
@@ -217,9 +217,11 @@ export class Gateway {
   /** FK for the API: tool and flange poses; never advances time. */
   fk(q: readonly number[]) {
     const robot = this.bench.backend.describe().robot;
-    if (q.length !== robot.dof || !q.every(Number.isFinite)) {
-      throw new GatewayError("RB_ERR_ROW_WIDTH", { row: 0, width: q.length, expected: robot.dof, type: "q" });
+    if (q.length !== robot.dof) {
+      throw new GatewayError("RB_ERR_Q_WIDTH", { field: "q", width: q.length, dof: robot.dof });
     }
+    const bad = q.findIndex((v) => !Number.isFinite(v));
+    if (bad >= 0) throw new GatewayError("RB_ERR_NOT_FINITE", { row: 0, column: bad, value: String(q[bad]) });
     return forwardKinematics(robot, q, this.bench.toolFromFlange);
   }
 

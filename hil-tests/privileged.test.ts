@@ -41,5 +41,6 @@ describe("privileged sim calls", () => {
     await api(g, "POST", "/v1/admin/episodes", { seed: 2, privileged: true }, "operator");
     const again = await api(g, "POST", "/v1/admin/privileged/restore", { snapshot_id: snap }, "operator");
     expect(again.status).toBe(404);
+    expect(again.body.error.code).toBe("RB_ERR_UNKNOWN_SNAPSHOT");
   });
 });

@@ -167,7 +167,7 @@ export function describeRealBackend(t: SuiteTransport): void {
         const err = await locked
           .execute(interpolateChunk(r, [[...r.q, r.gripperWidthM]], 0.1, DT))
           .catch((e) => e);
-        expect(isDeviceError(err, "RB_ERR_REAL_MOTION_NOT_ALLOWED")).toBe(true);
+        expect(isDeviceError(err, "RB_ERR_MOTION_DISABLED")).toBe(true);
         expect(String(err.message)).toMatch(/allowMotion|--allow-motion/);
       } finally {
         await locked.shutdown();

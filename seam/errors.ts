@@ -12,7 +12,9 @@ export interface ErrorSpec {
   message: string;
   /** what the client should do about it */
   hint: string;
+  /** no longer raised; `replacedBy` names the code that carries its meaning now */
   retired?: true;
+  replacedBy?: string;
 }
 
 export const ERRORS = {
@@ -136,7 +138,9 @@ export const ERRORS = {
   RB_ERR_MOTION_DISABLED: {
     status: 403,
     message: "Motion is disabled on this real bench",
-    hint: "An operator must restart the gateway with --allow-motion once the workspace is clear.",
+    hint:
+      "An operator must restart the gateway with --allow-motion (or set backend.allowMotion: true in the " +
+      "bench file) once the workspace is clear and an operator stands at the emergency stop.",
   },
   RB_ERR_NO_SUBMISSION: {
     status: 422,
@@ -164,6 +168,81 @@ export const ERRORS = {
     status: 403,
     message: "Privileged access is unavailable: {reason}",
     hint: "Only simulated benches in a setting that allows it offer privileged calls.",
+  },
+  RB_ERR_JOG_INDEX: {
+    status: 400,
+    message: "Row {row}: jog command {value} is not an index in 0…{max}",
+    hint: "Send the index of a command in GET /v1/spec control.actions (type jog, commands).",
+  },
+  RB_ERR_Q_WIDTH: {
+    status: 400,
+    message: "{field} has {width} values; the robot has {dof} joints",
+    hint: "Send one joint position per joint, in rad (GET /v1/spec robot.joints).",
+  },
+  RB_ERR_UNKNOWN_SNAPSHOT: {
+    status: 404,
+    message: "Snapshot {snapshot_id} does not exist in this episode",
+    hint: "Take a snapshot in the running episode first (POST /v1/admin/privileged/snapshot).",
+  },
+  RB_ERR_BACKEND_UNSUPPORTED: {
+    status: 422,
+    message: "The {backend} backend cannot {operation}: {reason}",
+    hint: "Reset needs a simulated bench; recover needs a backend with devices that can fail.",
+  },
+  RB_ERR_BAD_URL: {
+    status: 400,
+    message: "The URL {url} is malformed ({reason})",
+    hint: "Percent-encode the path correctly.",
+  },
+  RB_ERR_URL_TOO_LONG: {
+    status: 414,
+    message: "A path parameter of {url} is longer than {max} characters",
+    hint: "Ids in paths are short; use the id the gateway returned.",
+  },
+  RB_ERR_HEADERS_TOO_LARGE: {
+    status: 431,
+    message: "The request headers are too large",
+    hint: "Send fewer or shorter headers.",
+  },
+  RB_ERR_CLIENT_ERROR: {
+    status: 400,
+    message: "Malformed HTTP request ({reason})",
+    hint: "Send a well-formed HTTP/1.1 request.",
+  },
+  RB_ERR_REQUEST_TIMEOUT: {
+    status: 408,
+    message: "The request was not received completely in time",
+    hint: "Send the headers and body at once; slow uploads are cut off (requestTimeoutMs).",
+  },
+  RB_ERR_SHUTTING_DOWN: {
+    status: 503,
+    message: "The gateway is shutting down",
+    hint: "Reconnect once it has restarted.",
+  },
+  RB_ERR_JSON_TOO_DEEP: {
+    status: 400,
+    message: "The body nests deeper than {max} levels (at {path})",
+    hint: "Flatten the JSON; no field of the API needs deep nesting.",
+  },
+  RB_ERR_OVER_CAPACITY: {
+    status: 503,
+    message: "Over capacity: {resource} ({reason})",
+    hint: "Retry after the Retry-After header's seconds; fetch or drop frames sooner, or ask for fewer.",
+  },
+  RB_ERR_REALTIME_ONLY: {
+    status: 422,
+    message: "{field} belongs to the realtime setting; this episode runs the {setting} setting",
+    hint: "In the standard setting time advances only through act and observe; leave the field out.",
+  },
+  RB_ERR_NO_DEPTH: {
+    status: 422,
+    message: "Camera {camera} has no depth image; cameras with depth: {cameras}",
+    hint: "Ask for depth only from cameras whose GET /v1/spec entry says depth: true (or omit cameras).",
+  },
+  RB_ERR_ZERO_QUATERNION: {
+    status: 400,
+    message: "Row {row}: the quaternion (columns qx…qw) is zero",
+    hint: "Send a unit quaternion x y z w; [0, 0, 0, 1] is no rotation.",
   },
   RB_ERR_HOMING: {
     status: 409,
@@ -274,6 +353,8 @@ export const ERRORS = {
     status: 400,
     message: "Unknown camera {camera}; cameras: {cameras}",
     hint: "Name one of the configured cameras.",
+    retired: true,
+    replacedBy: "RB_ERR_UNKNOWN_CAMERA",
   },
   RB_ERR_ROS_GOAL_NOT_CANCELLED: {
     status: 503,
@@ -296,6 +377,8 @@ export const ERRORS = {
     hint:
       "Start the gateway with --allow-motion (or set backend.allowMotion: true in the bench file) " +
       "once the workspace is clear and an operator stands at the emergency stop.",
+    retired: true,
+    replacedBy: "RB_ERR_MOTION_DISABLED",
   },
   RB_ERR_REAL_DEVICE_FAULT: {
     status: 503,
@@ -307,6 +390,8 @@ export const ERRORS = {
     status: 400,
     message: "Camera {camera} is not configured on this bench; cameras: {cameras}",
     hint: "Name one of the cameras of the bench file's backend.cameras.",
+    retired: true,
+    replacedBy: "RB_ERR_UNKNOWN_CAMERA",
   },
   RB_ERR_FIRMATA_NOT_READY: {
     status: 503,
@@ -333,11 +418,6 @@ export const ERRORS = {
     status: 404,
     message: "Episode {id} has no record on disk",
     hint: "The bench records episodes into its recordsDir; this one was not recorded or its file was removed.",
-  },
-  RB_ERR_NO_DEPTH: {
-    status: 400,
-    message: "Camera {camera} has no depth",
-    hint: "Ask for depth only from cameras whose spec entry says depth: true.",
   },
   // raised by the clients (gateway/client, the MCP server) on their side of the wire
   RB_ERR_GATEWAY_UNREACHABLE: {

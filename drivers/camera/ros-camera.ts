@@ -288,7 +288,7 @@ export class RosCameraSource {
 
   private slot(camera: string): CameraSlot {
     const s = this.slots.get(camera);
-    if (!s) throw new DeviceError("RB_ERR_ROS_UNKNOWN_CAMERA", { camera, cameras: [...this.slots.keys()] });
+    if (!s) throw new DeviceError("RB_ERR_UNKNOWN_CAMERA", { camera, cameras: [...this.slots.keys()] });
     return s;
   }
 

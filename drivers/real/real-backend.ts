@@ -16,7 +16,7 @@
  * - `finalized`: shut down.
  *
  * Allow-motion switch: with `allowMotion: false` (the default) execute() refuses with
- * RB_ERR_REAL_MOTION_NOT_ALLOWED before anything is sent. hold() sends no command (the
+ * RB_ERR_MOTION_DISABLED before anything is sent. hold() sends no command (the
  * controller keeps its last target), so it is allowed without the switch.
  *
  * Events: arm faults, contact-sensor events (contact, fault, link instrument) and camera
@@ -261,8 +261,7 @@ export class RealBackend extends LifecycleComponent implements Backend {
    */
   async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
     this.guard("execute");
-    if (!this.cfg.allowMotion)
-      throw new DeviceError("RB_ERR_REAL_MOTION_NOT_ALLOWED", { operation: "execute" });
+    if (!this.cfg.allowMotion) throw new DeviceError("RB_ERR_MOTION_DISABLED", { operation: "execute" });
     return this.withMotion(opts, (o) => this.arm!.execute(traj, o));
   }
 

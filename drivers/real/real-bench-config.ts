@@ -83,7 +83,7 @@ export const RealBackendConfigSchema = z.strictObject({
   cameraReadyTimeoutS: z.number().positive().default(5),
   /**
    * The allow-motion switch: when false (default) execute() and hold() refuse with
-   * RB_ERR_REAL_MOTION_NOT_ALLOWED. The CLI's --allow-motion sets it (withAllowMotion).
+   * RB_ERR_MOTION_DISABLED. The CLI's --allow-motion sets it (withAllowMotion).
    */
   allowMotion: z.boolean().default(false),
 });

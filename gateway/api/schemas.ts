@@ -4,6 +4,7 @@
  * Importable without any hardware or server.
  */
 import { z } from "zod";
+import { boundedJson } from "./json-bounds.ts";
 
 const finite = z.number();
 const vec3 = z.tuple([finite, finite, finite]);
@@ -12,7 +13,9 @@ const quat = z.tuple([finite, finite, finite, finite]);
 export const PoseSchema = z
   .object({
     xyz: vec3.describe("position, m"),
-    quat_xyzw: quat.describe("orientation, unit quaternion x y z w"),
+    quat_xyzw: quat
+      .refine((q) => Math.hypot(...q) > 1e-6, "a zero quaternion is no orientation")
+      .describe("orientation, unit quaternion x y z w (normalised by the gateway; never zero)"),
   })
   .strict();
 
@@ -190,7 +193,11 @@ export type SpecDto = z.infer<typeof SpecSchema>;
 export const ObserveRequestSchema = z
   .object({
     advance_s: z.number().min(0).default(0).describe("hold the last command this long first, s"),
-    cameras: z.array(z.string()).optional().describe("camera names; all when omitted, none when []"),
+    cameras: z
+      .array(z.string().max(100))
+      .max(64)
+      .optional()
+      .describe("camera names; all when omitted, none (no image) when empty"),
     depth: z.boolean().default(false),
     encoding: z.enum(["jpeg", "png"]).default("jpeg"),
   })
@@ -216,8 +223,16 @@ export const ActRequestSchema = z
     rows: z.array(z.array(z.unknown())).describe("one row per dt; columns per action type"),
     frames: z
       .object({
-        fps: z.number().positive().max(60),
-        cameras: z.array(z.string()).optional(),
+        fps: z
+          .number()
+          .min(0.1)
+          .max(60)
+          .describe("frames per second of episode time, 0.1…60 (one frame per 10 s at least)"),
+        cameras: z
+          .array(z.string().max(100))
+          .max(64)
+          .optional()
+          .describe("camera names; all when omitted, none when empty"),
         depth: z.boolean().default(false),
         encoding: z.enum(["jpeg", "png"]).default("jpeg"),
       })
@@ -279,12 +294,12 @@ export const EpisodeResponseSchema = z.object({ ...timed, episode: EpisodeStatus
 
 export const SubmitRequestSchema = z
   .object({
-    answer: z.unknown(),
+    answer: boundedJson({ maxDepth: 16, maxBytes: 64 * 1024 }),
     evidence: z.array(z.string()).describe("observation_ids that support the answer"),
   })
   .strict();
 
-export const EmptyBodySchema = z.object({}).strict().optional();
+export const EmptyBodySchema = z.strictObject({}).nullish().describe("no body, or an empty object");
 
 // ---------------------------------------------------------------- operator
 

@@ -73,7 +73,7 @@ describe("console live state on the buzz-wire bench", () => {
         url: `/v1/admin/cameras/${without.name}/image?depth=1`,
         headers: g.operator,
       });
-      expect(d.statusCode).toBe(400);
+      expect(d.statusCode).toBe(422);
       expect(d.json().error.code).toBe("RB_ERR_NO_DEPTH");
     }
     const unknown = await g.app.inject({ url: "/v1/admin/cameras/nope/image", headers: g.operator });

@@ -128,7 +128,15 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRouteOpti
         const cam = gw.bench.backend.describe().cameras.find((c) => c.name === name);
         if (!cam) throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: name });
         const depth = req.query.depth === "1";
-        if (depth && !cam.depth) throw new GatewayError("RB_ERR_NO_DEPTH", { camera: name });
+        if (depth && !cam.depth)
+          throw new GatewayError("RB_ERR_NO_DEPTH", {
+            camera: name,
+            cameras: gw.bench.backend
+              .describe()
+              .cameras.filter((c) => c.depth)
+              .map((c) => c.name)
+              .join(", "),
+          });
         const key = `${name}|${depth}`;
         const now = Date.now();
         let c = captures.get(key);

@@ -61,6 +61,9 @@ export function actionCatalog(
   const eeToJoints = (rows: number[][], start: JointReading): number[][] => {
     let seed: readonly number[] = start.q;
     return rows.map((row, r) => {
+      if (Math.hypot(row[3]!, row[4]!, row[5]!, row[6]!) <= 1e-6) {
+        throw new GatewayError("RB_ERR_ZERO_QUATERNION", { row: r });
+      }
       const pose: Pose = {
         xyz: [row[0]!, row[1]!, row[2]!],
         quat_xyzw: [row[3]!, row[4]!, row[5]!, row[6]!],
@@ -103,7 +106,7 @@ export function actionCatalog(
           const idx = row[0]!;
           const cmd = JOG_COMMANDS[idx];
           if (!Number.isInteger(idx) || cmd === undefined) {
-            throw new GatewayError("RB_ERR_NOT_FINITE", { row: r, column: 0, value: String(idx) });
+            throw new GatewayError("RB_ERR_JOG_INDEX", { row: r, value: idx, max: JOG_COMMANDS.length - 1 });
           }
           ({ pose, grip } = applyJog(pose, grip, cmd, jogSteps));
           return [...pose.xyz, ...pose.quat_xyzw, grip];

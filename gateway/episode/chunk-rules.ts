@@ -47,7 +47,9 @@ export function checkRows(
     for (let c = 0; c < width; c++) {
       const v = row[c];
       if (typeof v !== "number" || !Number.isFinite(v)) {
-        throw new GatewayError("RB_ERR_NOT_FINITE", { row: r, column: c, value: String(v) });
+        // never String(v) of a client's value: {"toString":1} or a deep array makes it throw
+        const value = v === null || typeof v !== "object" ? String(v) : Array.isArray(v) ? "array" : "object";
+        throw new GatewayError("RB_ERR_NOT_FINITE", { row: r, column: c, value });
       }
       nums[c] = v;
     }

@@ -278,10 +278,14 @@ export class Episode implements EpisodeView {
         signal,
         ...(chunk.capture ? { capture: chunk.capture } : {}),
         onTick: (r, i) => {
-          // a real robot publishes at its own rate: a reading may land past a row's end sample
+          // a real robot publishes at its own rate: a reading may land past a row's end sample;
+          // one reading per row: a reading that lands past several row ends stands for each of them
           if (nextRow < ends.length && i >= ends[nextRow]!) {
-            readings.push(this.toReading(r));
-            while (nextRow < ends.length && i >= ends[nextRow]!) nextRow++;
+            const dto = this.toReading(r);
+            while (nextRow < ends.length && i >= ends[nextRow]!) {
+              readings.push(dto);
+              nextRow++;
+            }
           }
           return this.tick(r, i);
         },
@@ -289,6 +293,9 @@ export class Episode implements EpisodeView {
       executedRows = ends.filter((e) => e < res.samplesExecuted).length;
       frames = res.frames;
       if (res.robotErrors) robotErrors.push(...res.robotErrors);
+      // rows the robot finished without a reading at their end (a real robot's last reading came
+      // before the final sample) get the final state: one reading per executed row
+      while (readings.length < executedRows) readings.push(this.toReading(res.final));
       if (readings.length === 0 || readings[readings.length - 1]!.t !== r6(res.final.t - this.clock.t0)) {
         readings.push(this.toReading(res.final));
       }
@@ -340,9 +347,10 @@ export class Episode implements EpisodeView {
     if (budget === 0) throw new GatewayError("RB_ERR_NO_RESETS");
     if (this.counts.resetsUsed >= budget) throw new GatewayError("RB_ERR_RESETS_USED", { budget });
     if (!this.cfg.backend.reset) {
-      throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", {
-        setting: "reset",
-        reason: "backend cannot reset",
+      throw new GatewayError("RB_ERR_BACKEND_UNSUPPORTED", {
+        backend: this.cfg.backend.kind,
+        operation: "reset",
+        reason: "a physical bench cannot be put back to the start state",
       });
     }
     this.counts.resetsUsed++;

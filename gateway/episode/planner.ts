@@ -69,6 +69,8 @@ export function checkChunk(ctx: PlanContext, req: ActRequest): CheckedChunk {
   const f = req.frames;
   if (!f) return { action, rows, dt: req.dt };
   const cameras = resolveCameras(ctx.desc, f.cameras);
+  // cameras: [] asks for no image
+  if (cameras.length === 0) return { action, rows, dt: req.dt };
   const everyTicks = Math.max(1, Math.round(1 / (f.fps * period)));
   const count = cameras.length * (Math.floor(durationS / period / everyTicks) + 1);
   if (count > ctx.budgets.maxFramesPerCall) {

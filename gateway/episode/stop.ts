@@ -24,6 +24,8 @@ export type StopSource =
   | "storage"
   | "exception"
   | "operator"
+  /** the agent's connection went away mid-act (bench file onClientDisconnect: stop) */
+  | "client"
   | "task";
 
 export interface StopCause {
@@ -102,6 +104,7 @@ export function endReasonFor(cause: StopCause, judge: TaskStatus): EndReason {
       return "time_limit";
     case "signal":
     case "operator":
+    case "client":
       return "aborted";
     case "task":
     case "contact":

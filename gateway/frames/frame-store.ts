@@ -1,8 +1,14 @@
 /**
  * Bounded store of captured frames served from GET /v1/frames/:id. Frames are kept raw and
  * encoded on first fetch (then cached), so a call that captures many frames pays for encoding
- * only for the frames a client actually downloads. Old frames are evicted first-in, first-out
- * when the byte budget is exceeded.
+ * only for the frames a client actually downloads.
+ *
+ * Memory: raw and encoded bytes count against `maxBytes`. The HTTP layer reserves the bytes a
+ * capture will need before it captures (`reserve`); when they do not fit, the call is refused
+ * (503 RB_ERR_OVER_CAPACITY) instead of growing past the budget. Retention: a frame stays
+ * fetchable for at least `minRetentionMs` after it was stored (until the episode ends); only
+ * older frames are evicted, oldest first, to make room. A put without a reservation (no HTTP
+ * layer) still keeps the budget by evicting oldest first, fresh or not.
  */
 import { randomBytes } from "node:crypto";
 import sharp from "sharp";
@@ -20,28 +26,59 @@ interface Entry {
   encoding: "jpeg" | "png";
   encoded?: Promise<StoredImage>;
   bytes: number;
+  /** wall-clock ms of the put */
+  atMs: number;
 }
 
 export interface FrameStoreOptions {
-  /** raw bytes kept before the oldest frames are evicted */
+  /** raw + encoded bytes kept (and reserved) at most */
   maxBytes: number;
   /** JPEG quality 1–100 */
   jpegQuality: number;
+  /** a stored frame is not evicted for this long, ms */
+  minRetentionMs: number;
+  /** wall clock, ms (tests pass their own) */
+  nowMs?: () => number;
 }
+
+export const FRAME_STORE_DEFAULTS: FrameStoreOptions = {
+  maxBytes: 512 * 1024 * 1024,
+  jpegQuality: 90,
+  minRetentionMs: 10_000,
+};
 
 export class FrameStore {
   private readonly entries = new Map<string, Entry>();
   private bytes = 0;
+  private reserved = 0;
   private readonly prefix = randomBytes(4).toString("hex");
   private counter = 0;
+  private generation = 0;
+  private readonly opts: FrameStoreOptions;
+  private readonly now: () => number;
 
-  constructor(private readonly opts: FrameStoreOptions = { maxBytes: 512 * 1024 * 1024, jpegQuality: 90 }) {}
+  constructor(opts: Partial<FrameStoreOptions> = {}) {
+    this.opts = { ...FRAME_STORE_DEFAULTS, ...opts };
+    this.now = opts.nowMs ?? Date.now;
+  }
 
   /** Store a frame; returns ids of its rgb and (when present) depth images. */
   put(frame: Frame, encoding: "jpeg" | "png", withDepth: boolean): { rgb: string; depth?: string } {
-    const rgb = this.add({ kind: "rgb", frame, encoding, bytes: frame.rgb.data.byteLength });
+    const rgb = this.add({
+      kind: "rgb",
+      frame,
+      encoding,
+      bytes: frame.rgb.data.byteLength,
+      atMs: this.now(),
+    });
     if (withDepth && frame.depthMm) {
-      const depth = this.add({ kind: "depth", frame, encoding: "png", bytes: frame.depthMm.data.byteLength });
+      const depth = this.add({
+        kind: "depth",
+        frame,
+        encoding: "png",
+        bytes: frame.depthMm.data.byteLength,
+        atMs: this.now(),
+      });
       return { rgb, depth };
     }
     return { rgb };
@@ -51,7 +88,19 @@ export class FrameStore {
   get(id: string): Promise<StoredImage> | undefined {
     const e = this.entries.get(id);
     if (!e) return undefined;
-    e.encoded ??= encodeEntry(e, this.opts.jpegQuality);
+    if (!e.encoded) {
+      const gen = this.generation;
+      e.encoded = encodeEntry(e, this.opts.jpegQuality);
+      // the encoded copy counts too, while the entry is still kept
+      e.encoded.then(
+        (img) => {
+          if (gen !== this.generation || this.entries.get(id) !== e) return;
+          e.bytes += img.data.byteLength;
+          this.bytes += img.data.byteLength;
+        },
+        () => {},
+      );
+    }
     return e.encoded;
   }
 
@@ -59,15 +108,49 @@ export class FrameStore {
     return this.entries.size;
   }
 
+  /** Bytes held (raw and encoded) and reserved for captures under way. */
+  get usage(): { bytes: number; reserved: number; maxBytes: number } {
+    return { bytes: this.bytes, reserved: this.reserved, maxBytes: this.opts.maxBytes };
+  }
+
+  /**
+   * Reserve room for a capture of about `bytes` (evicting frames past their retention, oldest
+   * first). Returns the release function, or undefined when the room is not there: then the
+   * caller refuses the capture. Release after the captured frames are stored.
+   */
+  reserve(bytes: number): (() => void) | undefined {
+    const fits = () => this.bytes + this.reserved + bytes <= this.opts.maxBytes;
+    if (!fits()) {
+      const cutoff = this.now() - this.opts.minRetentionMs;
+      for (const [k, old] of this.entries) {
+        if (fits() || old.atMs > cutoff) break;
+        this.entries.delete(k);
+        this.bytes -= old.bytes;
+      }
+    }
+    if (!fits()) return undefined;
+    this.reserved += bytes;
+    const gen = this.generation;
+    let released = false;
+    return () => {
+      if (released || gen !== this.generation) return;
+      released = true;
+      this.reserved -= bytes;
+    };
+  }
+
   clear(): void {
     this.entries.clear();
     this.bytes = 0;
+    this.reserved = 0;
+    this.generation++;
   }
 
   private add(e: Entry): string {
     const id = `${this.prefix}-${(this.counter++).toString(36)}-${e.kind}`;
     this.entries.set(id, e);
     this.bytes += e.bytes;
+    // reserved bytes are about to become entries: they do not push out other frames here
     for (const [k, old] of this.entries) {
       if (this.bytes <= this.opts.maxBytes || k === id) break;
       this.entries.delete(k);

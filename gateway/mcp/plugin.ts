@@ -8,9 +8,9 @@
  * RB_ERR_UNAUTHORIZED), the tool layer holds an AgentClient, and the client's requests are served
  * in-process by `inject()` into the agent routes, which refuse every `/v1/admin/` path here too.
  */
-import { timingSafeEqual } from "node:crypto";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { tokenMatches } from "../api/auth.ts";
 import { AgentClient } from "../client/client.ts";
 import { GatewayError } from "../errors.ts";
 import { createMcpServer } from "./server.ts";
@@ -21,13 +21,6 @@ export interface McpPluginOptions {
 }
 
 export const MCP_PATH = "/mcp";
-
-function bearerIs(header: string | undefined, token: string): boolean {
-  if (!header?.startsWith("Bearer ")) return false;
-  const a = Buffer.from(header.slice(7));
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 /** fetch over `app.inject()`: the client's calls reach the agent routes without a socket. */
 export function injectFetch(app: FastifyInstance): typeof fetch {
@@ -69,8 +62,8 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
 
   const authorize = (req: FastifyRequest) => {
     const auth = req.headers.authorization;
-    if (bearerIs(auth, opts.agentToken)) return;
-    if (bearerIs(auth, opts.operatorToken)) throw new GatewayError("RB_ERR_FORBIDDEN", { url: MCP_PATH });
+    if (tokenMatches(auth, opts.agentToken)) return;
+    if (tokenMatches(auth, opts.operatorToken)) throw new GatewayError("RB_ERR_FORBIDDEN", { url: MCP_PATH });
     throw new GatewayError("RB_ERR_UNAUTHORIZED");
   };
 

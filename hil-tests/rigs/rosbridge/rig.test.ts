@@ -274,6 +274,6 @@ describe("ROS camera source on the rig", () => {
     expect([meta.width, meta.height]).toEqual([ref.width, ref.height]);
     expect(f!.reading).toBeDefined();
     expect(Math.abs(f!.reading!.t - f!.t)).toBeLessThan(0.01);
-    await expect(cam.capture(["nope"])).rejects.toMatchObject({ code: "RB_ERR_ROS_UNKNOWN_CAMERA" });
+    await expect(cam.capture(["nope"])).rejects.toMatchObject({ code: "RB_ERR_UNKNOWN_CAMERA" });
   });
 });

@@ -1,0 +1,199 @@
+/** The Standard API an agent plays through: task card, spec, observe, act, reset, finish, submit, instruments. */
+import type { FastifyPluginAsync } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { ROBOTS } from "../../../robots/franka/models.ts";
+import { GatewayError } from "../../errors.ts";
+import type { Gateway } from "../../gateway.ts";
+import { guard } from "../auth.ts";
+import { type CaptureAdmission, frameBytes } from "../capacity.ts";
+import {
+  ActRequestSchema,
+  ActResponseSchema,
+  EmptyBodySchema,
+  EpisodeResponseSchema,
+  ErrorResponseSchema,
+  InstrumentResponseSchema,
+  ObserveRequestSchema,
+  ObserveResponseSchema,
+  SpecSchema,
+  SubmitRequestSchema,
+  TaskCardSchema,
+} from "../schemas.ts";
+import { buildSpec } from "../spec.ts";
+import { ERROR_RESPONSES as errors, type RouteOptions, timed } from "./common.ts";
+
+export interface AgentRouteOptions extends RouteOptions {
+  captures: CaptureAdmission;
+  /** a client that disconnects mid-act: stop the motion, or let the chunk finish and record it */
+  onClientDisconnect: "finish" | "stop";
+}
+
+/**
+ * Bytes a call will capture: `count` frames of each camera asked for (undefined: every camera,
+ * []: none). A camera named explicitly with depth asked for must have depth (RB_ERR_NO_DEPTH);
+ * with cameras omitted, depth comes from the cameras that have it. Unknown names are left to
+ * the episode (RB_ERR_UNKNOWN_CAMERA).
+ */
+function captureBytes(
+  gw: Gateway,
+  cameras: readonly string[] | undefined,
+  depth: boolean,
+  count: number,
+): number {
+  const all = gw.bench.backend.describe().cameras;
+  const chosen = cameras === undefined ? all : all.filter((c) => cameras.includes(c.name));
+  if (depth && cameras !== undefined) {
+    const without = chosen.find((c) => !c.depth);
+    if (without) {
+      const withDepth = all.filter((c) => c.depth).map((c) => c.name);
+      throw new GatewayError("RB_ERR_NO_DEPTH", {
+        camera: without.name,
+        cameras: withDepth.join(", ") || "none",
+      });
+    }
+  }
+  // a call over the frame budget is refused by the episode (RB_ERR_TOO_MANY_FRAMES): reserve nothing
+  if (chosen.length * count > gw.requireEpisode().config.budgets.maxFramesPerCall) return 0;
+  return chosen.reduce((sum, c) => sum + frameBytes(c, depth), 0) * count;
+}
+
+export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, opts) => {
+  const gw = opts.gateway;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  r.addHook("onRequest", guard("agent", opts));
+
+  r.get("/v1/task", { schema: { response: { 200: TaskCardSchema, ...errors } } }, async () => {
+    const ep = gw.requireEpisode();
+    const task = ep.config.task;
+    const b = ep.config.budgets;
+    return {
+      task_id: task.id,
+      title: task.title,
+      instruction: task.instruction(ep.config.level, ep.config.setting, b),
+      setting: ep.config.setting,
+      level: ep.config.level,
+      actions: [...(task.levels[ep.config.level]?.actions ?? [])],
+      budgets: {
+        time_limit_s: b.timeLimitS,
+        resets: b.resets,
+        max_rows_per_chunk: b.maxRowsPerChunk,
+        max_frames_per_call: b.maxFramesPerCall,
+        max_call_s: b.maxCallS,
+        max_steps: b.maxSteps,
+      },
+      ...(task.submission ? { submission: task.submission } : {}),
+      ...(task.instruments ? { instruments: [...task.instruments] } : {}),
+      episode: ep.status(),
+    };
+  });
+
+  r.get("/v1/spec", { schema: { response: { 200: SpecSchema } } }, async () =>
+    buildSpec(gw.bench.backend.describe(), gw.actions, gw.bench.maxDtS, Object.values(ROBOTS)),
+  );
+
+  r.post(
+    "/v1/observe",
+    {
+      schema: {
+        body: ObserveRequestSchema.default({ advance_s: 0, depth: false, encoding: "jpeg" }),
+        response: { 200: ObserveResponseSchema, ...errors },
+      },
+    },
+    async (req) => {
+      const ep = gw.requireEpisode();
+      const bytes = captureBytes(gw, req.body.cameras, req.body.depth, 1);
+      const done = bytes > 0 ? opts.captures.admit(bytes) : () => {};
+      try {
+        const out = await ep.observe(req.body);
+        return { ...timed(ep), ...out, episode: ep.status() };
+      } finally {
+        done();
+      }
+    },
+  );
+
+  r.post(
+    "/v1/act",
+    { schema: { body: ActRequestSchema, response: { 200: ActResponseSchema, ...errors } } },
+    async (req, reply) => {
+      const ep = gw.requireEpisode();
+      if (req.body.start_step !== undefined && ep.config.setting !== "realtime") {
+        throw new GatewayError("RB_ERR_REALTIME_ONLY", { field: "start_step", setting: ep.config.setting });
+      }
+      const f = req.body.frames;
+      let done = () => {};
+      if (f) {
+        // frames every k control periods over the chunk, plus the first (as the episode counts them)
+        const period = gw.bench.backend.describe().controlPeriodS;
+        const everyTicks = Math.max(1, Math.round(1 / (f.fps * period)));
+        const rows = Array.isArray(req.body.rows) ? req.body.rows.length : 0;
+        const perCamera = Math.floor((rows * req.body.dt) / period / everyTicks) + 1;
+        const bytes = captureBytes(gw, f.cameras, f.depth, Number.isFinite(perCamera) ? perCamera : 1);
+        if (bytes > 0) done = opts.captures.admit(bytes);
+      }
+      const onClose = () => {
+        if (reply.raw.writableFinished || opts.onClientDisconnect !== "stop") return;
+        req.log.info({ episode: ep.id }, "client disconnected mid-act: stopping the motion");
+        // the one stop path: the robot stops at once and the episode ends (aborted, recorded)
+        ep.requestStop({ source: "client", detail: "client disconnected mid-act" });
+      };
+      reply.raw.once("close", onClose);
+      if (opts.onClientDisconnect === "stop" && req.raw.socket.destroyed) {
+        throw new GatewayError("RB_ERR_CLIENT_ERROR", {
+          reason: "the client disconnected before the act began",
+        });
+      }
+      try {
+        const out = await ep.act(req.body);
+        return { ...timed(ep), ...out, episode: ep.status() };
+      } finally {
+        done();
+      }
+    },
+  );
+
+  r.post(
+    "/v1/reset",
+    { schema: { body: EmptyBodySchema, response: { 200: EpisodeResponseSchema, ...errors } } },
+    async () => {
+      const ep = gw.requireEpisode();
+      await ep.reset();
+      return { ...timed(ep), episode: ep.status() };
+    },
+  );
+
+  r.post(
+    "/v1/finish",
+    { schema: { body: EmptyBodySchema, response: { 200: EpisodeResponseSchema, ...errors } } },
+    async () => {
+      const ep = gw.requireEpisode();
+      await ep.finish();
+      return { ...timed(ep), episode: ep.status() };
+    },
+  );
+
+  r.post(
+    "/v1/submit",
+    { schema: { body: SubmitRequestSchema, response: { 200: EpisodeResponseSchema, ...errors } } },
+    async (req) => {
+      const ep = gw.requireEpisode();
+      await ep.submit(req.body.answer, req.body.evidence);
+      return { ...timed(ep), episode: ep.status() };
+    },
+  );
+
+  r.get(
+    "/v1/instruments/:name",
+    {
+      schema: {
+        params: z.object({ name: z.string().max(100) }),
+        response: { 200: InstrumentResponseSchema, 404: ErrorResponseSchema },
+      },
+    },
+    async (req) => {
+      const ep = gw.requireEpisode();
+      return { ...timed(ep), ...ep.instrument(req.params.name) };
+    },
+  );
+};
