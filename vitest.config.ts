@@ -52,6 +52,8 @@ export default defineConfig({
                 name: "ros2",
                 include: ["hil-tests/ros2/**/*.test.ts"],
                 env: ros2 ?? {},
+                // one DDS graph at a time: the files share the domain and franka_ros2's topic names
+                fileParallelism: false,
                 // after "main": the DDS graph (a Python node at 500 Hz) and the timing-sensitive rig
                 // suites of main do not compete for the CPU
                 sequence: { groupOrder: 1 },
