@@ -23,7 +23,10 @@ const P = "rgfarm:";
 
 /** A Redis connection as BullMQ wants it (no per-command retry limit: commands wait out a restart). */
 export function redisClient(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true });
+  const r = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true });
+  // connection errors surface as waiting commands (they resume on reconnect) and in farm status
+  r.on("error", () => {});
+  return r;
 }
 
 /** Connect, or fail with RB_ERR_FARM_REDIS within `timeoutMs`. */

@@ -116,6 +116,11 @@ export class FarmWorker {
     this.log.write(`farm worker ${this.id}: ${text}\n`);
   }
 
+  /** This worker's gateway (its URL and operator client), once started: for operators and tests. */
+  gateway(): Pick<Target, "url" | "operator"> | undefined {
+    return this.target;
+  }
+
   get mode(): WorkerMode {
     if (!this.bull) return "starting";
     if (this.drainNote) return "drained";

@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { connectRedis } from "../farm/store.ts";
 import { sleep } from "./wait.ts";
@@ -64,6 +65,15 @@ export async function waitAsync(
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(100);
   }
+}
+
+/** A TCP port that was free a moment ago (for a child process that must be told its port). */
+export async function freePort(host = "127.0.0.1"): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, host, () => r()));
+  const port = (srv.address() as AddressInfo).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
 }
 
 export interface RedisProc {
