@@ -61,7 +61,14 @@ function coded(prefix: string, fn: () => Promise<void>): Promise<void> {
   });
 }
 
-const redisOption = ["--redis <url>", "the farm's Redis", "redis://127.0.0.1:6379"] as const;
+/** --redis: default $ROBOT_GATEWAY_FARM_REDIS (keeps the password off the command line). */
+const redisOption = [
+  "--redis <url>",
+  "the farm's Redis, redis://[:password@]host:port (default $ROBOT_GATEWAY_FARM_REDIS or redis://127.0.0.1:6379)",
+  process.env.ROBOT_GATEWAY_FARM_REDIS ?? "redis://127.0.0.1:6379",
+] as const;
+// agents started with --no-sandbox inherit the environment: they must not learn the password
+delete process.env.ROBOT_GATEWAY_FARM_REDIS;
 
 export function farmCommand(): Command {
   const farm = new Command("farm").description(

@@ -82,29 +82,36 @@ export interface RedisProc {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** redis-server with the farm's config (AOF, fsync always) on `host:port`, data in `dir`. */
+/**
+ * redis-server with the farm's config (AOF, fsync always) on `bind` (one address or several; the
+ * URL names the first) and `port`, data in `dir`; `wrap` runs it inside e.g. `ip netns exec NS`.
+ */
 export async function startRedis(
   dir: string,
   port: number,
-  host = "127.0.0.1",
+  bind: string | string[] = "127.0.0.1",
   wrap: string[] = [],
+  password?: string,
 ): Promise<RedisProc> {
   mkdirSync(dir, { recursive: true });
+  const hosts = typeof bind === "string" ? [bind] : bind;
+  const host = hosts[0]!;
   const args = [
     FARM_REDIS_CONF,
     "--bind",
-    host,
+    ...hosts,
     "--port",
     String(port),
     "--dir",
     dir,
     "--logfile",
     join(dir, "redis.log"),
+    ...(password ? ["--requirepass", password] : []),
   ];
   const [cmd, ...pre] = wrap.length ? wrap : ["redis-server"];
   const child = spawn(cmd!, wrap.length ? [...pre, "redis-server", ...args] : args, { stdio: "ignore" });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  const url = `redis://${host}:${port}`;
+  const url = `redis://${password ? `:${password}@` : ""}${host}:${port}`;
   await waitAsync(
     async () => {
       try {
