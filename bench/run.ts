@@ -20,6 +20,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   "py-client": { file: "py-client.ts", args: ["100"] },
   clients: { file: "clients.ts", args: ["200"] },
   records: { file: "records-isolation.ts" },
+  farm: { file: "farm.ts", args: ["12"] },
 };
 
 const only = process.argv.slice(2);

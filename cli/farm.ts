@@ -202,6 +202,9 @@ export function farmCommand(): Command {
             process.once("SIGTERM", stop);
           });
           await w.close();
+          process.stderr.write(`farm worker ${w.id}: stopped\n`);
+          // whatever a bench driver left scheduled, a stopped worker is done
+          process.exit(0);
         }),
     );
 

@@ -90,6 +90,8 @@ export class FarmWorker {
   private store!: FarmStore;
   private redis!: Redis;
   private bull?: Worker<TrialSpec>;
+  /** BullMQ's connection: handed in as a client, so BullMQ leaves closing it to us */
+  private bullRedis?: Redis;
   private target?: Target;
   private bridge?: { socketDir: string; close(): Promise<void> };
   private port = 0;
@@ -178,8 +180,9 @@ export class FarmWorker {
     const u = new URL(this.target.url);
     this.port = Number(u.port || (u.protocol === "https:" ? 443 : 80));
     this.bridge = await gatewayBridge(u.hostname, this.port);
+    this.bullRedis = redisClient(o.redis);
     this.bull = new Worker<TrialSpec>(queueName(this.kind), (job) => this.process(job), {
-      connection: redisClient(o.redis),
+      connection: this.bullRedis,
       concurrency: 1,
       name: this.id,
       lockDuration: o.lockDurationMs ?? 30_000,
@@ -379,6 +382,7 @@ export class FarmWorker {
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.bull?.close();
+    await this.bullRedis?.quit().catch(() => this.bullRedis?.disconnect());
     await this.bridge?.close();
     await this.target?.close();
     if (this.store) {
