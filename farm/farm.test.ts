@@ -202,6 +202,13 @@ describe("farm on a real Redis", () => {
     await store.releaseLease(name, "other-host.1");
   });
 
+  it("names an unknown run with a coded error", async () => {
+    await expect(writeFarmReport(conn, "no-such-run", join(dir, "none"))).rejects.toMatchObject({
+      code: "RB_ERR_FARM_UNKNOWN_RUN",
+    });
+    await expect(farmStatus(conn, ["no-such-run"])).rejects.toMatchObject({ code: "RB_ERR_FARM_UNKNOWN_RUN" });
+  });
+
   it("refuses an unreachable Redis with a coded error", async () => {
     const dead = await freePort();
     await expect(connectRedis(`redis://127.0.0.1:${dead}`, 3000)).rejects.toMatchObject({

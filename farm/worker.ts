@@ -319,7 +319,6 @@ export class FarmWorker {
           episode = { task: s.task, level: s.level ?? null };
         }
       } catch (e) {
-        rec = undefined as never;
         const why = `the gateway failed during trial ${spec.id}: ${e instanceof Error ? e.message : e}`;
         await this.store.endAttempt(spec.run, attempt, "infra_failure", why);
         await this.drain(why);
