@@ -99,8 +99,10 @@ describe("farm on a real Redis", () => {
     const s = spec("restart", 6);
     expect(await submitRun(conn, s)).toMatchObject({ created: true, trials: 6 });
     await waitAsync(async () => (await stored("restart")) >= 2, "two results", 120_000);
-    // a hard stop: no shutdown save; what survives is the AOF (fsync on every write)
+    // a hard stop mid-run: no shutdown save; what survives is the AOF (fsync on every write)
+    const before = await stored("restart");
     await redis.stop("SIGKILL");
+    expect(before).toBeLessThan(6);
     redis = await startRedis(join(dir, "redis"), port);
     await waitAsync(async () => (await stored("restart")) === 6, "six results", 240_000);
     const again = await submitRun(conn, { ...s, created_at: "again" });
