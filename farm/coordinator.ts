@@ -62,6 +62,8 @@ export interface RunStatus {
   /** BullMQ job counts over the run's bench kinds (all runs of those kinds) */
   queue: Record<string, number>;
   attempts: number;
+  /** attempts in progress (on a lost worker: to be re-queued when its lock expires) */
+  running: Attempt[];
   infra_failures: Attempt[];
   /** trials BullMQ gave up on, with the last reason */
   failed: { id: string; reason: string }[];
@@ -113,6 +115,7 @@ export async function farmStatus(redis: Redis, runs?: string[]): Promise<FarmSta
       stored: results.length,
       queue,
       attempts: attempts.length,
+      running: attempts.filter((a) => a.status === "running"),
       infra_failures: attempts.filter((a) => a.status === "infra_failure"),
       failed,
     });
@@ -126,6 +129,11 @@ export async function farmStatus(redis: Redis, runs?: string[]): Promise<FarmSta
       lost: w.mode !== "stopped" && age > LOST_AFTER_S,
     };
   });
+  // a running attempt whose worker is gone is no result; the operator sees it before the re-queue
+  const lost = new Set(workers.filter((w) => w.lost).map((w) => w.id));
+  for (const r of out)
+    for (const a of r.running)
+      if (lost.has(a.worker)) a.note = "its worker is LOST: re-queued when the job lock expires";
   return { runs: out, workers };
 }
 
@@ -140,6 +148,10 @@ export function statusText(s: FarmStatus): string {
     lines.push(
       `run ${r.run}: ${r.stored}/${r.planned} trials stored; ${r.attempts} attempts, ${r.infra_failures.length} infrastructure failure(s); queue: ${q || "empty"}`,
     );
+    for (const a of r.running)
+      lines.push(
+        `  running: ${a.trial_id} attempt ${a.attempt} on ${a.worker}${a.note ? ` (${a.note})` : ""}`,
+      );
     for (const a of r.infra_failures)
       lines.push(`  infra failure: ${a.trial_id} attempt ${a.attempt} on ${a.worker}: ${a.note ?? ""}`);
     for (const f of r.failed) lines.push(`  FAILED (not retried): ${f.id}: ${f.reason}`);

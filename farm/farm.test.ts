@@ -204,11 +204,36 @@ describe("farm on a real Redis", () => {
     await store.releaseLease(name, "other-host.1");
   });
 
+  it("shows a lost worker and the attempt it left running", async () => {
+    const s = spec("lost", 1);
+    await store.putRun(s, expandRun(s));
+    const [t] = expandRun(s);
+    await store.putWorker({
+      id: "gone",
+      host: "h",
+      bench: "sim-buzzwire",
+      kind: "sim-buzzwire",
+      real: false,
+      mode: "busy",
+      trial: t!.id,
+      trials_done: 3,
+      heartbeat_at: Date.now() - 60_000,
+      started_at: new Date().toISOString(),
+    });
+    await store.beginAttempt(t!, "gone", "h");
+    const text = statusText(await farmStatus(conn, ["lost"]));
+    expect(text).toMatch(/worker gone on h: LOST \(no heartbeat for 6\d(\.\d)? s; was busy\)/);
+    expect(text).toContain(`running: ${t!.id} attempt 1 on gone (its worker is LOST`);
+    await conn.hdel("rgfarm:workers", "gone");
+  });
+
   it("names an unknown run with a coded error", async () => {
     await expect(writeFarmReport(conn, "no-such-run", join(dir, "none"))).rejects.toMatchObject({
       code: "RB_ERR_FARM_UNKNOWN_RUN",
     });
-    await expect(farmStatus(conn, ["no-such-run"])).rejects.toMatchObject({ code: "RB_ERR_FARM_UNKNOWN_RUN" });
+    await expect(farmStatus(conn, ["no-such-run"])).rejects.toMatchObject({
+      code: "RB_ERR_FARM_UNKNOWN_RUN",
+    });
   });
 
   it("refuses an unreachable Redis with a coded error", async () => {

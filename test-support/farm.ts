@@ -110,10 +110,17 @@ export async function startRedis(
   ];
   const [cmd, ...pre] = wrap.length ? wrap : ["redis-server"];
   const child = spawn(cmd!, wrap.length ? [...pre, "redis-server", ...args] : args, { stdio: "ignore" });
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  let failed: string | undefined;
+  child.once("error", (e) => {
+    failed = `redis-server could not start (${e.message}; Debian: apt-get install redis-server, or npm run setup)`;
+  });
+  const exited = new Promise<void>((r) => child.once("close", () => r()));
   const url = `redis://${password ? `:${password}@` : ""}${host}:${port}`;
   await waitAsync(
     async () => {
+      if (failed) throw new Error(failed);
+      if (child.exitCode !== null)
+        throw new Error(`redis-server exited with ${child.exitCode}; see ${join(dir, "redis.log")}`);
       try {
         (await connectRedis(url, 2000)).disconnect();
         return true;
