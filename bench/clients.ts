@@ -22,13 +22,11 @@ import { AGENT_TOKEN, OPERATOR_TOKEN, testGateway } from "../compose/testing.ts"
 import { pct } from "./stats.ts";
 
 const calls = Number(process.argv[2] ?? 200);
-const g = await testGateway({
-  robot: "fr3",
-  backend: { type: "sim" },
-  task: { id: "buzz-wire", seed: 1, level: "joint_position" },
-});
 // no recorder: the figures are the front ends' cost, not the MCAP writer's
-g.gateway.bench.observers = undefined;
+const g = await testGateway(
+  { robot: "fr3", backend: { type: "sim" }, task: { id: "buzz-wire", seed: 1, level: "joint_position" } },
+  { recorder: false },
+);
 const url = await g.app.listen({ host: "127.0.0.1", port: 0 });
 const op = new OperatorClient({ url, token: OPERATOR_TOKEN });
 await op.startEpisode({ task: "buzz-wire", seed: 1, level: "joint_position" });

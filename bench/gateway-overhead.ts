@@ -21,9 +21,7 @@ const ROWS = 50;
 const DT = 0.01;
 
 const recorded = await testGateway({ backend: { type: "mirror" } });
-const plain = await testGateway({ backend: { type: "mirror" } });
-plain.gateway.bench.observers = undefined; // no recorder on this one
-await plain.gateway.startEpisode();
+const plain = await testGateway({ backend: { type: "mirror" } }, { recorder: false });
 
 const q0 = recorded.gateway.bench.backend.read().q;
 // the arm holds its pose: every row is checked, interpolated, executed and reported as usual

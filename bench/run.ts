@@ -20,6 +20,8 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   "py-client": { file: "py-client.ts", args: ["100"] },
   clients: { file: "clients.ts", args: ["200"] },
   records: { file: "records-isolation.ts" },
+  "stop-latency": { file: "stop-latency.ts", args: ["--samples", "30"] },
+  "ros2-latency": { file: "ros2-latency.ts" },
   farm: { file: "farm.ts", args: ["12"] },
 };
 

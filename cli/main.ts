@@ -8,7 +8,7 @@ import { farmCommand } from "./farm.ts";
 import { gradeCommand } from "./grade.ts";
 import { mcpCommand } from "./mcp.ts";
 import { runCommand } from "./run.ts";
-import { serve } from "./serve.ts";
+import { exitOnSignals, serve } from "./serve.ts";
 
 function int(name: string) {
   return (v: string): number => {
@@ -43,12 +43,7 @@ program
       console.error(`robot-gateway serve: ${e.code}: ${e.message}\n  ${e.hint}`);
       process.exit(2);
     });
-    const stop = async () => {
-      await s.close();
-      process.exit(0);
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    exitOnSignals(s);
   });
 
 program

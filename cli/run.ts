@@ -41,10 +41,8 @@ import {
 import { Command, InvalidArgumentError } from "commander";
 import { type EpisodeSummary, OperatorClient, RobotGatewayError } from "../gateway/client/client.ts";
 import { CodedError } from "../seam/errors.ts";
-import { buildApp } from "../gateway/app.ts";
 import { DEFAULT_BENCH, loadBenchFile, parseBenchConfig } from "../compose/bench-config.ts";
-import { composeBench } from "../compose/compose.ts";
-import { Gateway } from "../gateway/gateway.ts";
+import { observersDone, startGateway } from "../compose/start.ts";
 import type { EpisodeResult } from "../gateway/recorder/result.ts";
 import { type ReportFile, writeReport } from "../gateway/report/render.ts";
 import {
@@ -145,38 +143,27 @@ export async function inProcessTarget(o: RunOptions, outDir: string): Promise<Ta
     },
     "run",
   );
-  const bench = await composeBench(config, loaded.baseDir);
-  // keep hold of each episode's recorders so a trial's files are complete before the next starts
-  let recording: Promise<unknown> | undefined;
-  const inner = bench.observers;
-  if (inner) {
-    bench.observers = (e) => {
-      const obs = inner(e);
-      recording = Promise.all(
-        obs.map((x) => (x as { done?: Promise<unknown> }).done).filter((p) => p !== undefined),
-      );
-      return obs;
-    };
-  }
-  const gateway = new Gateway(bench);
-  const agentToken = randomBytes(16).toString("hex");
-  const operatorToken = randomBytes(16).toString("hex");
-  const app = await buildApp({ gateway, agentToken, operatorToken });
-  const address = await app.listen({ host: "127.0.0.1", port: 0 });
+  const g = await startGateway({
+    config,
+    baseDir: loaded.baseDir,
+    firstEpisode: false,
+    listen: { host: "127.0.0.1", port: 0 },
+  });
+  // each trial's files are complete before the next starts: wait for the observers made since
+  let settled = 0;
   return {
-    url: address,
-    agentToken,
-    operator: new OperatorClient({ url: address, token: operatorToken }),
-    label: bench.name,
+    url: g.url!,
+    agentToken: g.agentToken,
+    operator: new OperatorClient({ url: g.url!, token: g.operatorToken }),
+    label: g.bench.name,
     async settle() {
-      const p = recording;
-      recording = undefined;
+      const fresh = g.observers.slice(settled);
+      settled = g.observers.length;
       // a recorder that cannot finish must not hang the run
-      if (p) await Promise.race([p, sleep(15_000)]);
+      if (fresh.length) await Promise.race([observersDone(fresh), sleep(15_000)]);
     },
     async close() {
-      await app.close();
-      await gateway.shutdown();
+      await g.close();
     },
   };
 }

@@ -2,11 +2,10 @@
  * `robot-gateway serve`: compose the bench, start the first episode, serve the Standard API.
  * Security defaults: loopback bind; a non-loopback bind needs explicit tokens.
  */
-import { randomBytes } from "node:crypto";
-import { buildApp } from "../gateway/app.ts";
 import { type BenchConfig, DEFAULT_BENCH, loadBenchFile, parseBenchConfig } from "../compose/bench-config.ts";
-import { composeBench } from "../compose/compose.ts";
-import { Gateway } from "../gateway/gateway.ts";
+import { type StartedGateway, startGateway } from "../compose/start.ts";
+import type { StopCause } from "../gateway/episode/stop.ts";
+import { isGatewayError } from "../gateway/errors.ts";
 
 export interface ServeOptions {
   bench?: string;
@@ -42,7 +41,14 @@ function withOverrides(cfg: BenchConfig, o: ServeOptions): BenchConfig {
   return parseBenchConfig({ ...structuredClone(cfg), backend, task }, "command line");
 }
 
-export async function serve(o: ServeOptions): Promise<{ close: () => Promise<void>; url: string }> {
+export interface Served {
+  url: string;
+  gateway: StartedGateway["gateway"];
+  /** stop motion, end the episode (`cause`), finish its record, close connections */
+  close(cause?: StopCause): Promise<void>;
+}
+
+export async function serve(o: ServeOptions): Promise<Served> {
   if (!isLoopback(o.host) && (!o.agentToken || !o.operatorToken)) {
     throw new Error(
       `refusing to bind ${o.host} (not loopback) without --agent-token and --operator-token: anyone on the network could move the robot`,
@@ -50,35 +56,77 @@ export async function serve(o: ServeOptions): Promise<{ close: () => Promise<voi
   }
   const loaded = o.bench ? loadBenchFile(o.bench) : { config: DEFAULT_BENCH, baseDir: process.cwd() };
   const config = withOverrides(loaded.config, o);
-  const bench = await composeBench(config, loaded.baseDir);
-  const gateway = new Gateway(bench);
-  const agentToken = o.agentToken ?? randomBytes(16).toString("hex");
-  const operatorToken = o.operatorToken ?? randomBytes(16).toString("hex");
-  const app = await buildApp({ gateway, agentToken, operatorToken });
-  let address: string;
-  try {
-    await gateway.startEpisode();
-    address = await app.listen({ host: o.host, port: o.port });
-  } catch (e) {
-    // the backend is already active (devices open): shut it down before giving up
-    await app.close().catch(() => {});
-    await gateway.shutdown().catch(() => {});
-    throw e;
-  }
-  const url = address.replace("[::1]", "localhost");
-  const ep = gateway.requireEpisode();
+  const g = await startGateway({
+    config,
+    baseDir: loaded.baseDir,
+    ...(o.agentToken ? { agentToken: o.agentToken } : {}),
+    ...(o.operatorToken ? { operatorToken: o.operatorToken } : {}),
+    firstEpisode: false,
+    listen: { host: o.host, port: o.port },
+  });
+  const { bench, gateway } = g;
   console.log(
     `robot-gateway: bench "${bench.name}" (${bench.backend.kind}, ${bench.backend.describe().robot.model})`,
   );
-  console.log(
-    `episode ${ep.id}: task ${ep.config.task.id}, level ${ep.config.level}, seed ${ep.config.seed}`,
-  );
-  console.log(`ROBOT_GATEWAY_URL=${url}`);
-  console.log(`ROBOT_GATEWAY_TOKEN=${agentToken}`);
-  console.log(`ROBOT_GATEWAY_OPERATOR_TOKEN=${operatorToken}`);
-  const close = async () => {
-    await app.close();
-    await gateway.shutdown();
+  try {
+    const ep = await gateway.startEpisode();
+    console.log(
+      `episode ${ep.id}: task ${ep.config.task.id}, level ${ep.config.level}, seed ${ep.config.seed}`,
+    );
+  } catch (e) {
+    // a first episode that cannot start (e.g. homing failed) leaves the gateway serving: the
+    // operator recovers (POST /v1/admin/recover) and starts one (POST /v1/admin/episodes)
+    const what = isGatewayError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
+    console.error(`robot-gateway: the first episode did not start: ${what}`);
+    console.error("robot-gateway: recover with POST /v1/admin/recover, then POST /v1/admin/episodes");
+  }
+  console.log(`ROBOT_GATEWAY_URL=${g.url}`);
+  console.log(`ROBOT_GATEWAY_TOKEN=${g.agentToken}`);
+  console.log(`ROBOT_GATEWAY_OPERATOR_TOKEN=${g.operatorToken}`);
+  return { url: g.url!, gateway, close: (cause) => g.close(cause) };
+}
+
+/**
+ * SIGINT / SIGTERM: stop motion first (the one stop path, source "signal", synchronously in the
+ * handler), then end the episode as `aborted`, finish its record and close connections; exit 0.
+ * A second signal exits at once (130).
+ */
+export function exitOnSignals(s: Served, log: (line: string) => void = (l) => console.error(l)): void {
+  let closing = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (closing) {
+      log(`robot-gateway: ${sig} again, exiting now`);
+      process.exit(130);
+    }
+    closing = true;
+    const cause: StopCause = { source: "signal", detail: sig };
+    s.gateway.requestStop(cause);
+    const t = s.gateway.bench.backend.now();
+    log(`robot-gateway: ${sig} at backend t=${t}: motion stopped, finishing the episode`);
+    s.close(cause).then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log(`robot-gateway: shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+        process.exit(1);
+      },
+    );
   };
-  return { close, url };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  if (process.env["npm_command"]) followWrapper();
+}
+
+/**
+ * Started by npm or npx (`npm start`, `npx robot-gateway serve`): npx runs the gateway under a
+ * shell that does not pass a SIGTERM on, so when the wrapper goes (the gateway is re-parented),
+ * the gateway shuts down as if it had been sent SIGTERM itself.
+ */
+function followWrapper(periodMs = 200): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    process.kill(process.pid, "SIGTERM");
+  }, periodMs);
+  timer.unref();
 }

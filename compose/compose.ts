@@ -18,9 +18,8 @@ import { samplePendulumBench } from "../sim/pendulum/bench.ts";
 import { createSimBackend } from "../sim/sim-backend.ts";
 import type { IkPort } from "../gateway/episode/actions.ts";
 import type { Bench } from "../gateway/gateway.ts";
-import { recorderObservers } from "../gateway/recorder/mcap-recorder.ts";
 import { provenanceOf } from "../gateway/recorder/provenance.ts";
-import { checkRecordsDir, endOnStorageError } from "../gateway/recorder/storage.ts";
+import { checkRecordsDir } from "../gateway/recorder/storage.ts";
 import { calibrationKeepOuts } from "../gateway/safety/bench-volumes.ts";
 import { type EffectiveLimits, resolveLimits } from "../gateway/safety/profile.ts";
 import type { Backend } from "../seam/types.ts";
@@ -139,6 +138,5 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
     motionAllowed: config.backend.type !== "real" || config.backend.allowMotion,
     provenance,
     preflight: () => checkRecordsDir(recordsDir),
-    observers: recorderObservers({ recordsDir, provenance, taskBench, onError: endOnStorageError }),
   };
 }

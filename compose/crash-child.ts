@@ -1,7 +1,7 @@
 /**
- * Child process for the crash test: a recorded mirror gateway on 127.0.0.1:0 whose agent
- * responses are sent only after the recorder has flushed (`ackAfterFlush`), with the wall-clock
- * flush timer switched off, so only acknowledgements put the record on disk. Prints
+ * Child process for the crash test: a recorded mirror gateway on 127.0.0.1:0 with the recorder's
+ * wall-clock flush timer switched off, so only the episode's flush before each acknowledgement
+ * puts the record on disk. Prints
  * `url <address>` and `record <path>`; the parent drives acts over HTTP and SIGKILLs it.
  * Usage: node --import tsx compose/crash-child.ts <recordsDir>
  */
@@ -11,7 +11,6 @@ const dir = process.argv[2];
 if (!dir) throw new Error("usage: crash-child.ts <recordsDir>");
 const g = await recordedGateway(dir, {
   recorder: { flushIntervalMs: 2 ** 31 - 1 },
-  ackAfterFlush: true,
 });
 const ep = g.gateway.requireEpisode();
 const url = await g.app.listen({ host: "127.0.0.1", port: 0 });

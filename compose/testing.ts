@@ -6,10 +6,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { buildApp } from "../gateway/app.ts";
 import { type BenchConfig, parseBenchConfig } from "./bench-config.ts";
-import { composeBench } from "./compose.ts";
-import { Gateway } from "../gateway/gateway.ts";
+import { startGateway } from "./start.ts";
+import type { Gateway } from "../gateway/gateway.ts";
 import { McapRecorder } from "../gateway/recorder/mcap-recorder.ts";
 import { gradeRecord } from "../gateway/recorder/replay.ts";
 
@@ -24,36 +23,35 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-/** Build a gateway on a bench config object (validated like a bench file) and start an episode. */
-export async function testGateway(bench: Record<string, unknown> | BenchConfig): Promise<TestGateway> {
+/**
+ * Build a gateway on a bench config object (validated like a bench file) and start an episode.
+ * `recorder: false`: no observers (benchmarks of the bare call).
+ */
+export async function testGateway(
+  bench: Record<string, unknown> | BenchConfig,
+  opts: { recorder?: boolean } = {},
+): Promise<TestGateway> {
   // records go to a scratch folder unless the caller names one
   const recordsDir =
     (bench as { recordsDir?: string }).recordsDir ?? mkdtempSync(join(tmpdir(), "rg-records-"));
   const config = parseBenchConfig({ version: 1, name: "test", ...bench, recordsDir }, "test");
-  const composed = await composeBench(config);
-  // every recorded test episode is graded offline at close and must agree with the live result
-  const recorders: McapRecorder[] = [];
-  const observe = composed.observers;
-  if (observe) {
-    composed.observers = (e) => {
-      const list = observe(e);
-      for (const o of list) if (o instanceof McapRecorder) recorders.push(o);
-      return list;
-    };
-  }
-  const gateway = new Gateway(composed);
-  await gateway.startEpisode();
-  const app = await buildApp({ gateway, agentToken: AGENT_TOKEN, operatorToken: OPERATOR_TOKEN });
-  await app.ready();
+  const g = await startGateway({
+    config,
+    agentToken: AGENT_TOKEN,
+    operatorToken: OPERATOR_TOKEN,
+    ...(opts.recorder === false ? { observers: null } : {}),
+  });
+  const { app, gateway } = g;
   return {
     app,
     gateway,
     agent: { authorization: `Bearer ${AGENT_TOKEN}` },
     operator: { authorization: `Bearer ${OPERATOR_TOKEN}` },
     close: async () => {
-      await app.close();
-      await gateway.shutdown();
-      for (const r of recorders) {
+      await g.close();
+      // every recorded test episode is graded offline at close and must agree with the live result
+      for (const r of g.observers) {
+        if (!(r instanceof McapRecorder)) continue;
         const { recordPath } = await r.done;
         if (!recordPath) continue;
         const report = await gradeRecord(recordPath);

@@ -21,7 +21,7 @@ import { z } from "zod";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { hasSimPowers } from "../seam/types.ts";
 import { listTasks } from "../tasks/registry.ts";
-import { r6 } from "./recorder/result.ts";
+import { r6 } from "./time.ts";
 import {
   ActRequestSchema,
   ActResponseSchema,
@@ -251,7 +251,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
     r.post("/v1/finish", { schema: { response: { 200: EpisodeResponseSchema, ...errors } } }, async () => {
       const ep = gw.requireEpisode();
-      ep.finish();
+      await ep.finish();
       return { ...timed(ep), episode: ep.status() };
     });
 
@@ -260,7 +260,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       { schema: { body: SubmitRequestSchema, response: { 200: EpisodeResponseSchema, ...errors } } },
       async (req) => {
         const ep = gw.requireEpisode();
-        ep.submit(req.body.answer, req.body.evidence);
+        await ep.submit(req.body.answer, req.body.evidence);
         return { ...timed(ep), episode: ep.status() };
       },
     );
@@ -361,8 +361,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         const ep = gw.findEpisode(req.params.id);
         if (!ep) throw new GatewayError("RB_ERR_NOT_FOUND", { method: "POST", url: req.url });
         if (ep.isEnded) throw new GatewayError("RB_ERR_EPISODE_ENDED", { reason: ep.endReason });
-        await ep.stopMotion(`operator ended the episode`);
-        ep.end(req.body.reason, req.body.detail ?? "ended by the operator");
+        await gw.stopAndEnd(
+          { source: "operator", detail: req.body.detail ?? "ended by the operator" },
+          req.body.reason,
+          ep,
+        );
         return episodeSummary(ep);
       },
     );

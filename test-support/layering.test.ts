@@ -13,6 +13,8 @@ describe("the import picture (DESIGN.md §1)", () => {
     expect(layerViolations(edges)).toEqual([]);
   });
 
+  it("has no file-level import cycle", () => expect(fileCycles(edges)).toEqual([]));
+
   it("the checker itself finds an arrow from gateway/ into sim/ and a cycle", () => {
     const bad: Edge[] = [
       { from: "gateway/x.ts", to: "sim/y.ts" },

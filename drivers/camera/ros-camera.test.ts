@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { MemoryRosGraph, MemoryRosTransport } from "../ros2/memory-transport.ts";
 import { bytesToBase64 } from "../ros2/messages.ts";
-import { decodeRaw, JointHistory, jpegSize, RosCameraSource } from "./ros-camera.ts";
+import { decodeRaw, intrinsicsMismatch, JointHistory, jpegSize, RosCameraSource } from "./ros-camera.ts";
 
 const header = (sec: number) => ({ stamp: { sec, nanosec: 0 }, frame_id: "cam" });
 
@@ -115,5 +115,81 @@ describe("RosCameraSource on the memory transport", () => {
       distortion: [0.1, 0, 0, 0, 0],
       frame: "tool",
     });
+  });
+});
+
+describe("CameraInfo against the calibration's intrinsics", () => {
+  const CAL = { widthPx: 640, heightPx: 480, fxPx: 600, fyPx: 600, cxPx: 320, cyPx: 240 };
+  const info = (width: number, height: number, fx: number, cx: number) => ({
+    header: header(1),
+    width,
+    height,
+    distortion_model: "plumb_bob",
+    d: [],
+    k: [fx, 0, cx, 0, fx, height / 2, 0, 0, 1],
+    r: [],
+    p: [],
+  });
+  const rgbFrame = (stampS: number) => ({
+    header: header(stampS),
+    width: 1,
+    height: 1,
+    encoding: "rgb8",
+    is_bigendian: 0,
+    step: 3,
+    data: [1, 2, 3],
+  });
+  function source(g: MemoryRosGraph) {
+    return new RosCameraSource({
+      transport: new MemoryRosTransport(g),
+      now: () => performance.now() / 1000,
+      cameras: [
+        {
+          name: "front",
+          imageTopic: "/front/image_raw",
+          imageKind: "raw",
+          cameraInfoTopic: "/front/camera_info",
+          frame: "world",
+          pose: { xyz: [0, 0, 1], quat_xyzw: [0, 0, 0, 1] },
+          calibratedIntrinsics: CAL,
+        },
+      ],
+    });
+  }
+
+  it("names every field that disagrees, and accepts small differences", () => {
+    expect(intrinsicsMismatch(info(640, 480, 600, 320), CAL)).toBe("");
+    expect(intrinsicsMismatch(info(640, 480, 615, 330), CAL)).toBe(""); // within 5 %
+    expect(intrinsicsMismatch(info(1, 1, 1, 0.5), CAL)).toBe(
+      "size 1×1 vs 640×480, fx 1 vs 600, fy 1 vs 600, cx 0.5 vs 320, cy 0.5 vs 240",
+    );
+    expect(intrinsicsMismatch({ ...info(640, 480, 600, 320), k: [] }, CAL)).toMatch(/fx NaN vs 600/);
+  });
+
+  it("configure (waitReady) refuses a 1×1 CameraInfo beside 640×480 calibration extrinsics", async () => {
+    const g = new MemoryRosGraph();
+    const cam = source(g);
+    await cam.configure();
+    g.publish("/front/camera_info", info(1, 1, 1, 0.5));
+    g.publish("/front/image_raw", rgbFrame(1));
+    await expect(cam.waitReady(1)).rejects.toMatchObject({
+      code: "RB_ERR_ROS_CAMERA_INFO_MISMATCH",
+      details: { camera: "front", mismatch: expect.stringContaining("size 1×1 vs 640×480") },
+    });
+  });
+
+  it("an agreeing CameraInfo passes; one that changes later is reported once to onError", async () => {
+    const g = new MemoryRosGraph();
+    const cam = source(g);
+    const errors: { code: string }[] = [];
+    cam.onError((e) => errors.push(e));
+    await cam.configure();
+    g.publish("/front/camera_info", info(640, 480, 600, 320));
+    g.publish("/front/image_raw", rgbFrame(1));
+    await cam.waitReady(1);
+    expect(errors).toEqual([]);
+    g.publish("/front/camera_info", info(1280, 720, 900, 640));
+    g.publish("/front/camera_info", info(1280, 720, 900, 640));
+    expect(errors.map((e) => e.code)).toEqual(["RB_ERR_ROS_CAMERA_INFO_MISMATCH"]);
   });
 });

@@ -35,6 +35,42 @@ export interface RosCameraResource {
   frame: "world" | "tool";
   /** camera optical frame in `frame` (from calibration) */
   pose: Pose;
+  /**
+   * the intrinsics the calibration file holds for this camera (its extrinsics were solved with
+   * them): the camera's CameraInfo must agree, else RB_ERR_ROS_CAMERA_INFO_MISMATCH
+   */
+  calibratedIntrinsics?: CalibratedIntrinsics;
+}
+
+/** The calibration file's pinhole intrinsics (calibration/schema.ts `intrinsics`), px. */
+export interface CalibratedIntrinsics {
+  widthPx: number;
+  heightPx: number;
+  fxPx: number;
+  fyPx: number;
+  cxPx: number;
+  cyPx: number;
+}
+
+/** relative tolerance of focal lengths, and of the principal point as a share of the image size */
+export const INTRINSICS_TOLERANCE = 0.05;
+
+/**
+ * Where a CameraInfo disagrees with the calibration's intrinsics ("" when it agrees): the image
+ * size exactly, fx/fy within 5 %, cx/cy within 5 % of the width/height.
+ */
+export function intrinsicsMismatch(info: CameraInfoMsg, cal: CalibratedIntrinsics): string {
+  const out: string[] = [];
+  if (info.width !== cal.widthPx || info.height !== cal.heightPx)
+    out.push(`size ${info.width}×${info.height} vs ${cal.widthPx}×${cal.heightPx}`);
+  const rel = (name: string, got: number, want: number, scale: number) => {
+    if (!(Math.abs(got - want) <= INTRINSICS_TOLERANCE * scale)) out.push(`${name} ${got} vs ${want}`);
+  };
+  rel("fx", info.k[0] ?? Number.NaN, cal.fxPx, Math.abs(cal.fxPx));
+  rel("fy", info.k[4] ?? Number.NaN, cal.fyPx, Math.abs(cal.fyPx));
+  rel("cx", info.k[2] ?? Number.NaN, cal.cxPx, cal.widthPx);
+  rel("cy", info.k[5] ?? Number.NaN, cal.cyPx, cal.heightPx);
+  return out.join(", ");
 }
 
 /** A frame with the joint reading nearest to its exposure time. */
@@ -91,15 +127,19 @@ export interface RosCameraSourceOptions {
 interface CameraSlot {
   res: RosCameraResource;
   info?: CameraInfoMsg;
+  /** how the latest CameraInfo disagrees with the calibration ("" = agrees) */
+  mismatch: string;
   frame?: AlignedFrame;
   waiters: (() => void)[];
 }
 
-const TYPES = {
+/** ROS 2 interface names of the camera topics */
+export const ROS_CAMERA_TYPES = {
   compressed: "sensor_msgs/msg/CompressedImage",
   raw: "sensor_msgs/msg/Image",
   info: "sensor_msgs/msg/CameraInfo",
 } as const;
+const TYPES = ROS_CAMERA_TYPES;
 
 export class RosCameraSource {
   readonly stampClock: StampClock;
@@ -111,7 +151,7 @@ export class RosCameraSource {
   constructor(private readonly opts: RosCameraSourceOptions) {
     this.stampClock = opts.stampClock ?? new StampClock(opts.now);
     this.history = opts.history ?? new JointHistory();
-    for (const res of opts.cameras) this.slots.set(res.name, { res, waiters: [] });
+    for (const res of opts.cameras) this.slots.set(res.name, { res, mismatch: "", waiters: [] });
   }
 
   /** subscribe to every camera's image and info topics (connects the transport if needed) */
@@ -120,9 +160,9 @@ export class RosCameraSource {
     for (const slot of this.slots.values()) {
       const { res } = slot;
       this.subs.push(
-        this.opts.transport.subscribe<CameraInfoMsg>(res.cameraInfoTopic, TYPES.info, (m) => {
-          slot.info = m;
-        }),
+        this.opts.transport.subscribe<CameraInfoMsg>(res.cameraInfoTopic, TYPES.info, (m) =>
+          this.storeInfo(slot, m),
+        ),
         res.imageKind === "compressed"
           ? this.opts.transport.subscribe<CompressedImageMsg>(res.imageTopic, TYPES.compressed, (m) =>
               this.store(slot, m.header.stamp, () => decodeCompressed(res.name, m, slot.info)),
@@ -145,8 +185,37 @@ export class RosCameraSource {
     return () => this.errorListeners.delete(listener);
   }
 
-  /** wait until every camera has delivered CameraInfo and one frame */
+  /**
+   * Wait until every camera has delivered CameraInfo and one frame; then refuses
+   * (RB_ERR_ROS_CAMERA_INFO_MISMATCH) when a camera's CameraInfo disagrees with the calibration's
+   * intrinsics: its images would be paired with extrinsics solved for another camera model.
+   */
   async waitReady(timeoutS = 5): Promise<void> {
+    await this.waitFrames(timeoutS);
+    for (const slot of this.slots.values()) if (slot.mismatch) throw this.mismatchError(slot);
+  }
+
+  private mismatchError(slot: CameraSlot): DeviceError {
+    return new DeviceError("RB_ERR_ROS_CAMERA_INFO_MISMATCH", {
+      camera: slot.res.name,
+      topic: slot.res.cameraInfoTopic,
+      mismatch: slot.mismatch,
+    });
+  }
+
+  /** A CameraInfo that starts to disagree with the calibration is reported (once) to onError. */
+  private storeInfo(slot: CameraSlot, m: CameraInfoMsg): void {
+    slot.info = m;
+    const cal = slot.res.calibratedIntrinsics;
+    const was = slot.mismatch;
+    slot.mismatch = cal ? intrinsicsMismatch(m, cal) : "";
+    if (slot.mismatch && !was) {
+      const err = this.mismatchError(slot);
+      for (const l of this.errorListeners) l(err);
+    }
+  }
+
+  private async waitFrames(timeoutS: number): Promise<void> {
     const deadline = Date.now() + timeoutS * 1000;
     for (const slot of this.slots.values()) {
       while (!slot.info || !slot.frame) {

@@ -3,10 +3,22 @@
  * does) for firmata-io and johnny-five to bring a board up and for the contact driver to run:
  * REPORT_VERSION, QUERY_FIRMWARE, CAPABILITY_QUERY, ANALOG_MAPPING_QUERY, PIN_MODE,
  * REPORT_DIGITAL (reports the port at once, then on every change), DIGITAL_MESSAGE and
- * SET_DIGITAL_PIN_VALUE from the host (output pins), SAMPLING_INTERVAL, SYSTEM_RESET.
+ * SET_DIGITAL_PIN_VALUE from the host (output pins), REPORT_ANALOG and analog reporting,
+ * SAMPLING_INTERVAL, SYSTEM_RESET.
  * The pin map is an Arduino Uno's: D0…D13 digital, A0…A5 = pins 14…19 (also analog).
  *
- * Fault injection: `deaf` (the board ignores the host, e.g. a hung board or a wrong sketch).
+ * Analog reporting as StandardFirmata 2.5 (firmata/arduino examples/StandardFirmata) does it:
+ * after a reset the analog-capable pins are in ANALOG mode with reporting off; REPORT_ANALOG
+ * (0xC0|channel, 1) — or PIN_MODE ANALOG on an analog pin — turns reporting on and sends the
+ * value at once; then every sampling interval (default 19 ms, SAMPLING_INTERVAL sysex 0x7A,
+ * minimum 1 ms) the board sends an ANALOG_MESSAGE for every reported channel whose pin is in
+ * ANALOG mode, changed or not. PIN_MODE other than ANALOG on an analog pin turns its reporting
+ * off. The sampling timer runs only while a channel is reported; `dispose()` stops it.
+ *
+ * Fault injection: `deaf` (a wrong sketch: the board ignores the host, its sampling loop still
+ * runs) and `pause()`/`resume()` (a hung board, e.g. the process stopped: nothing is sent, bytes
+ * from the host wait in its input buffer, input changes are reported after `resume()` as the
+ * firmware's change detection would).
  * It is a protocol peer, not a circuit model: the caller sets input levels.
  */
 
@@ -23,7 +35,11 @@ const SET_DIGITAL_PIN_VALUE = 0xf5;
 const DIGITAL_MESSAGE = 0x90;
 const REPORT_DIGITAL = 0xd0;
 const REPORT_ANALOG = 0xc0;
+const ANALOG_MESSAGE = 0xe0;
+const SAMPLING_INTERVAL = 0x7a;
 const SYSTEM_RESET = 0xff;
+/** StandardFirmata's default sampling interval, ms */
+const DEFAULT_SAMPLING_MS = 19;
 
 /** Firmata pin modes used here. */
 export const FirmataMode = { INPUT: 0x00, OUTPUT: 0x01, ANALOG: 0x02, PWM: 0x03, PULLUP: 0x0b } as const;
@@ -56,6 +72,15 @@ export class FakeFirmata {
   /** level on each pin as the board sees it: inputs from setInput, outputs from the host */
   private readonly levels: number[];
   private readonly reportPort = new Array<boolean>(16).fill(false);
+  /** last value sent per port (change detection, like StandardFirmata's previousPINs) */
+  private readonly sentPort = new Array<number>(16).fill(-1);
+  /** reported analog channels (StandardFirmata's analogInputsToReport) */
+  private readonly reportAnalog = new Set<number>();
+  private readonly analogValues: number[];
+  private samplingMs = DEFAULT_SAMPLING_MS;
+  private sampler: ReturnType<typeof setInterval> | undefined;
+  private paused = false;
+  private pending: number[] = [];
   private buf: number[] = [];
   /** pins whose input level was set from outside (a pull-up does not override them) */
   private readonly touched = new Set<number>();
@@ -71,9 +96,47 @@ export class FakeFirmata {
     this.pinCount = opts.pinCount ?? 20;
     this.firstAnalog = opts.firstAnalogPin ?? 14;
     this.firmwareName = opts.firmwareName ?? "FakeFirmata.ino";
-    this.modes = new Array(this.pinCount).fill(FirmataMode.OUTPUT);
-    // an unconnected input with pull-up reads high; everything else starts low
+    this.modes = [];
+    this.analogValues = new Array(Math.max(0, this.pinCount - this.firstAnalog)).fill(0);
     this.levels = new Array(this.pinCount).fill(0);
+    this.reset();
+  }
+
+  /** the sampling interval the host set, ms */
+  get samplingIntervalMs(): number {
+    return this.samplingMs;
+  }
+
+  /** analog channels being reported */
+  get reportedAnalogChannels(): number[] {
+    return [...this.reportAnalog].sort((a, b) => a - b);
+  }
+
+  /** Set the value an analog channel reads (0…1023). */
+  setAnalog(channel: number, value: number): void {
+    this.analogValues[channel] = value;
+  }
+
+  /** Hang: send nothing, keep the host's bytes unprocessed until `resume()`. */
+  pause(): void {
+    this.paused = true;
+  }
+
+  /** Carry on after `pause()`: process the waiting bytes, report changed inputs. */
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    const waiting = this.pending;
+    this.pending = [];
+    for (const b of waiting) this.byte(b);
+    this.checkDigitalInputs();
+  }
+
+  /** Stop the sampling timer (the board is unplugged for good). */
+  dispose(): void {
+    if (this.sampler) clearInterval(this.sampler);
+    this.sampler = undefined;
+    this.reportAnalog.clear();
   }
 
   /** mode the host set on `pin` */
@@ -91,19 +154,22 @@ export class FakeFirmata {
     this.touched.add(pin);
     if (this.levels[pin] === level) return;
     this.levels[pin] = level;
-    const mode = this.modes[pin];
-    if ((mode === FirmataMode.INPUT || mode === FirmataMode.PULLUP) && this.reportPort[pin >> 3])
-      this.sendPort(pin >> 3);
+    this.checkDigitalInputs();
   }
 
   /** Send the startup banner StandardFirmata sends after a reset (version + firmware). */
   banner(): void {
+    if (this.paused) return;
     this.sendVersion();
     this.sendFirmware();
   }
 
   /** Feed bytes the host wrote. */
   receive(data: Uint8Array): void {
+    if (this.paused) {
+      for (const b of data) this.pending.push(b);
+      return;
+    }
     for (const b of data) this.byte(b);
   }
 
@@ -151,7 +217,7 @@ export class FakeFirmata {
       return;
     }
     if (c === SYSTEM_RESET) {
-      this.reportPort.fill(false);
+      this.reset();
       return;
     }
     if (c === START_SYSEX) {
@@ -159,15 +225,14 @@ export class FakeFirmata {
       if (id === QUERY_FIRMWARE) this.sendFirmware();
       else if (id === CAPABILITY_QUERY) this.sendCapabilities();
       else if (id === ANALOG_MAPPING_QUERY) this.sendAnalogMapping();
-      return; // SAMPLING_INTERVAL and others: accepted silently
+      else if (id === SAMPLING_INTERVAL && m.length >= 5) {
+        this.samplingMs = Math.max(1, m[2]! | (m[3]! << 7));
+        this.restartSampler();
+      }
+      return; // others: accepted silently
     }
     if (c === PIN_MODE) {
-      const pin = m[1]!;
-      if (pin < this.pinCount) {
-        this.modes[pin] = m[2]!;
-        // an open input with the pull-up reads high unless the circuit drives it
-        if (m[2] === FirmataMode.PULLUP && !this.touched.has(pin)) this.levels[pin] = 1;
-      }
+      this.setPinMode(m[1]!, m[2]!);
       return;
     }
     if (c === SET_DIGITAL_PIN_VALUE) {
@@ -178,7 +243,7 @@ export class FakeFirmata {
     const port = c & 0x0f;
     if (cmd === REPORT_DIGITAL) {
       this.reportPort[port] = m[1] === 1;
-      if (m[1] === 1) this.sendPort(port); // StandardFirmata reports the port at once
+      if (m[1] === 1) this.sendPort(port); // StandardFirmata reports the port at once (forced)
       return;
     }
     if (cmd === DIGITAL_MESSAGE) {
@@ -190,7 +255,63 @@ export class FakeFirmata {
       }
       return;
     }
-    if (cmd === REPORT_ANALOG) return;
+    if (cmd === REPORT_ANALOG) {
+      this.setAnalogReporting(port, m[1] !== 0, true);
+      return;
+    }
+  }
+
+  /** StandardFirmata's systemResetCallback: analog pins ANALOG, the rest OUTPUT, no reporting. */
+  private reset(): void {
+    for (let p = 0; p < this.pinCount; p++)
+      this.modes[p] = p >= this.firstAnalog ? FirmataMode.ANALOG : FirmataMode.OUTPUT;
+    this.reportPort.fill(false);
+    this.sentPort.fill(-1);
+    this.reportAnalog.clear();
+    this.samplingMs = DEFAULT_SAMPLING_MS;
+    this.restartSampler();
+  }
+
+  private setPinMode(pin: number, mode: number): void {
+    if (pin >= this.pinCount) return;
+    // StandardFirmata: an analog pin's reporting follows its mode (on, with an immediate value, for ANALOG)
+    if (pin >= this.firstAnalog)
+      this.setAnalogReporting(pin - this.firstAnalog, mode === FirmataMode.ANALOG, true);
+    this.modes[pin] = mode;
+    // an open input with the pull-up reads high unless the circuit drives it
+    if (mode === FirmataMode.PULLUP && !this.touched.has(pin)) this.levels[pin] = 1;
+  }
+
+  private setAnalogReporting(channel: number, on: boolean, sendNow: boolean): void {
+    if (channel >= this.analogValues.length) return;
+    if (!on) this.reportAnalog.delete(channel);
+    else {
+      this.reportAnalog.add(channel);
+      if (sendNow) this.sendAnalog(channel);
+    }
+    this.restartSampler();
+  }
+
+  /** The sampling loop runs while some channel is reported. */
+  private restartSampler(): void {
+    if (this.sampler) clearInterval(this.sampler);
+    this.sampler = undefined;
+    if (this.reportAnalog.size === 0) return;
+    this.sampler = setInterval(() => this.sample(), this.samplingMs);
+    this.sampler.unref?.();
+  }
+
+  private sample(): void {
+    if (this.paused) return;
+    for (const ch of this.reportAnalog)
+      if (this.modes[this.firstAnalog + ch] === FirmataMode.ANALOG) this.sendAnalog(ch);
+  }
+
+  /** StandardFirmata's checkDigitalInputs: every reported port whose input bits changed. */
+  private checkDigitalInputs(): void {
+    if (this.paused) return;
+    for (let port = 0; port < this.reportPort.length; port++)
+      if (this.reportPort[port] && this.portValue(port) !== this.sentPort[port]) this.sendPort(port);
   }
 
   private output(pin: number, level: 0 | 1): void {
@@ -230,12 +351,31 @@ export class FakeFirmata {
     this.write(Uint8Array.from(out));
   }
 
-  private sendPort(port: number): void {
+  /** a port's input bits (readPort with portConfigInputs: only INPUT / PULLUP pins count) */
+  private portValue(port: number): number {
     let v = 0;
     for (let i = 0; i < 8; i++) {
       const pin = port * 8 + i;
-      if (pin < this.pinCount && this.levels[pin]) v |= 1 << i;
+      const mode = this.modes[pin];
+      if (
+        pin < this.pinCount &&
+        (mode === FirmataMode.INPUT || mode === FirmataMode.PULLUP) &&
+        this.levels[pin]
+      )
+        v |= 1 << i;
     }
+    return v;
+  }
+
+  private sendPort(port: number): void {
+    const v = this.portValue(port);
+    this.sentPort[port] = v;
     this.write(Uint8Array.of(DIGITAL_MESSAGE | port, v & 0x7f, (v >> 7) & 0x7f));
+  }
+
+  private sendAnalog(channel: number): void {
+    if (this.paused) return;
+    const v = this.analogValues[channel] ?? 0;
+    this.write(Uint8Array.of(ANALOG_MESSAGE | channel, v & 0x7f, (v >> 7) & 0x7f));
   }
 }

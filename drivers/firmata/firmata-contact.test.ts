@@ -1,7 +1,9 @@
 /**
  * FirmataContact (johnny-five + firmata-io over serialport) against the fake Firmata board on the
  * other end of a socat pty pair: bring-up handshake, contact edges → events, lamp/buzzer writes
- * on contact, port loss → fault, and reconnect when the port returns. Needs socat.
+ * on contact, port loss → fault, and reconnect when the port returns; a hung board (port open,
+ * firmware stopped) → fault from the heartbeat watchdog, and recovery once it runs again.
+ * Needs socat.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -19,6 +21,7 @@ import { waitFor } from "../../test-support/wait.ts";
 const CONTACT = 2;
 const LAMP = 9;
 const BUZZER = 8;
+const SILENCE_MS = 400;
 
 /** A socat pty pair with stable symlinks, so the "device" can come back under the same path. */
 class LinkedPtyPair {
@@ -86,6 +89,8 @@ describe("FirmataContact ↔ fake Firmata board over a socat pty pair", () => {
         readyTimeoutMs: 3000,
         reconnectInitialMs: 50,
         reconnectMaxMs: 200,
+        // generous for a loaded test machine; the default (60 ms) and its latency: bench/stop-latency.ts
+        silenceTimeoutMs: SILENCE_MS,
       }),
       open: openSerialPort,
     });
@@ -96,6 +101,7 @@ describe("FirmataContact ↔ fake Firmata board over a socat pty pair", () => {
 
   afterAll(async () => {
     await driver?.shutdown();
+    board?.fake.dispose();
     await board?.port.close();
     await pair?.kill();
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -110,6 +116,17 @@ describe("FirmataContact ↔ fake Firmata board over a socat pty pair", () => {
     expect(board.fake.levelOf(LAMP)).toBe(0);
     expect(board.fake.levelOf(BUZZER)).toBe(0);
     expect(contacts()).toEqual([]);
+  });
+
+  it("turns on StandardFirmata's periodic report of the heartbeat channel (A0) at the sampling interval", async () => {
+    await waitFor(() => board.fake.reportedAnalogChannels.length > 0, "analog reporting on");
+    expect(board.fake.reportedAnalogChannels).toEqual([0]);
+    expect(board.fake.samplingIntervalMs).toBe(19);
+    expect(board.fake.modeOf(14)).toBe(FirmataMode.ANALOG);
+    // reports keep coming: no fault while the board runs
+    await new Promise((r) => setTimeout(r, 3 * SILENCE_MS));
+    expect(events.filter((e) => e.type === "fault")).toEqual([]);
+    expect(driver.linkUp).toBe(true);
   });
 
   it("turns contact edges into timestamped events and drives lamp and buzzer on contact", async () => {
@@ -171,4 +188,39 @@ describe("FirmataContact ↔ fake Firmata board over a socat pty pair", () => {
     await waitFor(() => contacts().length === n + 2, "edge after reconnect");
     expect(events.filter((e) => e.type === "fault").length).toBe(faultsBefore + 1);
   });
+
+  it("faults on a hung board (port open, firmware stopped) and recovers when it runs again", async () => {
+    await waitFor(() => driver.linkUp && board.fake.reportedAnalogChannels.length === 1, "heartbeat on");
+    const faultsBefore = events.filter((e) => e.type === "fault").length;
+    const linksBefore = events.filter((e) => e.type === "instrument").length;
+    const pausedAt = performance.now() / 1000; // the driver's clock (default performance.now())
+    board.fake.pause();
+    await waitFor(() => events.filter((e) => e.type === "fault").length === faultsBefore + 1, "hang fault");
+    const fault = events.filter((e) => e.type === "fault").at(-1)!;
+    expect(fault).toMatchObject({ type: "fault", device: "firmata" });
+    expect(fault.type === "fault" && fault.message).toMatch(
+      /^RB_ERR_FIRMATA_TIMEOUT: .*limit 400 ms; heartbeat A0 every 19 ms/,
+    );
+    // detected only after the board had been silent for the stated limit, never earlier
+    expect((fault.t - pausedAt) * 1000).toBeGreaterThanOrEqual(SILENCE_MS);
+    const silent = Number(/sent nothing for (\d+) ms/.exec(fault.type === "fault" ? fault.message : "")?.[1]);
+    expect(silent).toBeGreaterThan(SILENCE_MS);
+    expect(driver.linkUp).toBe(false);
+    await expect(driver.setLamp("1")).rejects.toThrow(/link down/);
+    // the contact closes while the board hangs; it runs again later
+    board.fake.setInput(CONTACT, 0);
+    const n = contacts().length;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(contacts().length).toBe(n);
+    board.fake.resume();
+    await waitFor(
+      () => events.filter((e) => e.type === "instrument").length === linksBefore + 1,
+      "link back after the hang",
+      15_000,
+    );
+    expect(driver.linkUp).toBe(true);
+    await waitFor(() => contacts().length === n + 1, "contact state after the hang");
+    expect(contacts().at(-1)).toMatchObject({ closed: true });
+    expect(events.filter((e) => e.type === "fault").length).toBe(faultsBefore + 1);
+  }, 30_000);
 });

@@ -20,7 +20,20 @@
  * Lost port (USB unplug, pty gone): one `fault` event, then reconnects with backoff; when the
  * board is back an `instrument` event `firmata.link` {up: 1} and, if the contact changed while
  * the link was down, a `contact` event with the new state.
- * Firmata has no heartbeat, so a hung board (port open, no answers) is not detected here.
+ *
+ * Hung board (port open, firmware stopped): Firmata has no heartbeat message, but StandardFirmata
+ * sends an ANALOG_MESSAGE for every reported analog channel once per sampling interval, changed
+ * or not. The driver turns that into one: it sets the SAMPLING_INTERVAL (`samplingIntervalMs`,
+ * default 19 ms, StandardFirmata's own) and reports the spare analog channel `heartbeatChannel`
+ * (default 0 = A0, nothing may be wired to it that minds being read), then treats
+ * `silenceTimeoutMs` (default 60 ms ≈ 3 intervals) without any byte from the board as a fault
+ * (RB_ERR_FIRMATA_TIMEOUT in the message): the same path as a lost port — `fault` event, port
+ * closed, reconnect with backoff until the board answers the handshake again. The silence is
+ * checked every `silenceTimeoutMs / 6` ms on the driver's clock and accumulated over the checks
+ * since the last byte; a check that itself ran late (the host stalled: bytes may be waiting
+ * unread) adds one period only, so a busy host does not fault a healthy board. Detection
+ * latency: silenceTimeoutMs + one check period (≈ 70 ms by default; more while the host
+ * stalls; bench/stop-latency.ts measures it).
  */
 import { EventEmitter } from "node:events";
 import { createRequire } from "node:module";
@@ -42,8 +55,11 @@ interface FirmataPin {
 }
 interface FirmataBoard extends EventEmitter {
   readonly isReady: boolean;
-  readonly MODES: { INPUT: number; OUTPUT: number; PULLUP: number };
+  readonly MODES: { INPUT: number; OUTPUT: number; PULLUP: number; ANALOG: number };
   readonly pins: FirmataPin[];
+  /** digital pin number of each analog channel */
+  readonly analogPins: number[];
+  analogRead(channel: number, cb: (value: number) => void): void;
   pinMode(pin: number, mode: number): void;
   digitalRead(pin: number, cb: (value: number) => void): void;
   reportDigitalPin(pin: number, value: 0 | 1): void;
@@ -106,6 +122,7 @@ class FirmataStream extends EventEmitter {
     return this.serial.isOpen;
   }
   write(data: Uint8Array, cb?: () => void): void {
+    if (!this.serial.isOpen) return;
     this.serial.write(data);
     cb?.();
   }
@@ -143,6 +160,14 @@ export class FirmataContact extends LifecycleComponent implements ContactSensor 
   private up = false;
   private closed: boolean | undefined;
   private rxS = 0;
+  /** the silence watchdog's timer and its previous check (driver clock, s) */
+  private watchdog: ReturnType<typeof setInterval> | undefined;
+  private lastCheckS = 0;
+  /** chunks received (the watchdog compares it between checks) and the count at the last check */
+  private rxCount = 0;
+  private rxSeen = 0;
+  /** silence accumulated over checks while the host was responsive, ms */
+  private silentMs = 0;
   private lampMode: OutputMode = "A";
   private buzzerMode: OutputMode = "A";
   private readonly reconnect: Reconnector;
@@ -241,15 +266,14 @@ export class FirmataContact extends LifecycleComponent implements ContactSensor 
     }
     const stream = new FirmataStream(serial, () => {
       this.rxS = this.now();
+      this.rxCount++;
     });
     const { Firmata, five } = libs();
     let io: FirmataBoard | undefined;
     try {
       io = new Firmata(stream, {
         reportVersionTimeout: this.res.reportVersionTimeoutMs,
-        ...(this.res.samplingIntervalMs !== undefined
-          ? { samplingInterval: this.res.samplingIntervalMs }
-          : {}),
+        samplingInterval: this.res.samplingIntervalMs,
       });
       await this.waitReady(io, serial);
       const board = new five.Board({ io, repl: false, debug: false, sigint: false });
@@ -259,6 +283,17 @@ export class FirmataContact extends LifecycleComponent implements ContactSensor 
       this.checkPin(io, this.res.contactPin, io.MODES.PULLUP, "PULLUP");
       this.checkPin(io, this.res.lampPin, io.MODES.OUTPUT, "OUTPUT");
       this.checkPin(io, this.res.buzzerPin, io.MODES.OUTPUT, "OUTPUT");
+      const heartbeatPin = io.analogPins[this.res.heartbeatChannel];
+      if (
+        heartbeatPin === undefined ||
+        [this.res.contactPin, this.res.lampPin, this.res.buzzerPin].includes(heartbeatPin)
+      )
+        throw new DeviceError("RB_ERR_FIRMATA_PIN", {
+          path: this.res.path,
+          pin: `A${this.res.heartbeatChannel}${heartbeatPin === undefined ? "" : ` (pin ${heartbeatPin}, also wired as contact/lamp/buzzer)`}`,
+          mode: "ANALOG (heartbeat)",
+        });
+      this.checkPin(io, heartbeatPin, io.MODES.ANALOG, "ANALOG (heartbeat)");
       const lamp = new five.Pin({ pin: this.res.lampPin, board, type: "digital", mode: io.MODES.OUTPUT });
       const buzzer = new five.Pin({ pin: this.res.buzzerPin, board, type: "digital", mode: io.MODES.OUTPUT });
       this.link = { stream, io, board, lamp, buzzer };
@@ -287,8 +322,10 @@ export class FirmataContact extends LifecycleComponent implements ContactSensor 
             reason: "no digital report for the contact pin",
           }),
       );
+      this.startHeartbeat(io, stream, heartbeatPin);
       this.up = true;
       this.applyOutputs();
+      this.startWatchdog(stream);
     } catch (e) {
       this.link = undefined;
       stream.detach();
@@ -347,6 +384,55 @@ export class FirmataContact extends LifecycleComponent implements ContactSensor 
     );
   }
 
+  /**
+   * Periodic reports of the heartbeat channel. firmata-io's pinMode() does not send PIN_MODE for
+   * ANALOG, so it is written here: a pin left in another mode by an earlier session would
+   * otherwise stay silent (StandardFirmata samples only pins in ANALOG mode).
+   */
+  private startHeartbeat(io: FirmataBoard, stream: FirmataStream, pin: number): void {
+    stream.write(Uint8Array.of(PIN_MODE, pin, io.MODES.ANALOG));
+    io.analogRead(this.res.heartbeatChannel, () => {}); // REPORT_ANALOG | channel, 1
+  }
+
+  /** A fault when the board has sent nothing for silenceTimeoutMs (see the file comment). */
+  private startWatchdog(stream: FirmataStream): void {
+    this.stopWatchdog();
+    const limitMs = this.res.silenceTimeoutMs;
+    const everyMs = Math.max(1, Math.round(limitMs / 6));
+    this.lastCheckS = this.now();
+    this.rxSeen = this.rxCount;
+    this.silentMs = 0;
+    this.watchdog = setInterval(() => {
+      const now = this.now();
+      const sinceCheckMs = (now - this.lastCheckS) * 1000;
+      this.lastCheckS = now;
+      if (this.rxCount !== this.rxSeen) {
+        this.rxSeen = this.rxCount;
+        this.silentMs = 0;
+        return;
+      }
+      // a check that ran late (the host stalled: the board's bytes may wait unread in the
+      // kernel) counts as one period only, so a busy host does not fault a healthy board
+      this.silentMs += sinceCheckMs > 3 * everyMs ? everyMs : sinceCheckMs;
+      if (this.silentMs <= limitMs || this.link?.stream !== stream) return;
+      const silentMs = (now - this.rxS) * 1000;
+      const err = new DeviceError("RB_ERR_FIRMATA_TIMEOUT", {
+        path: this.res.path,
+        silentMs: Math.round(silentMs),
+        limitMs,
+        channel: `A${this.res.heartbeatChannel}`,
+        samplingMs: this.res.samplingIntervalMs,
+      });
+      this.linkLost(`${err.code}: ${err.message}`);
+    }, everyMs);
+    this.watchdog.unref?.();
+  }
+
+  private stopWatchdog(): void {
+    if (this.watchdog) clearInterval(this.watchdog);
+    this.watchdog = undefined;
+  }
+
   private linkLost(message: string): void {
     const wasUp = this.up;
     this.up = false;
@@ -356,6 +442,7 @@ export class FirmataContact extends LifecycleComponent implements ContactSensor 
   }
 
   private async dropLink(): Promise<void> {
+    this.stopWatchdog();
     const l = this.link;
     this.link = undefined;
     if (!l) return;
@@ -364,6 +451,8 @@ export class FirmataContact extends LifecycleComponent implements ContactSensor 
     await l.stream.serial.close();
   }
 }
+
+const PIN_MODE = 0xf4;
 
 function withTimeout<T>(p: Promise<T>, ms: number, err: () => Error): Promise<T> {
   return new Promise<T>((resolve, reject) => {

@@ -29,14 +29,30 @@ export const FirmataContactResourceSchema = z
     reportVersionTimeoutMs: z.number().int().min(10).default(2000),
     /** configure() gives up when the board is not ready (version, firmware, capabilities) after this long, ms */
     readyTimeoutMs: z.number().int().min(50).default(10_000),
-    /** Firmata sampling interval sent to the board, ms (absent = keep the board's, StandardFirmata 19 ms) */
-    samplingIntervalMs: z.number().int().min(1).max(16383).optional(),
+    /**
+     * Firmata sampling interval sent to the board, ms (StandardFirmata's default 19 ms; firmata-io
+     * sends at least 10): the heartbeat channel is reported once per interval
+     */
+    samplingIntervalMs: z.number().int().min(10).max(16383).default(19),
+    /**
+     * spare analog channel the board reports every sampling interval as a heartbeat (0 = A0, the
+     * one every Arduino has); its value is ignored, only its arrival counts
+     */
+    heartbeatChannel: z.number().int().min(0).max(15).default(0),
+    /** no byte from the board for this long = hung board, a fault, ms (≥ 2 sampling intervals) */
+    silenceTimeoutMs: z.number().int().min(20).default(60),
     /** first reconnect delay after a lost port, ms; doubles per failed attempt up to reconnectMaxMs */
     reconnectInitialMs: z.number().int().min(10).default(200),
     /** longest reconnect delay, ms */
     reconnectMaxMs: z.number().int().min(10).default(3000),
   })
   .superRefine((r, ctx) => {
+    if (r.silenceTimeoutMs < 2 * r.samplingIntervalMs)
+      ctx.addIssue({
+        code: "custom",
+        message: "silenceTimeoutMs must be at least two sampling intervals (samplingIntervalMs)",
+        path: ["silenceTimeoutMs"],
+      });
     const pins = [r.contactPin, r.lampPin, r.buzzerPin];
     if (new Set(pins).size !== pins.length)
       ctx.addIssue({

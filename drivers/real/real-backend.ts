@@ -110,8 +110,10 @@ export class RealBackend extends LifecycleComponent implements Backend {
     this.toolOffset = cal ? clonePose(cal.tool.loopPoseFlange) : IDENTITY;
     this.basePose = cal ? clonePose(cal.robotBasePoseWorld) : IDENTITY;
     this.cameraResources = cfg.cameras.map((c) => {
-      const placed = c.pose && c.frame ? { frame: c.frame, pose: c.pose } : this.poseFromCalibration(c.name);
-      return { ...c, ...placed };
+      if (c.pose && c.frame) return { ...c, frame: c.frame, pose: c.pose };
+      // extrinsics from the calibration: its intrinsics come along, CameraInfo is checked against them
+      const intr = cal?.cameras.find((k) => k.name === c.name)?.intrinsics;
+      return { ...c, ...this.poseFromCalibration(c.name), ...(intr ? { calibratedIntrinsics: intr } : {}) };
     });
   }
 

@@ -78,7 +78,8 @@ export interface FrankaArmDriverOptions {
   stampClock?: StampClock;
 }
 
-const TYPES = {
+/** ROS 2 interface names of franka_ros2's arm, gripper and error recovery */
+export const FRANKA_ROS_TYPES = {
   jointState: "sensor_msgs/msg/JointState",
   fjt: "control_msgs/action/FollowJointTrajectory",
   move: "franka_msgs/action/Move",
@@ -88,6 +89,10 @@ const TYPES = {
   errorRecovery: "franka_msgs/action/ErrorRecovery",
   cancelGoal: "action_msgs/srv/CancelGoal",
 } as const;
+const TYPES = FRANKA_ROS_TYPES;
+
+/** action_msgs/srv/CancelGoal return_code ERROR_REJECTED */
+const CANCEL_REJECTED = 1;
 
 interface RunningGoal {
   cancel(reason: "aborted" | "stopped" | "fault"): void;
@@ -563,10 +568,21 @@ export class FrankaArmDriver extends LifecycleComponent {
     if (!this.goalLostOnDisconnect) return;
     this.goalLostOnDisconnect = false;
     // a goal may still run on the robot side: cancel every goal of the trajectory action
-    // (zero goal id and zero stamp = all goals, action_msgs/srv/CancelGoal)
+    // (zero goal id and zero stamp = all goals, action_msgs/srv/CancelGoal). If that fails the
+    // arm may still be moving on a goal nobody watches: a fault, never swallowed.
     const service = `${this.config.trajectoryAction}/_action/cancel_goal`;
+    const failed = (reason: string) =>
+      this.deviceFault(
+        `RB_ERR_ROS_GOAL_NOT_CANCELLED: ${
+          new DeviceError("RB_ERR_ROS_GOAL_NOT_CANCELLED", {
+            action: this.config.trajectoryAction,
+            reason,
+          }).message
+        }`,
+        this.device,
+      );
     this.transport
-      .callService(
+      .callService<unknown, { return_code?: number }>(
         service,
         TYPES.cancelGoal,
         {
@@ -574,7 +590,14 @@ export class FrankaArmDriver extends LifecycleComponent {
         },
         { timeoutMs: 2000 },
       )
-      .catch(() => {});
+      .then(
+        (res) => {
+          // ERROR_NONE 0, ERROR_REJECTED 1, ERROR_UNKNOWN_GOAL_ID 2, ERROR_GOAL_TERMINATED 3:
+          // only a rejection leaves a goal running
+          if (res?.return_code === CANCEL_REJECTED) failed(`${service} rejected the cancel (return_code 1)`);
+        },
+        (e: unknown) => failed(`${service}: ${e instanceof Error ? e.message : String(e)}`),
+      );
   }
 
   private deviceFault(message: string, device: string): void {

@@ -1,35 +1,60 @@
 /**
  * Maps ROS header stamps (the robot computer's clock) to the gateway's monotonic clock.
  *
- * offset ≈ min over recent messages of (receipt time − stamp): the least-delayed message
- * bounds the true offset best. The minimum is renewed every `windowS` so clock drift is
- * followed. One StampClock per ROS clock: share it between the arm and the cameras that
- * are stamped by the same machine.
+ * Every message gives one sample of (receipt time − stamp) = true offset + its transport delay.
+ * Delays are never negative, so the least-delayed message bounds the true offset best: the
+ * estimate is the minimum sample over a sliding window of `windowS`. The window is kept as
+ * `BUCKETS` sub-windows, each with its own minimum; when the oldest sub-window expires, the
+ * estimate becomes the minimum of the ones left (not the next sample, whatever its delay). So a
+ * late, bursty or reordered message moves the estimate only when EVERY message of a whole window
+ * was at least that late — then the delay is the link's, not one message's.
+ *
+ * Drift: the minimum follows a decreasing offset at once and an increasing one within `windowS`;
+ * a clock drifting by r (e.g. 100 ppm) leaves at most windowS × r (0.2 ms at 2 s) of lag.
+ * One StampClock per ROS clock: share it between the arm and the cameras that are stamped by
+ * the same machine.
  */
+const BUCKETS = 8;
+
 export class StampClock {
   private offsetS = Number.NaN;
-  private bestAtS = Number.NEGATIVE_INFINITY;
+  private readonly bucketS: number;
+  /** sub-window id (floor(now / bucketS)) of each slot; NaN = empty */
+  private readonly ids = new Float64Array(BUCKETS).fill(Number.NaN);
+  /** minimum sample of each slot's sub-window, s */
+  private readonly mins = new Float64Array(BUCKETS);
 
   /**
    * @param now gateway monotonic clock, s
-   * @param windowS how long a minimum is trusted before a larger sample may replace it, s
+   * @param windowS span of messages the minimum is taken over, s
    */
   constructor(
     private readonly now: () => number,
-    private readonly windowS = 2,
-  ) {}
+    windowS = 2,
+  ) {
+    if (!(windowS > 0)) throw new RangeError(`StampClock windowS must be > 0, got ${windowS}`);
+    this.bucketS = windowS / BUCKETS;
+  }
 
   /**
-   * Record a message stamped `stampS` that arrived now; returns its time on the gateway clock.
-   * Runs per message: allocation-free.
+   * Record a message stamped `stampS` that arrived now; returns its time on the gateway clock
+   * (never later than now). Runs per message: allocation-free.
    */
   observe(stampS: number): number {
     const nowS = this.now();
     const sample = nowS - stampS;
-    if (Number.isNaN(this.offsetS) || sample < this.offsetS || nowS - this.bestAtS > this.windowS) {
-      this.offsetS = sample;
-      this.bestAtS = nowS;
+    const id = Math.floor(nowS / this.bucketS);
+    const slot = ((id % BUCKETS) + BUCKETS) % BUCKETS;
+    if (this.ids[slot] !== id) {
+      this.ids[slot] = id;
+      this.mins[slot] = sample;
+    } else if (sample < this.mins[slot]!) this.mins[slot] = sample;
+    let best = Number.POSITIVE_INFINITY;
+    for (let k = 0; k < BUCKETS; k++) {
+      const age = id - this.ids[k]!; // NaN for an empty slot: skipped
+      if (age >= 0 && age < BUCKETS && this.mins[k]! < best) best = this.mins[k]!;
     }
+    this.offsetS = best;
     return Math.min(nowS, stampS + this.offsetS);
   }
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { isDeviceError } from "../errors.ts";
 import { MemoryRosGraph, MemoryRosTransport } from "./memory-transport.ts";
 import { createRosTransport } from "./transport-factory.ts";
@@ -87,7 +87,10 @@ function publishWhileDown(t: MemoryRosTransport): void {
 
 describe("createRosTransport (rclnodejs)", () => {
   it("choosing rclnodejs without the package throws RB_ERR_ROS_RCLNODEJS_MISSING with install steps", async () => {
+    // a shell that sourced .venv-ros2/env.sh points RCLNODEJS_PATH at a built package
+    vi.stubEnv("RCLNODEJS_PATH", "");
     const e = await createRosTransport({ type: "rclnodejs" }).catch((x: unknown) => x);
+    vi.unstubAllEnvs();
     expect(isDeviceError(e, "RB_ERR_ROS_RCLNODEJS_MISSING")).toBe(true);
     expect((e as Error).message).toMatch(/source .*ROS 2/i);
     expect((e as Error).message).toContain("npm install rclnodejs");

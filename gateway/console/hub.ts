@@ -14,10 +14,10 @@ import { mat4Mul, mat4Point, mat4RigidInverse, poseToMat4 } from "../../robots/m
 import type { Backend, SensorEvent } from "../../seam/types.ts";
 import type { Mat4 } from "../../robots/math.ts";
 import type { EpisodeObserver } from "../episode/observer.ts";
-import type { Episode, SafetyEventDto } from "../episode/episode.ts";
+import type { EpisodeView as Episode, SafetyEventDto } from "../episode/view.ts";
 import { episodeSummary } from "../episode/summary.ts";
 import type { EffectiveLimits } from "../safety/profile.ts";
-import { r6 } from "../recorder/result.ts";
+import { r6 } from "../time.ts";
 
 /** How many recent events the console keeps (sensor and safety each). */
 const RING = 50;

@@ -1,141 +1,77 @@
 /**
- * One episode: owns the episode clock and budgets, applies the chunk rules, runs the safety
- * pre-check and runtime monitor, feeds the task judge and the recorder, and ends the episode
- * with exactly one reason. Every rule here is backend-independent: the backend only executes
- * already-accepted trajectories.
+ * One episode: ties its parts together and ends it with exactly one reason. The parts, one job
+ * each: the clock and budgets (clock.ts), the chunk planner (planner.ts: rules → IK → clip →
+ * interpolate → pre-check), the motion runner (motion.ts), the stop arbiter (stop.ts: the one
+ * stop path) and the API edge (dto.ts). Every rule here is backend-independent: the backend only
+ * executes already-accepted trajectories.
  */
 import { randomUUID } from "node:crypto";
-import type { Mat4 } from "../../robots/math.ts";
-import type {
-  Setting,
-  TaskBudgets,
-  TaskContext,
-  TaskDefinition,
-  TaskJudge,
-  TaskReading,
-} from "../../tasks/types.ts";
-import type { Provenance } from "../recorder/provenance.ts";
-import { type EpisodeResult, episodeResult, r6 } from "../recorder/result.ts";
-import type { z } from "zod";
-import type {
-  ActRequest,
-  EndReason,
-  EpisodeStatusSchema,
-  FrameRefSchema,
-  ObserveRequest,
-  ReadingDto,
-  SafetyEventSchema,
-  SensorEventSchema,
-} from "../api/schemas.ts";
-import { GatewayError } from "../errors.ts";
 import { CodedError } from "../../seam/errors.ts";
-import type { FrameStore } from "../frames/frame-store.ts";
-import { interpolateChunk } from "../../seam/interpolate.ts";
-import { clipRows, type ClipEntry, precheckChunk, violationDetails } from "../safety/precheck.ts";
-import type { EffectiveLimits } from "../safety/profile.ts";
-import type {
-  Backend,
-  Frame,
-  JointReading,
-  JointTrajectory,
-  SensorEvent,
-  TickVerdict,
-} from "../../seam/types.ts";
-import { checkDt, checkRows } from "./chunk-rules.ts";
-import type { ActionCatalog } from "./actions.ts";
-import type { EpisodeObserver } from "./observer.ts";
-import type { EStopLatch } from "../safety/estop.ts";
-import type { SafetyMonitor, StopVerdict } from "../safety/monitor.ts";
+import type { Frame, JointReading, SensorEvent, TickVerdict } from "../../seam/types.ts";
+import type { TaskReading } from "../../tasks/types.ts";
+import type { ActRequest, EndReason, ObserveRequest, ReadingDto } from "../api/schemas.ts";
+import { GatewayError } from "../errors.ts";
+import type { EpisodeCounters, EpisodeResult } from "../recorder/result.ts";
+import { type ClipEntry, violationDetails } from "../safety/precheck.ts";
+import { r6 } from "../time.ts";
+import { EpisodeClock } from "./clock.ts";
+import {
+  type EpisodeStatusDto,
+  type EventDto,
+  eventDto,
+  type FrameRefDto,
+  frameRefDto,
+  readingDto,
+  statusDto,
+} from "./dto.ts";
+import { MotionRunner } from "./motion.ts";
+import type { EpisodeObserver, ObserverContext } from "./observer.ts";
+import { checkChunk, type PlanContext, planChunk, resolveCameras } from "./planner.ts";
+import { episodeResult } from "./result.ts";
+import {
+  causeOfError,
+  causeOfFault,
+  causeOfJudge,
+  causeOfVerdict,
+  endReasonFor,
+  isSafetyEvent,
+  type StopCause,
+  StopArbiter,
+  TIME_LIMIT,
+} from "./stop.ts";
+import type { EpisodeSetup, EpisodeView, SafetyEventDto } from "./view.ts";
 
-/** Why a motion stopped and how the episode ends. */
-interface StopCause {
-  endReason: EndReason;
-  kind: string;
-  message: string;
-  details: Record<string, unknown>;
-}
+export type { EpisodeCounters } from "../recorder/result.ts";
+export type { SafetyEventDto } from "./view.ts";
 
-function causeOf(v: StopVerdict): StopCause {
-  const c = v.cause;
-  const what = "joint" in c ? c.joint : "link" in c ? `${c.link} in ${c.volume}` : "";
-  const message =
-    c.kind === "task_event"
-      ? `${c.event}: ${c.detail} (${c.source})`
-      : c.kind === "device_fault"
-        ? `${c.device}: ${c.message}`
-        : `${c.kind}${what ? ` ${what}` : ""}`;
-  return { endReason: v.endReason, kind: c.kind, message, details: { ...c } };
-}
-
-export interface EpisodeConfig {
-  id?: string;
-  task: TaskDefinition;
-  level: string;
-  setting: Setting;
-  seed: number;
-  instance: Record<string, unknown>;
-  judge: TaskJudge;
-  budgets: TaskBudgets;
-  backend: Backend;
-  limits: EffectiveLimits;
-  monitor: SafetyMonitor;
-  actions: ActionCatalog;
-  frames: FrameStore;
-  toolFromFlange: Mat4;
-  maxDtS: number;
-  privileged: boolean;
+export interface EpisodeConfig extends EpisodeSetup {
   observers: readonly EpisodeObserver[];
-  /** what the task was told about the bench (recorded so `grade` can rebuild the judge) */
-  taskContext?: TaskContext;
-  provenance?: Provenance;
-  /** the gateway's e-stop latch */
-  estop: EStopLatch;
-  /** false: a real bench started without the allow-motion switch */
-  motionAllowed: boolean;
 }
 
-/** Response pieces, typed by the API schemas (the one source of their shape). */
-type EventDto = z.infer<typeof SensorEventSchema>;
-export type SafetyEventDto = z.infer<typeof SafetyEventSchema>;
-type FrameRefDto = z.infer<typeof FrameRefSchema>;
-type EpisodeStatusDto = z.infer<typeof EpisodeStatusSchema>;
-
-/** Counters that go into result.json. */
-export interface EpisodeCounters {
-  steps: number;
-  resetsUsed: number;
-  refusals: number;
-  clippedEntries: number;
-  safetyStops: number;
-  framesServed: number;
-}
-
-/** Wall-clock interval of the stale-reading check while a motion runs, ms. */
-const STALE_CHECK_MS = 20;
-
-export class Episode {
+export class Episode implements EpisodeView {
   readonly id: string;
   readonly startedAt = new Date();
-  private readonly t0: number;
+  private readonly clock: EpisodeClock;
+  private readonly arbiter: StopArbiter;
+  private readonly runner: MotionRunner;
+  private readonly plan: PlanContext;
   private ended: { reason: EndReason; detail?: string; t: number } | undefined;
-  private busy = false;
-  private abort: AbortController | undefined;
+  /** how the episode ends once the running motion has returned (decided at the first stop) */
+  private pendingEnd: { reason: EndReason; detail: string } | undefined;
   private pendingEvents: EventDto[] = [];
   private pendingSafety: SafetyEventDto[] = [];
   private readonly observations = new Set<string>();
   /** instrument readings by instrument name, episode time */
   private readonly instrumentLog = new Map<string, { t: number; values: Record<string, number> }[]>();
-  /** a stop requested from an event listener, acted on at the next tick */
-  private stopRequest: StopCause | undefined;
   private readonly unsubscribe: () => void;
   private submitted = false;
   /** the reading handed to the judge each tick (reused: the control loop allocates nothing for it) */
   private readonly taskReading: TaskReading = { t: 0, q: [], gripperWidthM: 0 };
-  /** result of the ended episode (result.json) */
-  result: EpisodeResult | undefined;
-  /** where the recorder wrote this episode, when recorded */
-  recordPath: string | undefined;
-  readonly counters: EpisodeCounters = {
+  private resultOf: EpisodeResult | undefined;
+  /** settles when the running motion (if any) has returned */
+  private running: Promise<void> = Promise.resolve();
+  private recordAt: string | undefined;
+  private readonly counts: EpisodeCounters = {
     steps: 0,
     resetsUsed: 0,
     refusals: 0,
@@ -146,29 +82,49 @@ export class Episode {
 
   constructor(private readonly cfg: EpisodeConfig) {
     this.id = cfg.id ?? randomUUID();
-    this.t0 = cfg.backend.now();
+    this.clock = new EpisodeClock(cfg.backend, cfg.budgets);
+    this.arbiter = new StopArbiter(cfg.backend, (err, cause) => this.stopFailed(err, cause));
+    this.runner = new MotionRunner(cfg.backend, cfg.monitor, this.arbiter, (v) =>
+      this.requestStop(causeOfVerdict(v)),
+    );
+    this.plan = {
+      task: cfg.task,
+      level: cfg.level,
+      actions: cfg.actions,
+      budgets: cfg.budgets,
+      limits: cfg.limits,
+      maxDtS: cfg.maxDtS,
+      toolFromFlange: cfg.toolFromFlange,
+      desc: cfg.backend.describe(),
+    };
     this.unsubscribe = cfg.backend.onEvent((e) => this.onSensorEvent(e));
-    for (const o of cfg.observers) o.onStart?.(this);
+    const ctx: ObserverContext = {
+      fault: (cause) => this.requestStop(cause),
+      recordAt: (path) => {
+        this.recordAt = path;
+      },
+    };
+    for (const o of cfg.observers) o.onStart?.(this, ctx);
   }
 
-  // ------------------------------------------------------------------ accessors
+  // ------------------------------------------------------------------ the read-only view
 
-  get config(): Readonly<EpisodeConfig> {
+  get config(): Readonly<EpisodeSetup> {
     return this.cfg;
   }
 
   /** backend seconds at which the episode started */
   get t0S(): number {
-    return this.t0;
+    return this.clock.t0;
   }
 
   /** episode seconds now */
   t(): number {
-    return this.cfg.backend.now() - this.t0;
+    return this.clock.t();
   }
 
   timeLeftS(): number {
-    return Math.max(0, this.cfg.budgets.timeLimitS - this.t());
+    return this.clock.timeLeftS();
   }
 
   get isEnded(): boolean {
@@ -192,24 +148,26 @@ export class Episode {
     return this.observations;
   }
 
+  get counters(): Readonly<EpisodeCounters> {
+    return this.counts;
+  }
+
+  /** result.json of the ended episode */
+  get result(): EpisodeResult | undefined {
+    return this.resultOf;
+  }
+
+  /** where the recorder writes this episode, when recorded */
+  get recordPath(): string | undefined {
+    return this.recordAt;
+  }
+
   status(): EpisodeStatusDto {
-    const s: EpisodeStatusDto = { id: this.id, status: this.ended ? "ended" : "running" };
-    if (this.ended) {
-      s.reason = this.ended.reason;
-      if (this.ended.detail) s.detail = this.ended.detail;
-    }
-    return s;
+    return statusDto(this);
   }
 
   toReading(r: JointReading): ReadingDto {
-    const out: ReadingDto = {
-      t: r6(r.t - this.t0),
-      q: r.q.map(r6),
-      dq: r.dq.map(r6),
-      gripper_width_m: r6(r.gripperWidthM),
-    };
-    if (r.tau) out.tau = r.tau.map(r6);
-    return out;
+    return readingDto(r, this.clock.t0);
   }
 
   // ------------------------------------------------------------------ agent calls
@@ -222,14 +180,15 @@ export class Episode {
     events: EventDto[];
     safety: SafetyEventDto[];
   }> {
-    const cameras = this.resolveCameras(req.cameras);
+    const backend = this.cfg.backend;
+    const cameras = resolveCameras(this.plan.desc, req.cameras);
     if (cameras.length > this.cfg.budgets.maxFramesPerCall) {
       throw new GatewayError("RB_ERR_TOO_MANY_FRAMES", {
         count: cameras.length,
         max: this.cfg.budgets.maxFramesPerCall,
       });
     }
-    const period = this.cfg.backend.describe().controlPeriodS;
+    const period = this.plan.desc.controlPeriodS;
     // time advances in whole control periods; less than half a period advances nothing
     const ticks = Math.round(req.advance_s / period);
     if (ticks > 0) {
@@ -241,20 +200,18 @@ export class Episode {
         });
       }
       await this.motion(null, async (signal) => {
-        this.counters.steps++;
-        const res = await this.cfg.backend.hold(ticks * period, {
-          signal,
-          onTick: (r) => this.tick(r, -1),
-        });
-        this.afterMotion(res.outcome, res.fault);
+        this.counts.steps++;
+        const res = await backend.hold(ticks * period, { signal, onTick: (r) => this.tick(r, -1) });
+        if (res.outcome === "fault") this.requestStop(causeOfFault(res.fault));
       });
     }
     // `cameras: []` observes the robot without any image (backends read [] as every camera)
     const captured = cameras.length > 0 ? await this.captureOrFault(cameras, req.depth) : [];
-    const reading = this.cfg.backend.read();
-    const id = this.newObservation(reading.t - this.t0);
+    const reading = backend.read();
+    const id = this.newObservation(reading.t - this.clock.t0);
     const frames = this.storeFrames(captured, req.encoding, req.depth);
     for (const o of this.cfg.observers) o.onObservation?.(this, id, reading, captured);
+    if (ticks > 0) await this.flush();
     return {
       observation_id: id,
       readings: [this.toReading(reading)],
@@ -295,66 +252,33 @@ export class Episode {
     }
     this.assertCanMove();
     const backend = this.cfg.backend;
-    const desc = backend.describe();
-    const period = desc.controlPeriodS;
-    const open = this.cfg.task.levels[this.cfg.level]?.actions ?? [];
-    const action = this.cfg.actions.get(req.type);
-    if (!action || !open.includes(action.type)) {
-      throw new GatewayError("RB_ERR_ACTION_TYPE", { type: req.type, open: open.join(", ") });
-    }
-    checkDt(req.dt, period, this.cfg.maxDtS);
-    const raw = checkRows(req.rows, action.columns.length, this.cfg.budgets.maxRowsPerChunk, action.type);
-    const durationS = raw.length * req.dt;
-    if (durationS > this.cfg.budgets.maxCallS + 1e-9) {
-      throw new GatewayError("RB_ERR_CALL_TOO_LONG", { seconds: durationS, max: this.cfg.budgets.maxCallS });
-    }
-    const frameReq = req.frames;
-    const frameCams = frameReq ? this.resolveCameras(frameReq.cameras) : [];
-    let everyTicks = 0;
-    if (frameReq) {
-      everyTicks = Math.max(1, Math.round(1 / (frameReq.fps * period)));
-      const count = frameCams.length * (Math.floor(durationS / period / everyTicks) + 1);
-      if (count > this.cfg.budgets.maxFramesPerCall) {
-        throw new GatewayError("RB_ERR_TOO_MANY_FRAMES", { count, max: this.cfg.budgets.maxFramesPerCall });
-      }
-    }
-
-    const start = backend.read();
-    const jointRows = action.toJointRows(raw, start);
-    const { rows, clipped } = clipRows(jointRows, this.cfg.limits);
-    const traj = interpolateChunk(start, rows, req.dt, period);
-    const verdict = precheckChunk({
-      robot: desc.robot,
-      limits: this.cfg.limits,
-      start,
-      trajectory: traj,
-      tcp: this.cfg.toolFromFlange,
-    });
-    for (const o of this.cfg.observers) o.onCommand?.(this, req, clipped, verdict.ok);
-    if (!verdict.ok) {
-      this.counters.refusals++;
-      const details = violationDetails(verdict.violation);
-      this.safetyEvent("refused", `chunk refused: ${verdict.violation.kind}`, details, false);
+    const chunk = checkChunk(this.plan, req);
+    const { trajectory: traj, clipped, precheck } = planChunk(this.plan, chunk, backend.read());
+    for (const o of this.cfg.observers) o.onCommand?.(this, req, clipped, precheck.ok);
+    if (!precheck.ok) {
+      this.counts.refusals++;
+      const details = violationDetails(precheck.violation);
+      this.safetyEvent("refused", `chunk refused: ${precheck.violation.kind}`, details, false);
       throw new GatewayError("RB_ERR_UNSAFE_CHUNK", {
         ...details,
-        what: verdict.violation.joint ?? verdict.violation.link ?? verdict.violation.kind,
+        what: precheck.violation.joint ?? precheck.violation.link ?? precheck.violation.kind,
       });
     }
-    this.counters.clippedEntries += clipped.length;
+    this.counts.clippedEntries += clipped.length;
 
     const readings: ReadingDto[] = [];
     let executedRows = 0;
     let frames: Frame[] = [];
     const robotErrors: string[] = [];
     await this.motion(traj, async (signal) => {
-      this.counters.steps++;
+      this.counts.steps++;
       let nextRow = 0;
+      const ends = traj.rowEndIndex;
       const res = await backend.execute(traj, {
         signal,
-        capture: frameReq ? { everyTicks, cameras: frameCams, depth: frameReq.depth } : undefined,
+        ...(chunk.capture ? { capture: chunk.capture } : {}),
         onTick: (r, i) => {
           // a real robot publishes at its own rate: a reading may land past a row's end sample
-          const ends = traj.rowEndIndex;
           if (nextRow < ends.length && i >= ends[nextRow]!) {
             readings.push(this.toReading(r));
             while (nextRow < ends.length && i >= ends[nextRow]!) nextRow++;
@@ -362,16 +286,18 @@ export class Episode {
           return this.tick(r, i);
         },
       });
-      executedRows = traj.rowEndIndex.filter((e) => e < res.samplesExecuted).length;
+      executedRows = ends.filter((e) => e < res.samplesExecuted).length;
       frames = res.frames;
       if (res.robotErrors) robotErrors.push(...res.robotErrors);
-      if (readings.length === 0 || readings[readings.length - 1]!.t !== r6(res.final.t - this.t0)) {
+      if (readings.length === 0 || readings[readings.length - 1]!.t !== r6(res.final.t - this.clock.t0)) {
         readings.push(this.toReading(res.final));
       }
-      this.afterMotion(res.outcome, res.fault);
+      if (res.outcome === "fault") this.requestStop(causeOfFault(res.fault));
     });
-    const frameRefs = frameReq ? this.storeFrames(frames, frameReq.encoding, frameReq.depth) : [];
+    const f = req.frames;
+    const frameRefs = f ? this.storeFrames(frames, f.encoding, f.depth) : [];
     if (frames.length) for (const o of this.cfg.observers) o.onFrames?.(this, frames);
+    await this.flush();
     return {
       executed_rows: executedRows,
       clipped,
@@ -384,25 +310,27 @@ export class Episode {
   }
 
   /** POST /v1/finish */
-  finish(): void {
+  async finish(): Promise<void> {
     if (this.ended) throw new GatewayError("RB_ERR_EPISODE_ENDED", { reason: this.ended.reason });
-    if (this.busy) throw new GatewayError("RB_ERR_BUSY");
+    if (this.runner.busy) throw new GatewayError("RB_ERR_BUSY");
     this.end("finished");
+    await this.flush();
   }
 
   /** POST /v1/submit */
-  submit(answer: unknown, evidence: readonly string[]): void {
+  async submit(answer: unknown, evidence: readonly string[]): Promise<void> {
     if (this.ended) throw new GatewayError("RB_ERR_EPISODE_ENDED", { reason: this.ended.reason });
     const judge = this.cfg.judge;
     if (!this.cfg.task.submission || !judge.onSubmit) {
       throw new GatewayError("RB_ERR_NO_SUBMISSION", { task: this.cfg.task.id });
     }
     if (this.submitted) throw new GatewayError("RB_ERR_ALREADY_SUBMITTED");
-    if (this.busy) throw new GatewayError("RB_ERR_BUSY");
+    if (this.runner.busy) throw new GatewayError("RB_ERR_BUSY");
     this.submitted = true;
     for (const o of this.cfg.observers) o.onSubmit?.(this, answer, evidence);
     judge.onSubmit(answer, evidence, this.observations);
     this.end("submitted");
+    await this.flush();
   }
 
   /** POST /v1/reset: counts against the task's reset budget. */
@@ -410,37 +338,102 @@ export class Episode {
     this.assertCanMove();
     const budget = this.cfg.budgets.resets;
     if (budget === 0) throw new GatewayError("RB_ERR_NO_RESETS");
-    if (this.counters.resetsUsed >= budget) throw new GatewayError("RB_ERR_RESETS_USED", { budget });
+    if (this.counts.resetsUsed >= budget) throw new GatewayError("RB_ERR_RESETS_USED", { budget });
     if (!this.cfg.backend.reset) {
       throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", {
         setting: "reset",
         reason: "backend cannot reset",
       });
     }
-    this.counters.resetsUsed++;
+    this.counts.resetsUsed++;
     await this.motion(null, async () => {
       await this.cfg.backend.reset!({ seed: this.cfg.seed });
     });
   }
 
-  /** Stop any motion now (e-stop, operator abort). Safe to call any number of times. */
-  async stopMotion(reason: string): Promise<void> {
-    this.abort?.abort(reason);
-    await this.cfg.backend.stop(reason);
+  // ------------------------------------------------------------------ the one stop path
+
+  /**
+   * Stop now, whatever asks (tick, watchdog, sensor event, exception, fault outcome, e-stop,
+   * signal, storage, operator): aborts the running motion and calls the backend's stop before it
+   * returns. The first cause decides how the episode ends (`endReasonFor`): at once when no
+   * motion runs, else when the motion has returned. Idempotent; after the end it only stops.
+   */
+  requestStop(cause: StopCause): void {
+    const first = this.arbiter.request(cause);
+    if (!first || this.ended || this.pendingEnd) return;
+    const reason = endReasonFor(cause, this.cfg.judge.status());
+    this.pendingEnd = { reason, detail: cause.detail };
+    if (isSafetyEvent(reason)) {
+      if (reason !== "task_failed") this.counts.safetyStops++;
+      const kind =
+        (cause.data?.["kind"] as string | undefined) ??
+        (cause.source === "exception" || cause.source === "device_fault" ? "fault" : cause.source);
+      const details: Record<string, unknown> = { ...(cause.device ? { device: cause.device } : {}) };
+      Object.assign(
+        details,
+        cause.data,
+        { stop_source: cause.source },
+        cause.code ? { code: cause.code } : {},
+      );
+      this.safetyEvent(kind, cause.detail, details);
+    }
+    if (!this.runner.busy) this.settle();
+  }
+
+  /**
+   * Stop motion, then end: the one place for it (new episode, e-stop, operator end, shutdown,
+   * signal). `reason` overrides the end reason the cause implies (an operator may end as
+   * `finished`). Resolves when the backend's stop and the aborted motion have returned and the
+   * observers have flushed, so the caller may reset or shut the backend down.
+   */
+  async stopAndEnd(cause: StopCause, reason?: EndReason): Promise<void> {
+    // an explicit reason is how this stop ends, unless an earlier stop already decided
+    if (reason && !this.ended && !this.pendingEnd) this.pendingEnd = { reason, detail: cause.detail };
+    this.requestStop(cause);
+    if (!this.ended) {
+      const end = this.pendingEnd ?? {
+        reason: endReasonFor(cause, this.cfg.judge.status()),
+        detail: cause.detail,
+      };
+      this.end(end.reason, end.detail);
+    }
+    await this.arbiter.stopped;
+    await this.running;
+    // a flush that fails here has already gone the storage-fault way (robot stopped, episode a
+    // fault with RB_ERR_STORAGE); a stop must never fail because the record could not be written
+    await this.flush().catch(() => {});
   }
 
   /** End the episode (idempotent: the first reason wins). */
   end(reason: EndReason, detail?: string): void {
     if (this.ended) return;
     this.ended = { reason, t: this.t(), ...(detail ? { detail } : {}) };
-    this.abort?.abort(reason);
     this.unsubscribe();
-    this.result = episodeResult(
+    this.resultOf = episodeResult(
       this,
       { reason, ...(detail ? { detail } : {}), tS: this.ended.t },
       this.cfg.provenance,
     );
     for (const o of this.cfg.observers) o.onEnd?.(this);
+  }
+
+  /**
+   * Await every observer's flush (the record of what is about to be acknowledged is durable). An
+   * observer whose flush fails stops the robot as a storage fault; its coded error is thrown.
+   */
+  async flush(): Promise<void> {
+    const waits: Promise<void>[] = [];
+    for (const o of this.cfg.observers) if (o.flush) waits.push(o.flush());
+    if (waits.length === 0) return;
+    const failed = (await Promise.allSettled(waits)).find((r) => r.status === "rejected");
+    if (!failed) return;
+    const err: unknown = failed.reason;
+    const detail = `record: ${err instanceof Error ? err.message : String(err)}`;
+    this.requestStop({ source: "storage", detail, ...(err instanceof CodedError ? { code: err.code } : {}) });
+    if (err instanceof GatewayError) throw err;
+    if (err instanceof CodedError) throw new GatewayError(err.code, err.details, err.message);
+    throw err;
   }
 
   // ------------------------------------------------------------------ internals
@@ -450,64 +443,59 @@ export class Episode {
     if (es) throw new GatewayError("RB_ERR_ESTOP", { reason: es.reason ?? "operator" });
     if (!this.cfg.motionAllowed) throw new GatewayError("RB_ERR_MOTION_DISABLED");
     if (this.ended) throw new GatewayError("RB_ERR_EPISODE_ENDED", { reason: this.ended.reason });
-    if (this.busy) throw new GatewayError("RB_ERR_BUSY");
+    if (this.runner.busy) throw new GatewayError("RB_ERR_BUSY");
   }
 
-  /** Run one motion with the busy flag and an abort controller; one at a time. */
+  /** One motion through the runner; afterwards the episode ends if a stop or a budget says so. */
   private async motion(
-    traj: JointTrajectory | null,
+    traj: Parameters<MotionRunner["run"]>[0],
     body: (signal: AbortSignal) => Promise<void>,
   ): Promise<void> {
-    this.busy = true;
-    this.abort = new AbortController();
-    this.stopRequest = undefined;
-    this.cfg.monitor.begin(this.cfg.backend.read(), traj);
-    // readings that stop arriving never reach tick(): a timer on the backend clock catches them
-    // a check that fires late (the event loop was blocked, e.g. by a long pre-check) is skipped:
-    // readings queued meanwhile have not been read yet, so the gap would be the gateway's own
-    let lastCheckMs = Number.NaN;
-    const watchdog = setInterval(() => {
-      const nowMs = performance.now();
-      const onTime = nowMs - lastCheckMs <= 2 * STALE_CHECK_MS;
-      lastCheckMs = nowMs;
-      if (!onTime) return;
-      const v = this.cfg.monitor.checkTime(this.cfg.backend.now());
-      if (v !== "ok" && !this.stopRequest) {
-        this.stopRequest = causeOf(v);
-        this.abort?.abort(this.stopRequest.message);
-        this.stopBackend(this.stopRequest.message);
-      }
-    }, STALE_CHECK_MS);
+    this.pendingEnd = undefined;
+    let failure: unknown;
+    const run = this.runner.run(traj, body);
+    this.running = run.then(
+      () => {},
+      () => {},
+    );
     try {
-      await body(this.abort.signal);
+      await run;
     } catch (err) {
       // a backend that throws mid-motion has lost a device or its state: stop and end as a fault
-      const message = err instanceof Error ? err.message : String(err);
-      this.stopRequest ??= { endReason: "fault", kind: "fault", message: `backend: ${message}`, details: {} };
-      this.busy = false;
-      this.abort = undefined;
-      this.checkAfterMotion();
-      const device = err instanceof CodedError ? { device_code: err.code, device_details: err.details } : {};
+      failure = err;
+      this.requestStop(causeOfError(err, "backend"));
+    }
+    this.settle();
+    if (failure !== undefined) {
+      const message = failure instanceof Error ? failure.message : String(failure);
+      const device =
+        failure instanceof CodedError ? { device_code: failure.code, device_details: failure.details } : {};
       throw new GatewayError("RB_ERR_BACKEND_FAULT", {
         device: this.cfg.backend.kind,
         reason: message,
         ...device,
       });
-    } finally {
-      clearInterval(watchdog);
-      this.busy = false;
-      this.abort = undefined;
     }
-    this.checkAfterMotion();
+  }
+
+  /** No motion runs: end for the stop that was requested, or for a spent budget. */
+  private settle(): void {
+    if (this.ended) return;
+    if (this.pendingEnd) {
+      this.end(this.pendingEnd.reason, this.pendingEnd.detail);
+      return;
+    }
+    const spent = this.clock.exhausted(this.counts.steps);
+    if (spent) this.end(spent);
   }
 
   /**
-   * Control-loop hook, once per tick: runtime monitor, task judge, time budget.
-   * Allocation-light: no closures or arrays are created here.
+   * Control-loop hook, once per tick: task judge, observers, runtime monitor, time budget.
+   * Allocation-light: no closures or arrays are created here while the answer is "ok".
    */
   private tick(r: JointReading, sampleIndex: number): TickVerdict {
-    if (this.stopRequest) return "stop";
-    const t = r.t - this.t0;
+    if (this.arbiter.cause) return "stop";
+    const t = r.t - this.clock.t0;
     const tr = this.taskReading;
     // the judge sees episode seconds as the API gives them (1 µs), so its stage and success times
     // do not carry the float noise of the backend clock minus the episode start
@@ -518,33 +506,24 @@ export class Episode {
     for (const o of this.cfg.observers) o.onReading?.(this, r);
     const v = this.cfg.monitor.tick(r, sampleIndex);
     if (v !== "ok") {
-      this.stopRequest = causeOf(v);
+      this.requestStop(causeOfVerdict(v));
       return "stop";
     }
-    if (t >= this.cfg.budgets.timeLimitS) {
-      this.stopRequest = {
-        endReason: "time_limit",
-        kind: "time_limit",
-        message: "time limit reached",
-        details: {},
-      };
+    if (this.clock.timeUp(t)) {
+      this.requestStop(TIME_LIMIT);
       return "stop";
     }
     const st = this.cfg.judge.status();
     if (st.state === "failed" || (st.state === "success" && !this.cfg.task.hidesSuccess)) {
-      this.stopRequest = {
-        endReason: st.state === "failed" ? "task_failed" : "success",
-        kind: "task",
-        message: st.state === "failed" ? st.reason : "task succeeded",
-        details: {},
-      };
+      this.requestStop(causeOfJudge(st));
       return "stop";
     }
     return "ok";
   }
 
+  /** A sensor event stops the robot from the event itself, not on the next reading. */
   private onSensorEvent(e: SensorEvent): void {
-    const t = e.t - this.t0;
+    const t = e.t - this.clock.t0;
     const dto = eventDto(e, t);
     this.pendingEvents.push(dto);
     if (e.type === "instrument") {
@@ -555,58 +534,20 @@ export class Episode {
     if (e.type !== "fault") this.cfg.judge.onEvent(dto);
     for (const o of this.cfg.observers) o.onEvent?.(this, e);
     const v = this.cfg.monitor.onEvent(e);
-    if (v !== "ok" && !this.stopRequest) {
-      const cause = causeOf(v);
-      this.stopRequest = cause;
-      // a device event while idle ends the episode at once; while moving, the next tick stops
-      if (!this.busy) this.applyStop(cause);
-    }
-  }
-
-  private afterMotion(outcome: string, fault?: { device: string; message: string }): void {
-    if (outcome === "fault" && !this.stopRequest) {
-      this.stopRequest = {
-        endReason: "fault",
-        kind: "fault",
-        message: `${fault?.device ?? "backend"}: ${fault?.message ?? "fault"}`,
-        details: { ...(fault ?? {}) },
-      };
-    }
-  }
-
-  private checkAfterMotion(): void {
-    if (this.stopRequest) {
-      this.applyStop(this.stopRequest);
-      return;
-    }
-    if (this.counters.steps >= this.cfg.budgets.maxSteps) this.end("step_limit");
-    else if (this.t() >= this.cfg.budgets.timeLimitS) this.end("time_limit");
-  }
-
-  private applyStop(cause: StopCause): void {
-    if (
-      cause.endReason === "safety_stop" ||
-      cause.endReason === "fault" ||
-      cause.endReason === "task_failed"
-    ) {
-      if (cause.endReason !== "task_failed") this.counters.safetyStops++;
-      this.safetyEvent(cause.kind, cause.message, cause.details);
-      this.stopBackend(cause.message);
-    }
-    this.end(cause.endReason, cause.message);
+    if (v !== "ok") this.requestStop(causeOfVerdict(v));
   }
 
   /**
-   * Stop the backend without waiting (from a timer or an event listener). A stop that fails
-   * must not become an unhandled rejection, which would end the process: the motion is aborted
-   * already; while the episode runs the failure is kept as a safety event (an ended episode's
-   * record is closed).
+   * A backend stop that failed must not become an unhandled rejection (it would end the
+   * process): the motion is aborted already; while the episode runs the failure is kept as a
+   * safety event (an ended episode's record is closed).
    */
-  private stopBackend(reason: string): void {
-    this.cfg.backend.stop(reason).catch((err: unknown) => {
-      if (this.ended) return;
-      const message = err instanceof Error ? err.message : String(err);
-      this.safetyEvent("fault", `stop failed: ${message}`, { device: this.cfg.backend.kind, reason });
+  private stopFailed(err: unknown, cause: StopCause): void {
+    if (this.ended) return;
+    const message = err instanceof Error ? err.message : String(err);
+    this.safetyEvent("fault", `stop failed: ${message}`, {
+      device: this.cfg.backend.kind,
+      reason: cause.detail,
     });
   }
 
@@ -622,34 +563,16 @@ export class Episode {
       return await this.cfg.backend.capture(cameras, { depth });
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      this.applyStop({
-        endReason: "fault",
-        kind: "fault",
-        message: `camera: ${message}`,
-        details: { device: "camera" },
-      });
+      this.requestStop(causeOfFault({ device: "camera", message }));
       throw new GatewayError("RB_ERR_BACKEND_FAULT", { device: "camera", reason: message });
     }
   }
 
-  private resolveCameras(requested: readonly string[] | undefined): string[] {
-    const all = this.cfg.backend.describe().cameras.map((c) => c.name);
-    if (!requested) return all;
-    for (const c of requested) {
-      if (!all.includes(c))
-        throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: c, cameras: all.join(", ") });
-    }
-    return [...requested];
-  }
-
   private storeFrames(frames: readonly Frame[], encoding: "jpeg" | "png", depth: boolean): FrameRefDto[] {
-    this.counters.framesServed += frames.length;
-    return frames.map((f) => {
-      const ids = this.cfg.frames.put(f, encoding, depth);
-      const ref: FrameRefDto = { camera: f.camera, t: r6(f.t - this.t0), rgb: `/v1/frames/${ids.rgb}` };
-      if (ids.depth) ref.depth = `/v1/frames/${ids.depth}`;
-      return ref;
-    });
+    this.counts.framesServed += frames.length;
+    return frames.map((f) =>
+      frameRefDto(f.camera, f.t - this.clock.t0, this.cfg.frames.put(f, encoding, depth)),
+    );
   }
 
   /** Issue an observation id at episode time `t` (recorded with that same t, so grade agrees). */
@@ -671,9 +594,4 @@ export class Episode {
     this.pendingSafety = [];
     return s;
   }
-}
-
-function eventDto(e: SensorEvent, t: number): EventDto {
-  const { type, t: _t, ...data } = e;
-  return { type, t: r6(t), data };
 }

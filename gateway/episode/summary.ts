@@ -1,8 +1,8 @@
 /** The operator's view of an episode (GET /v1/admin/episodes). */
-import { r6 } from "../recorder/result.ts";
-import type { Episode } from "./episode.ts";
+import { r6 } from "../time.ts";
+import type { EpisodeView } from "./view.ts";
 
-export function episodeSummary(ep: Episode) {
+export function episodeSummary(ep: EpisodeView) {
   const c = ep.config;
   return {
     id: ep.id,

@@ -16,8 +16,9 @@
  * was acknowledged; a streaming MCAP reader recovers everything up to the last flushed chunk.
  *
  * Storage errors (disk full, read-only or vanished records directory) are fatal for the episode:
- * the recorder stops recording, calls `onError` with an RB_ERR_STORAGE GatewayError (the composition
- * ends the episode as `fault` through it), and every later `flush()` rejects with that error.
+ * the recorder stops recording, reports the fault through the episode's one stop path
+ * (`ctx.fault`, source `storage`, code RB_ERR_STORAGE: the robot stops at once and the episode
+ * ends as `fault`), calls `onError` if given, and every later `flush()` rejects with that error.
  *
  * Permissions: episode folders are created 0700 and files 0600 (owner only): the record holds the
  * hidden task instance and bench geometry, which no other account (an agent) may read.
@@ -33,8 +34,9 @@ import { JointStates as FoxgloveJointStates } from "@foxglove/schemas/jsonschema
 import { FileHandleWritable } from "@mcap/nodejs";
 import sharp from "sharp";
 import type { ActRequest } from "../api/schemas.ts";
-import type { Episode, SafetyEventDto } from "../episode/episode.ts";
-import type { EpisodeObserver } from "../episode/observer.ts";
+import type { EpisodeObserver, ObserverContext } from "../episode/observer.ts";
+import { episodeResult } from "../episode/result.ts";
+import type { EpisodeView as Episode, SafetyEventDto } from "../episode/view.ts";
 import type { ClipEntry } from "../safety/precheck.ts";
 import type { Frame, JointReading, SensorEvent } from "../../seam/types.ts";
 import { McapStreamWriter } from "./mcap-stream-writer.ts";
@@ -51,7 +53,7 @@ import {
   SCHEMAS,
   TOPICS,
 } from "./record-format.ts";
-import { type EpisodeResult, episodeResult, RESULT_FORMAT } from "./result.ts";
+import { type EpisodeResult, RESULT_FORMAT } from "./result.ts";
 
 export interface McapRecorderOptions {
   /** folder that receives `<episode-id>/record.mcap` and `result.json` */
@@ -150,6 +152,7 @@ export class McapRecorder implements EpisodeObserver {
   private lastT = 0;
   private error: GatewayError | undefined;
   private episode: Episode | undefined;
+  private ctx: ObserverContext | undefined;
   private closed = false;
   /** waiters of the flush item still in the queue, if any (flush() calls in a row share it) */
   private pendingFlush: Waiter[] | undefined;
@@ -175,7 +178,7 @@ export class McapRecorder implements EpisodeObserver {
 
   // ------------------------------------------------------------------ observer
 
-  onStart(ep: Episode): void {
+  onStart(ep: Episode, ctx?: ObserverContext): void {
     const c = ep.config;
     const desc = c.backend.describe();
     this.dof = desc.robot.dof;
@@ -185,10 +188,11 @@ export class McapRecorder implements EpisodeObserver {
     this.t0 = ep.t0S;
     this.startWallNs = BigInt(ep.startedAt.getTime()) * 1_000_000n;
     this.episode = ep;
+    this.ctx = ctx;
     const dir = join(this.opts.recordsDir, ep.id);
     this.recordPath = join(dir, "record.mcap");
     this.resultPath = join(dir, "result.json");
-    ep.recordPath = this.recordPath;
+    ctx?.recordAt(this.recordPath);
     this.opened = this.open(dir);
     this.opened.catch(() => {}); // the pump awaits it and reports the failure
 
@@ -621,13 +625,18 @@ export class McapRecorder implements EpisodeObserver {
     }
     this.queue.length = 0;
     this.pendingFlush = undefined;
+    this.ctx?.fault({
+      source: "storage",
+      code: "RB_ERR_STORAGE",
+      detail: `${this.error.code}: ${this.error.message}`,
+    });
     this.opts.onError?.(this.error, this.episode);
     void this.handle?.close().catch(() => {});
     this.finished({ recordPath: this.recordPath, resultPath: this.resultPath, error: this.error });
   }
 }
 
-/** An observers factory for `Bench.observers`: one recorder per episode. */
+/** An observers factory for the Gateway's `observers` option: one recorder per episode. */
 export function recorderObservers(options: McapRecorderOptions): () => McapRecorder[] {
   return () => [new McapRecorder(options)];
 }

@@ -11,7 +11,7 @@
  */
 import type { Setting, TaskBudgets } from "../../tasks/types.ts";
 import type { EndReason } from "../api/schemas.ts";
-import type { EpisodeCounters } from "../episode/episode.ts";
+import type { EpisodeCounters } from "./result.ts";
 import type { Provenance } from "./provenance.ts";
 
 export const RECORD_FORMAT = "robot-gateway/record@1";

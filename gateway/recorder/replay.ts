@@ -9,7 +9,7 @@ import { McapStreamReader } from "@mcap/core";
 import { ROBOTS } from "../../robots/franka/models.ts";
 import { getTask as registryGetTask } from "../../tasks/registry.ts";
 import type { TaskContext, TaskDefinition, TaskJudge } from "../../tasks/types.ts";
-import type { EpisodeCounters } from "../episode/episode.ts";
+import type { EpisodeCounters } from "./result.ts";
 import { canonicalJson } from "./provenance.ts";
 import {
   type CommandMessage,
@@ -24,7 +24,8 @@ import {
   type SubmissionMessage,
   TOPICS,
 } from "./record-format.ts";
-import { computeResult, diffResults, type EpisodeResult, r6, type ResultDifference } from "./result.ts";
+import { r6 } from "../time.ts";
+import { computeResult, diffResults, type EpisodeResult, type ResultDifference } from "./result.ts";
 
 /** Why a record cannot be graded. */
 export type RecordErrorKind = "unreadable" | "not_a_record" | "incomplete" | "unknown_task";

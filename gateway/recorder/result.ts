@@ -6,7 +6,7 @@
  */
 import type { Setting, TaskBudgets, TaskScore, TaskStatus } from "../../tasks/types.ts";
 import type { EndReason } from "../api/schemas.ts";
-import type { Episode, EpisodeCounters } from "../episode/episode.ts";
+import { r6 } from "../time.ts";
 import type { Provenance } from "./provenance.ts";
 
 export const RESULT_FORMAT = "robot-gateway/result@1";
@@ -19,6 +19,16 @@ export const RESULT_FORMAT = "robot-gateway/result@1";
  * - `aborted`: an operator aborted it (not the agent's doing)
  */
 export type Outcome = "success" | "failed" | "incomplete" | "fault" | "aborted";
+
+/** Counters that go into result.json. */
+export interface EpisodeCounters {
+  steps: number;
+  resetsUsed: number;
+  refusals: number;
+  clippedEntries: number;
+  safetyStops: number;
+  framesServed: number;
+}
 
 /** Everything the result is computed from; live and offline fill it from the same stream. */
 export interface ResultInput {
@@ -102,12 +112,6 @@ export interface EpisodeResult {
   };
 }
 
-/**
- * Episode seconds as the API and the task judge see them: rounded to 1 µs. The live episode hands
- * the judge reading and event times rounded like this, so replay rounds the recorded ones the same way.
- */
-export const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
-
 export function outcomeOf(reason: EndReason, status: TaskStatus): { outcome: Outcome; success: boolean } {
   const success = reason === "success" || (reason !== "task_failed" && status.state === "success");
   if (success) return { outcome: "success", success };
@@ -173,36 +177,6 @@ export function computeResult(input: ResultInput): EpisodeResult {
   }
   // JSON-safe: drop undefined, turn typed arrays in score details into arrays
   return JSON.parse(JSON.stringify(out)) as EpisodeResult;
-}
-
-/**
- * The live adapter: the result of an ended episode, read from the Episode. Call it from
- * `Episode.end()` after the end reason is set (pass the end explicitly there), or from an
- * observer's `onEnd`.
- */
-export function episodeResult(
-  ep: Episode,
-  end?: { reason: EndReason; detail?: string; tS: number },
-  provenance?: Provenance,
-): EpisodeResult {
-  const c = ep.config;
-  const reason = end?.reason ?? ep.endReason;
-  if (!reason) throw new Error(`episodeResult: episode ${ep.id} has not ended`);
-  const detail = end ? end.detail : ep.endDetail;
-  return computeResult({
-    episodeId: ep.id,
-    task: c.task.id,
-    level: c.level,
-    setting: c.setting,
-    seed: c.seed,
-    end: { reason, ...(detail ? { detail } : {}), tS: end?.tS ?? ep.t() },
-    status: c.judge.status(),
-    score: c.judge.score(),
-    budgets: c.budgets,
-    counters: { ...ep.counters },
-    wall: { startedAt: ep.startedAt.toISOString(), endedAt: new Date().toISOString() },
-    ...(provenance ? { provenance } : {}),
-  });
 }
 
 /**

@@ -4,11 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseBenchConfig } from "../../compose/bench-config.ts";
-import { composeBench } from "../../compose/compose.ts";
+import { startGateway } from "../../compose/start.ts";
 import { type RecordedGateway, recordedGateway } from "../../compose/recorded-gateway.ts";
 import { serve } from "../../cli/serve.ts";
 import type { ActRequest } from "../api/schemas.ts";
-import { Gateway } from "../gateway.ts";
 import { McapRecorder } from "./mcap-recorder.ts";
 import { checkRecordsDir } from "./storage.ts";
 import { mountTmpfs, type Tmpfs } from "./testing/tmpfs.ts";
@@ -46,7 +45,7 @@ describe("a full disk under the records directory (tmpfs, 2 MB)", () => {
   it("ends the episode as a fault with RB_ERR_STORAGE, refuses new episodes until there is room again", async () => {
     fs = mountTmpfs(2 * 1024 * 1024);
     const records = join(fs.path, "records");
-    g = await recordedGateway(records, { bench: { recordsDir: records }, ackAfterFlush: true });
+    g = await recordedGateway(records, { bench: { recordsDir: records } });
     const ep = g.gateway.requireEpisode();
     // leave ~256 KB: a few dozen chunks fill it
     writeFileSync(join(fs.path, "filler"), Buffer.alloc(2 * 1024 * 1024 - 256 * 1024));
@@ -83,7 +82,7 @@ describe("a full disk under the records directory (tmpfs, 2 MB)", () => {
   });
 });
 
-describe("the production composition (composeBench) on a full disk", () => {
+describe("the production composition (startGateway) on a full disk", () => {
   it("wires the recorder's storage error to the episode: fault, motion refused, flush rejects coded", async () => {
     fs = mountTmpfs(2 * 1024 * 1024);
     const records = join(fs.path, "records");
@@ -91,31 +90,24 @@ describe("the production composition (composeBench) on a full disk", () => {
       { version: 1, name: "full", backend: { type: "mirror" }, recordsDir: records },
       "test",
     );
-    const bench = await composeBench(config);
-    const made: McapRecorder[] = [];
-    const inner = bench.observers!;
-    bench.observers = (e) => {
-      const list = inner(e);
-      for (const o of list) if (o instanceof McapRecorder) made.push(o);
-      return list;
-    };
+    const started = await startGateway({ config, firstEpisode: false });
+    const { bench, gateway } = started;
     const stops: string[] = [];
     const stop = bench.backend.stop.bind(bench.backend);
     bench.backend.stop = (reason: string) => {
       stops.push(reason);
       return stop(reason);
     };
-    const gateway = new Gateway(bench);
     try {
       const ep = await gateway.startEpisode();
-      const rec = made[0]!;
+      const rec = started.observers.find((o): o is McapRecorder => o instanceof McapRecorder)!;
       await rec.flush();
       writeFileSync(join(fs.path, "filler"), Buffer.alloc(2 * 1024 * 1024 - 64 * 1024));
       const q = bench.backend.read().q;
       let err: unknown;
+      // the episode flushes before it acknowledges a chunk: the act that hits the full disk fails coded
       for (let k = 0; k < 200 && !err; k++) {
-        await ep.act(chunk(q) as ActRequest);
-        err = await rec.flush().then(
+        err = await ep.act(chunk(q) as ActRequest).then(
           () => undefined,
           (e: unknown) => e,
         );
@@ -130,6 +122,7 @@ describe("the production composition (composeBench) on a full disk", () => {
       await expect(gateway.startEpisode()).rejects.toMatchObject({ code: "RB_ERR_STORAGE" });
     } finally {
       await gateway.shutdown();
+      await started.app.close();
     }
   });
 });
@@ -155,7 +148,7 @@ describe("a read-only records directory (tmpfs remounted ro; chmod does not stop
   it("a new episode is refused while the directory is read-only and starts once it is writable", async () => {
     fs = mountTmpfs(1024 * 1024);
     const records = join(fs.path, "records");
-    g = await recordedGateway(records, { bench: { recordsDir: records }, ackAfterFlush: true });
+    g = await recordedGateway(records, { bench: { recordsDir: records } });
     expect((await inject("POST", "/v1/finish", {}, g.agent)).status).toBe(200);
     await g.recorders[0]!.done; // the record is closed: the kernel lets the mount go read-only
     fs.readOnly(true);
@@ -177,8 +170,8 @@ describe("record permissions", () => {
       "test",
     );
     // composing the bench creates the records folder owner-only
-    const bench = await composeBench(config);
-    await bench.backend.shutdown();
+    const started = await startGateway({ config, firstEpisode: false });
+    await started.close();
     expect(statSync(records).mode & 0o777).toBe(0o700);
     g = await recordedGateway(records, { bench: { recordsDir: records } });
     expect((await inject("POST", "/v1/finish", {}, g.agent)).status).toBe(200);

@@ -4,8 +4,6 @@
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import type { GatewayError } from "../errors.ts";
-import type { Episode } from "../episode/episode.ts";
 import { RECORD_DIR_MODE, RECORD_FILE_MODE, storageError } from "./mcap-recorder.ts";
 
 /**
@@ -33,21 +31,4 @@ export function checkRecordsDir(dir: string): void {
       }
     }
   }
-}
-
-/**
- * A recorder's storage error ends its episode as a fault: motion stops at once, the end detail
- * starts with the code (the operator API and result.json show it), and the next agent call is
- * refused with RB_ERR_EPISODE_ENDED (reason `fault`).
- *
- * Interim wiring (compose/compose.ts passes it as the recorder's `onError`): when the episode's
- * one stop path lands, this becomes `ctx.fault({ source: "storage", code: "RB_ERR_STORAGE", … })`.
- */
-export function endOnStorageError(err: GatewayError, ep: Episode | undefined): void {
-  if (!ep || ep.isEnded) return;
-  const detail = `${err.code}: ${err.message}`;
-  ep.stopMotion(detail).catch(() => {
-    // the backend's own stop failure surfaces through its fault events
-  });
-  ep.end("fault", detail);
 }

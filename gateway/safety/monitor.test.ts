@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { forwardKinematics } from "../../robots/franka/kinematics.ts";
 import { PANDA } from "../../robots/franka/models.ts";
@@ -16,6 +17,15 @@ const reading = (t: number, q = HOME, dq = [0, 0, 0, 0, 0, 0, 0]): JointReading 
   dq: [...dq],
   gripperWidthM: 0.04,
 });
+
+/** joint 1 moving at `v` rad/s from HOME since t = 0, the driver reporting `reported` */
+const movingJoint1 = (t: number, v: number, reported: number): JointReading => {
+  const q = [...HOME];
+  q[0] = q[0]! + v * t;
+  const dq = [0, 0, 0, 0, 0, 0, 0];
+  dq[0] = reported;
+  return reading(t, q, dq);
+};
 
 function monitor(p: SafetyProfileInput = {}) {
   return new SafetyMonitor(robot, resolveLimits(robot, parseSafetyProfile(p)));
@@ -49,17 +59,26 @@ describe("SafetyMonitor stops on each cause", () => {
     expect(v).toMatchObject({ endReason: "safety_stop", cause: { kind: "position", joint: "panda_joint4" } });
   });
 
-  it("velocity beyond the monitor limit", () => {
-    const m = monitor({ velocityFraction: 0.5, monitorVelocityFactor: 1.2 });
-    m.begin(reading(0), null);
-    const dq = [0, 0, 0, 0, 0, 0, 0];
-    dq[0] = 2.175 * 0.5 * 1.2 - 0.01;
-    expect(m.tick(reading(0.001, HOME, dq))).toBe("ok");
-    dq[0] = 2.175 * 0.5 * 1.2 + 0.01;
-    expect(cause(m.tick(reading(0.002, HOME, dq))).cause).toMatchObject({
-      kind: "velocity",
-      joint: "panda_joint1",
-    });
+  it("velocity beyond the monitor limit, from the positions", () => {
+    const limit = 2.175 * 0.5 * 1.2;
+    for (const [v, stops] of [
+      [limit - 0.01, false],
+      [limit + 0.01, true],
+      [-(limit + 0.01), true],
+    ] as const) {
+      const m = monitor({ velocityFraction: 0.5, monitorVelocityFactor: 1.2 });
+      m.begin(reading(0), null);
+      let verdict: MonitorVerdict = "ok";
+      for (let k = 1; k <= 100 && verdict === "ok"; k++) verdict = m.tick(movingJoint1(k * 0.001, v, v)); // the driver reports the true velocity
+      if (!stops) expect(verdict).toBe("ok");
+      else
+        expect(cause(verdict).cause).toMatchObject({
+          kind: "velocity",
+          joint: "panda_joint1",
+          limit,
+          reported: v,
+        });
+    }
   });
 
   it("tracking error beyond the bound", () => {
@@ -163,5 +182,107 @@ describe("EStopLatch", () => {
       ["release", "operator", 2000],
     ]);
     expect(seen).toEqual([true, false]);
+  });
+});
+
+describe("SafetyMonitor judges velocity from positions, not from one reported sample", () => {
+  const P = { velocityFraction: 0.5, monitorVelocityFactor: 1.2 };
+  const LIMIT = 2.175 * 0.5 * 1.2; // panda_joint1, 1.305 rad/s
+
+  it("ignores the reported spike of the incident (1.365 rad/s while moving at 0.148)", () => {
+    const m = monitor(P);
+    m.begin(reading(0), null);
+    for (let k = 1; k <= 3000; k++) {
+      // every 97th reading carries a spike as a finite difference over late timer ticks does
+      const reported = k % 97 === 0 ? 1.365 : 0.148;
+      expect(m.tick(movingJoint1(k * 0.001, 0.148, reported))).toBe("ok");
+    }
+    expect(m.spuriousVelocity).toBe(Math.floor(3000 / 97));
+  });
+
+  it("stops on positions moving too fast even when the driver reports zero velocity", () => {
+    const m = monitor(P);
+    m.begin(reading(0), null);
+    let verdict: MonitorVerdict = "ok";
+    let k = 0;
+    while (verdict === "ok" && k < 100) verdict = m.tick(movingJoint1(++k * 0.001, 1.5, 0));
+    expect(cause(verdict).cause).toMatchObject({ kind: "velocity", joint: "panda_joint1", reported: 0 });
+    const c = cause(verdict).cause;
+    if (c.kind !== "velocity") throw new Error("velocity expected");
+    expect(c.value).toBeCloseTo(1.5, 6);
+    expect(c.windowS).toBeGreaterThanOrEqual(0.01 - 1e-9);
+  });
+
+  it("the position window spans chunks: a chunk's first reading is judged", () => {
+    const m = monitor(P);
+    m.begin(reading(0), null);
+    for (let k = 1; k <= 30; k++) expect(m.tick(movingJoint1(k * 0.001, 1.0, 1.0))).toBe("ok");
+    m.begin(movingJoint1(0.03, 1.0, 1.0), null); // next chunk, the arm still moving
+    const jump = movingJoint1(0.031, 1.0, 1.0);
+    jump.q[0] = jump.q[0]! + 0.05; // 50 mrad in 1 ms
+    expect(cause(m.tick(jump)).cause).toMatchObject({ kind: "velocity", joint: "panda_joint1" });
+  });
+
+  it("property: legal motion with any reported spikes and timestamp jitter never stops", () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: -LIMIT / 1.2, max: LIMIT / 1.2, noNaN: true }),
+        fc.array(
+          fc.record({
+            k: fc.integer({ min: 1, max: 899 }),
+            v: fc.double({ min: -20, max: 20, noNaN: true }),
+          }),
+        ),
+        fc.integer({ min: 1, max: 10 }),
+        (v, spikes, periodMs) => {
+          const m = monitor(P);
+          m.begin(reading(0), null);
+          const spikeAt = new Map(spikes.map((s) => [s.k, s.v]));
+          const steps = Math.floor(900 / periodMs); // 0.9 s: within joint 1's range at any legal v
+          for (let k = 1; k < steps; k++) {
+            // readings every periodMs with ±10 % stamp jitter (positions sampled at the true time)
+            const tTrue = k * periodMs * 1e-3;
+            const r = movingJoint1(tTrue, v, spikeAt.get(k) ?? v);
+            r.t = tTrue + (((k * 7919) % 21) - 10) * 0.01 * periodMs * 1e-3;
+            if (m.tick(r) !== "ok") return false;
+          }
+          return true;
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it("property: a real overspeed after legal motion stops within one window", () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: -LIMIT / 1.2, max: LIMIT / 1.2, noNaN: true }),
+        fc.double({ min: 1.05, max: 3, noNaN: true }),
+        fc.boolean(),
+        fc.integer({ min: 30, max: 300 }),
+        (v0, factor, reportTruth, onsetMs) => {
+          const v1 = Math.sign(v0 || 1) * LIMIT * factor;
+          const m = monitor(P);
+          m.begin(reading(0), null);
+          const onset = onsetMs * 1e-3;
+          for (let k = 1; k < 1000; k++) {
+            const t = k * 1e-3;
+            const q = [...HOME];
+            q[0] = q[0]! + (t <= onset ? v0 * t : v0 * onset + v1 * (t - onset));
+            const dq = [0, 0, 0, 0, 0, 0, 0];
+            dq[0] = reportTruth ? (t <= onset ? v0 : v1) : 0;
+            const verdict = m.tick(reading(t, q, dq));
+            if (verdict !== "ok") {
+              expect(t).toBeGreaterThan(onset);
+              expect(t - onset).toBeLessThanOrEqual(0.02 + 0.001 + 1e-9);
+              expect(verdict.cause.kind).toBe("velocity");
+              return;
+            }
+          }
+          throw new Error("no stop");
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 });

@@ -10,6 +10,19 @@
  *
  * A stop latches: once a verdict is returned, every further call returns the same verdict until
  * `begin()` arms the monitor again.
+ *
+ * Velocity is judged from positions, not from the velocity a driver reports: a peer that
+ * publishes a finite difference over late timer ticks reports spikes (1.365 rad/s seen while the
+ * arm moved at ≤ 0.148 rad/s) that one sample at a time cannot tell from a real overspeed. The
+ * monitor keeps the last readings in a ring and takes each joint's velocity as the position
+ * difference to the newest reading at least `monitorVelocityWindowS` older (the oldest kept one,
+ * if at least half a window older, when the ring holds less; the ring spans chunks). It stops
+ * when that velocity is beyond the
+ * limit — whatever the driver reports, so a driver reporting 0 cannot hide an overspeed either.
+ * A reported velocity beyond the limit that the positions do not confirm is ignored (counted in
+ * `spuriousVelocity`). The commanded trajectory is within the limits by the pre-check and the
+ * positions are tied to it by the tracking-error bound, so positions are the one truth checked.
+ * Cost of the window: a sudden overspeed is seen within about half a window (10 ms by default).
  */
 import { type Mat4, mat4Identity } from "../../robots/math.ts";
 import { type FkWorkspace, fkWorkspace, forwardKinematicsInto } from "../../robots/franka/kinematics.ts";
@@ -29,8 +42,19 @@ import type { EffectiveLimits } from "./profile.ts";
 export type StopCause =
   /** measured position beyond the published limit, rad */
   | { kind: "position"; t: number; joint: string; value: number; limit: number }
-  /** measured velocity beyond the monitor's limit, rad/s */
-  | { kind: "velocity"; t: number; joint: string; value: number; limit: number }
+  /**
+   * measured velocity beyond the monitor's limit, rad/s: `value` from position differences over
+   * `windowS`, `reported` what the driver said
+   */
+  | {
+      kind: "velocity";
+      t: number;
+      joint: string;
+      value: number;
+      limit: number;
+      reported: number;
+      windowS: number;
+    }
   /** |measured − commanded| beyond the bound, rad */
   | { kind: "tracking_error"; t: number; joint: string; sampleIndex: number; value: number; limit: number }
   /** a body left the workspace or entered a keep-out: clearance vs its floor, m */
@@ -45,6 +69,9 @@ export type StopCause =
   | { kind: "device_fault"; t: number; device: string; message: string };
 
 export type EndReason = "safety_stop" | "task_failed" | "fault";
+
+/** readings kept for the position-difference velocity (a 20 ms window at up to ~3 kHz) */
+const RING = 64;
 
 export interface StopVerdict {
   stop: true;
@@ -72,6 +99,13 @@ export class SafetyMonitor {
   private watchdogArmed = false;
   private ticksSinceFk = 0;
   private latched: StopVerdict | null = null;
+  /** ring of recent readings for the position-difference velocity: times and q rows */
+  private readonly ringT: Float64Array;
+  private readonly ringQ: Float64Array;
+  private ringHead = -1;
+  private ringCount = 0;
+  /** readings whose reported velocity was beyond the limit while the positions said it was not */
+  spuriousVelocity = 0;
 
   constructor(
     private readonly robot: RobotModel,
@@ -84,6 +118,8 @@ export class SafetyMonitor {
     this.clear = new Float64Array(n);
     this.floor = new Float64Array(n).fill(-1e-9);
     this.qBuf = new Float64Array(limits.jointNames.length);
+    this.ringT = new Float64Array(RING);
+    this.ringQ = new Float64Array(RING * limits.jointNames.length);
   }
 
   /**
@@ -99,6 +135,10 @@ export class SafetyMonitor {
     this.lastCommandT = start.t;
     this.watchdogArmed = opts.realtime === true;
     this.ticksSinceFk = 0;
+    // the ring spans chunks (readings continue across them); a clock that went back starts it anew
+    if (this.ringCount > 0 && start.t < this.ringT[this.ringHead]!) this.ringCount = 0;
+    this.spuriousVelocity = 0;
+    this.remember(start);
     evalClearances(this.geo, this.fkOf(start.q), this.scratch, this.clear);
     allowedFloor(this.clear, this.floor);
   }
@@ -125,19 +165,36 @@ export class SafetyMonitor {
     const q = reading.q;
     const dq = reading.dq;
     const dof = L.jointNames.length;
+    const ref = this.velocityReference(t);
+    this.remember(reading);
+    let spurious = false;
     for (let j = 0; j < dof; j++) {
       const qj = q[j]!;
       if (qj < L.hardLowerRad[j]! || qj > L.hardUpperRad[j]!) {
         const limit = qj < L.hardLowerRad[j]! ? L.hardLowerRad[j]! : L.hardUpperRad[j]!;
         return this.stop({ kind: "position", t, joint: L.jointNames[j]!, value: qj, limit }, "safety_stop");
       }
-      const v = dq[j]!;
-      if (Math.abs(v) > L.monitorMaxVelocityRadps[j]!)
-        return this.stop(
-          { kind: "velocity", t, joint: L.jointNames[j]!, value: v, limit: L.monitorMaxVelocityRadps[j]! },
-          "safety_stop",
-        );
+      const limit = L.monitorMaxVelocityRadps[j]!;
+      if (ref >= 0) {
+        const spanS = t - this.ringT[ref]!;
+        const v = (qj - this.ringQ[ref * dof + j]!) / spanS;
+        if (Math.abs(v) > limit)
+          return this.stop(
+            {
+              kind: "velocity",
+              t,
+              joint: L.jointNames[j]!,
+              value: v,
+              limit,
+              reported: dq[j]!,
+              windowS: spanS,
+            },
+            "safety_stop",
+          );
+      }
+      if (Math.abs(dq[j]!) > limit) spurious = true;
     }
+    if (spurious) this.spuriousVelocity++;
     const traj = this.traj;
     if (traj && sampleIndex >= 0 && sampleIndex < traj.count) {
       const base = sampleIndex * dof;
@@ -246,6 +303,34 @@ export class SafetyMonitor {
       case "instrument":
         return "ok";
     }
+  }
+
+  /** Keep a reading in the ring (allocation-free); one not newer than the newest is skipped. */
+  private remember(r: JointReading): void {
+    if (this.ringCount > 0 && r.t <= this.ringT[this.ringHead]!) return;
+    const dof = this.limits.jointNames.length;
+    const h = (this.ringHead + 1) % RING;
+    this.ringHead = h;
+    if (this.ringCount < RING) this.ringCount++;
+    this.ringT[h] = r.t;
+    for (let j = 0; j < dof; j++) this.ringQ[h * dof + j] = r.q[j]!;
+  }
+
+  /**
+   * Ring slot of the newest remembered reading at least the window older than `t` (else the
+   * oldest one, if it is at least half a window older); −1 when there is none: too short a span
+   * would turn timestamp jitter into velocity.
+   */
+  private velocityReference(t: number): number {
+    const w = this.limits.monitorVelocityWindowS;
+    let best = -1;
+    for (let k = 0; k < this.ringCount; k++) {
+      const slot = (this.ringHead - k + RING) % RING;
+      const age = t - this.ringT[slot]!;
+      if (age >= w / 2) best = slot;
+      if (age >= w) break;
+    }
+    return best;
   }
 
   private stop(cause: StopCause, endReason: EndReason): StopVerdict {

@@ -91,6 +91,12 @@ export const SafetyProfileSchema = z.strictObject({
    * min(published, commanded limit × factor) before it stops the robot
    */
   monitorVelocityFactor: z.number().gte(1).default(1.2),
+  /**
+   * the runtime monitor judges velocity from position differences over at least this span of
+   * readings, ms: a driver's reported velocity alone (e.g. a finite difference over late timer
+   * ticks) never stops the robot, positions moving too fast always do
+   */
+  monitorVelocityWindowMs: positive.default(20),
   /** max translational tool speed, m/s (at most the robot's published Cartesian limit) */
   maxToolSpeedMps: positive.default(1.0),
   workspace: WorkspaceSchema.default({ minM: [-1.0, -1.0, -0.1], maxM: [1.0, 1.0, 1.4] }),
@@ -175,6 +181,8 @@ export interface EffectiveLimits {
   maxJerkRadps3: readonly number[];
   /** measured velocity limit of the runtime monitor, rad/s */
   monitorMaxVelocityRadps: readonly number[];
+  /** span of readings the monitor's position-difference velocity is taken over, s */
+  monitorVelocityWindowS: number;
   /** max translational tool speed, m/s */
   maxToolSpeedMps: number;
   gripper: Readonly<{ minWidthM: number; maxWidthM: number; maxSpeedMps: number; maxForceN: number }>;
@@ -302,6 +310,7 @@ export function resolveLimits(robot: RobotModel, profile: SafetyProfile): Effect
     monitorMaxVelocityRadps: frozen(
       J.map((j, i) => Math.min(j.maxVelocity, vel[i]! * profile.monitorVelocityFactor)),
     ),
+    monitorVelocityWindowS: profile.monitorVelocityWindowMs / 1000,
     maxToolSpeedMps: profile.maxToolSpeedMps,
     gripper: Object.freeze({
       minWidthM: robot.gripper.minWidthM,

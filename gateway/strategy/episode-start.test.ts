@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseBenchConfig } from "../../compose/bench-config.ts";
 import { composeBench } from "../../compose/compose.ts";
-import type { Bench } from "../gateway.ts";
+import { GatewayError } from "../errors.ts";
+import { type Bench, Gateway } from "../gateway.ts";
 import { interpolateChunk } from "../../seam/interpolate.ts";
 import { EStopLatch } from "../safety/estop.ts";
 import { precheckChunk } from "../safety/precheck.ts";
@@ -91,5 +92,37 @@ describe("homeForEpisode (a bench without reset)", () => {
     } finally {
       clearInterval(timer);
     }
+  });
+});
+
+describe("Gateway.startEpisode on a bench without reset", () => {
+  it("a homing that fails in any way answers RB_ERR_HOMING, and the next start succeeds", async () => {
+    const config = parseBenchConfig(
+      {
+        version: 1,
+        name: "no-reset-mirror",
+        backend: { type: "mirror" },
+        recordsDir: mkdtempSync(join(tmpdir(), "rg-home-")),
+      },
+      "test",
+    );
+    const b = await composeBench(config);
+    bench = b;
+    (b.backend as { reset?: unknown }).reset = undefined;
+    // away from the start pose, so homing has to move
+    const start = b.backend.read();
+    const away = start.q.map((v, j) => v + (j === 0 ? 0.2 : 0));
+    const rows = minJerkRows(start.q, away, 20, start.gripperWidthM);
+    await b.backend.execute(interpolateChunk(start, rows, 0.05, b.backend.describe().controlPeriodS));
+    const execute = b.backend.execute.bind(b.backend);
+    b.backend.execute = () => Promise.reject(new Error("driver lost its socket"));
+    const gw = new Gateway(b);
+    const err = await gw.startEpisode().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GatewayError);
+    expect(err).toMatchObject({ code: "RB_ERR_HOMING", details: { kind: "backend" } });
+    expect((err as Error).message).toMatch(/driver lost its socket/);
+    b.backend.execute = execute;
+    const ep = await gw.startEpisode();
+    expect(ep.isEnded).toBe(false);
   });
 });

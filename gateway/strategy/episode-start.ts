@@ -6,7 +6,7 @@
  * Called by `Gateway.startEpisode` before the episode (and its judge and recorder) exist, so the
  * homing move is not part of any episode's record or score.
  */
-import type { Bench } from "../gateway.ts";
+import type { Bench } from "../bench.ts";
 import type { EStopLatch } from "../safety/estop.ts";
 import { HomeError, type HomeResult, homeBench } from "./home.ts";
 import { startPoseFor } from "./start-pose.ts";

@@ -20,11 +20,16 @@
  * idle (the rig commands holds), motions take their real duration, and stop/cancel/connection
  * loss happen mid-motion. Header stamps are `epoch + backend seconds` (a ROS-like wall clock).
  *
- * Fault injection: `server.killConnections()`, `server.setReachable(false|true)`,
+ * The ROS face is a `RigServer`: the rosbridge server by default, or the native ROS 2 graph of
+ * rigs/ros2/link-server.ts (`server` option).
+ *
+ * Fault injection: `server.setReachable(false|true)` (rosbridge also `killConnections()`),
  * `injectReflex(afterS, name)` (the next arm goal aborts after `afterS` with that reflex).
  */
 import sharp from "sharp";
 import type { Backend, Frame, JointTrajectory } from "../../../seam/types.ts";
+import { ROS_CAMERA_TYPES } from "../../../drivers/camera/ros-camera.ts";
+import { FRANKA_ROS_TYPES } from "../../../drivers/ros2/franka-arm.ts";
 import { type FrankaRosConfigInput, parseFrankaRosConfig } from "../../../drivers/ros2/franka-config.ts";
 import {
   bytesToBase64,
@@ -38,7 +43,31 @@ import {
   timeToS,
 } from "../../../drivers/ros2/messages.ts";
 import { densifyGoal } from "../../../drivers/ros2/goal-interpolation.ts";
-import { type ActionGoalAnswer, RosbridgeServer } from "./rosbridge-server.ts";
+import {
+  type ActionGoalAnswer,
+  type ActionHandler,
+  RosbridgeServer,
+  type ServiceHandler,
+} from "./rosbridge-server.ts";
+
+/**
+ * What the rig needs from its ROS face: the rosbridge server (default), or the native ROS 2
+ * graph of hil-tests/rigs/ros2/link-server.ts. Types are ROS 2 interface names; rosbridge
+ * ignores them (its clients name them), a DDS graph needs them.
+ */
+export interface RigServer {
+  /** where clients connect, e.g. "ws://127.0.0.1:9090" (rosbridge) */
+  readonly url: string;
+  hasSubscribers(topic: string): boolean;
+  publish(topic: string, msg: unknown): number;
+  /** a topic the rig may publish on, with its type (before the first publish) */
+  declareTopic(topic: string, type: string): void;
+  advertiseService(name: string, handler: ServiceHandler, type: string): void;
+  advertiseAction(name: string, handler: ActionHandler, type: string): void;
+  /** refuse (false) or accept (true) clients; false also drops the connected ones */
+  setReachable(up: boolean): void;
+  close(): Promise<void>;
+}
 
 export interface FrankaRigOptions {
   backend: Backend;
@@ -53,6 +82,8 @@ export interface FrankaRigOptions {
   speedFactor?: number;
   /** publish a joint state every n control ticks; default 2 (500 Hz at 1 ms) */
   jointStateEveryTicks?: number;
+  /** the ROS face; default a RosbridgeServer on host:port (the rig closes it) */
+  server?: RigServer;
   /** camera publish rate, Hz of backend time; default 30 */
   cameraRateHz?: number;
   /** JPEG quality 1…100; default 80 */
@@ -79,10 +110,17 @@ interface GripperGoal {
   ok(widthM: number): boolean;
 }
 
+/** ROS 2 interface names of what the rig serves: the drivers' own */
+const TYPES = {
+  ...FRANKA_ROS_TYPES,
+  compressedImage: ROS_CAMERA_TYPES.compressed,
+  cameraInfo: ROS_CAMERA_TYPES.info,
+} as const;
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
 export class FrankaRosbridgeRig {
-  readonly server: RosbridgeServer;
+  readonly server: RigServer;
   readonly names: ReturnType<typeof parseFrankaRosConfig>;
   private readonly backend: Backend;
   private readonly jointNames: string[];
@@ -108,7 +146,7 @@ export class FrankaRosbridgeRig {
   /** pacing: slices that finished later than their wall deadline */
   overruns = 0;
 
-  private constructor(server: RosbridgeServer, opts: FrankaRigOptions) {
+  private constructor(server: RigServer, opts: FrankaRigOptions) {
     this.server = server;
     this.backend = opts.backend;
     this.names = parseFrankaRosConfig(opts.names ?? {});
@@ -127,7 +165,7 @@ export class FrankaRosbridgeRig {
     const b = opts.backend;
     if (b.lifecycle === "unconfigured") await b.configure();
     if (b.lifecycle === "inactive") await b.activate();
-    const server = await RosbridgeServer.start({ host: opts.host, port: opts.port });
+    const server = opts.server ?? (await RosbridgeServer.start({ host: opts.host, port: opts.port }));
     const rig = new FrankaRosbridgeRig(server, opts);
     rig.epochS = Date.now() / 1000 - b.now();
     const r = b.read();
@@ -168,40 +206,66 @@ export class FrankaRosbridgeRig {
 
   private advertise(): void {
     const n = this.names;
-    this.server.advertiseAction(n.trajectoryAction, (goal, ctx) =>
-      this.onTrajectoryGoal(goal as FollowJointTrajectoryGoal, ctx.signal, ctx.feedback),
-    );
     const g = n.gripperNode;
-    const maxW = this.backend.describe().robot.gripper.maxWidthM;
-    this.server.advertiseAction(`${g}/move`, (goal, ctx) => {
-      const m = goal as GripperMoveGoal;
-      return this.onGripperGoal(m.width, m.speed, ctx.signal, (w) => Math.abs(w - m.width) < 1e-3);
-    });
-    this.server.advertiseAction(`${g}/grasp`, (goal, ctx) => {
-      const m = goal as GripperGraspGoal;
-      return this.onGripperGoal(
-        m.width,
-        m.speed,
-        ctx.signal,
-        (w) => w >= m.width - m.epsilon.inner - 1e-6 && w <= m.width + m.epsilon.outer + 1e-6,
-      );
-    });
-    this.server.advertiseAction(`${g}/homing`, (_goal, ctx) =>
-      this.onGripperGoal(maxW, 0.05, ctx.signal, (w) => Math.abs(w - maxW) < 1e-3),
+    this.server.declareTopic(n.jointStatesTopic, TYPES.jointState);
+    this.server.declareTopic(`${g}/joint_states`, TYPES.jointState);
+    for (const c of this.backend.describe().cameras) {
+      this.server.declareTopic(`/${c.name}/image_raw/compressed`, TYPES.compressedImage);
+      this.server.declareTopic(`/${c.name}/camera_info`, TYPES.cameraInfo);
+    }
+    this.server.advertiseAction(
+      n.trajectoryAction,
+      (goal, ctx) => this.onTrajectoryGoal(goal as FollowJointTrajectoryGoal, ctx.signal, ctx.feedback),
+      TYPES.fjt,
     );
-    this.server.advertiseService(`${g}/stop`, () => {
-      const gg = this.gripper;
-      if (gg) {
-        this.gripper = undefined;
-        this.holdW = this.backend.read().gripperWidthM;
-        gg.finish({ status: 6, values: { success: false, error: "stopped" } });
-      }
-      return { success: true, message: "" };
-    });
-    this.server.advertiseAction(n.errorRecoveryAction, async () => {
-      this.reflex = undefined;
-      return { status: 4, values: {} };
-    });
+    const maxW = this.backend.describe().robot.gripper.maxWidthM;
+    this.server.advertiseAction(
+      `${g}/move`,
+      (goal, ctx) => {
+        const m = goal as GripperMoveGoal;
+        return this.onGripperGoal(m.width, m.speed, ctx.signal, (w) => Math.abs(w - m.width) < 1e-3);
+      },
+      TYPES.move,
+    );
+    this.server.advertiseAction(
+      `${g}/grasp`,
+      (goal, ctx) => {
+        const m = goal as GripperGraspGoal;
+        return this.onGripperGoal(
+          m.width,
+          m.speed,
+          ctx.signal,
+          (w) => w >= m.width - m.epsilon.inner - 1e-6 && w <= m.width + m.epsilon.outer + 1e-6,
+        );
+      },
+      TYPES.grasp,
+    );
+    this.server.advertiseAction(
+      `${g}/homing`,
+      (_goal, ctx) => this.onGripperGoal(maxW, 0.05, ctx.signal, (w) => Math.abs(w - maxW) < 1e-3),
+      TYPES.homing,
+    );
+    this.server.advertiseService(
+      `${g}/stop`,
+      () => {
+        const gg = this.gripper;
+        if (gg) {
+          this.gripper = undefined;
+          this.holdW = this.backend.read().gripperWidthM;
+          gg.finish({ status: 6, values: { success: false, error: "stopped" } });
+        }
+        return { success: true, message: "" };
+      },
+      TYPES.trigger,
+    );
+    this.server.advertiseAction(
+      n.errorRecoveryAction,
+      async () => {
+        this.reflex = undefined;
+        return { status: 4, values: {} };
+      },
+      TYPES.errorRecovery,
+    );
   }
 
   private onTrajectoryGoal(

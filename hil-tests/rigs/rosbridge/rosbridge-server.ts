@@ -135,11 +135,14 @@ export class RosbridgeServer {
     return n;
   }
 
-  advertiseService(name: string, handler: ServiceHandler): void {
+  /** rosbridge clients name the types: nothing to declare */
+  declareTopic(_topic: string, _type: string): void {}
+
+  advertiseService(name: string, handler: ServiceHandler, _type?: string): void {
     this.services.set(name, handler);
   }
 
-  advertiseAction(name: string, handler: ActionHandler): void {
+  advertiseAction(name: string, handler: ActionHandler, _type?: string): void {
     this.actions.set(name, handler);
   }
 

@@ -1,0 +1,104 @@
+/**
+ * FrankaArmDriver on the in-memory ROS graph: a trajectory goal runs when the link drops; after
+ * the reconnect the driver cancels every goal of the trajectory action (a goal may still run on
+ * the robot side). A cancel that fails or is rejected is a fault (RB_ERR_ROS_GOAL_NOT_CANCELLED),
+ * never swallowed; an accepted one adds nothing.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { FR3 } from "../../robots/franka/models.ts";
+import { interpolateChunk } from "../../seam/interpolate.ts";
+import type { SensorEvent } from "../../seam/types.ts";
+import { waitFor } from "../../test-support/wait.ts";
+import { FrankaArmDriver } from "./franka-arm.ts";
+import { parseFrankaRosConfig } from "./franka-config.ts";
+import { MemoryRosGraph, MemoryRosTransport } from "./memory-transport.ts";
+import { type ActionOutcome, GoalStatus } from "./transport.ts";
+
+const CONFIG = parseFrankaRosConfig({ gripperStateWaitS: 0 });
+const CANCEL = `${CONFIG.trajectoryAction}/_action/cancel_goal`;
+const NAMES = FR3.joints.map((j) => j.name);
+const HOME = [...FR3.homeQ];
+
+const stops: (() => void)[] = [];
+afterEach(() => {
+  for (const s of stops.splice(0)) s();
+});
+
+/** A graph publishing joint states at 100 Hz and a trajectory server that runs until cancelled. */
+async function start(cancelService?: () => unknown) {
+  const graph = new MemoryRosGraph();
+  const now = () => performance.now() / 1000;
+  const timer = setInterval(() => {
+    const t = now();
+    graph.publish(CONFIG.jointStatesTopic, {
+      header: { stamp: { sec: Math.floor(t), nanosec: Math.round((t % 1) * 1e9) }, frame_id: "" },
+      name: NAMES,
+      position: HOME,
+      velocity: HOME.map(() => 0),
+      effort: HOME.map(() => 0),
+    });
+  }, 10);
+  stops.push(() => clearInterval(timer));
+  let goals = 0;
+  graph.advertiseAction(CONFIG.trajectoryAction, (_goal, ctx) => {
+    goals++;
+    return new Promise<ActionOutcome<unknown>>((resolve) =>
+      ctx.signal.addEventListener("abort", () => resolve({ status: GoalStatus.CANCELED })),
+    );
+  });
+  const calls: unknown[] = [];
+  if (cancelService)
+    graph.advertiseService(CANCEL, (req) => {
+      calls.push(req);
+      return cancelService();
+    });
+  const arm = new FrankaArmDriver({
+    transport: new MemoryRosTransport(graph),
+    robot: FR3,
+    config: CONFIG,
+    now,
+  });
+  stops.push(() => void arm.shutdown());
+  const events: SensorEvent[] = [];
+  arm.onEvent((e) => events.push(e));
+  await arm.configure();
+  await arm.activate();
+  const r0 = arm.read();
+  const traj = interpolateChunk(r0, [[...HOME, r0.gripperWidthM]], 5, FR3.controlPeriodS);
+  const running = arm.execute(traj);
+  running.catch(() => {});
+  await waitFor(() => goals === 1, "goal on the server");
+  // the link drops while the goal runs, then comes back
+  graph.setLinkUp(false);
+  await waitFor(() => events.some((e) => e.type === "fault"), "connection-lost fault");
+  graph.setLinkUp(true);
+  const faults = () => events.filter((e): e is Extract<SensorEvent, { type: "fault" }> => e.type === "fault");
+  return { arm, calls, faults };
+}
+
+describe("FrankaArmDriver: cancelling the goals after a reconnect", () => {
+  it("a cancel_goal that fails (no answer) is a fault, not swallowed", async () => {
+    const { faults } = await start();
+    await waitFor(() => faults().length === 2, "cancel fault", 10_000);
+    expect(faults()[1]!.message).toMatch(
+      /^RB_ERR_ROS_GOAL_NOT_CANCELLED: .*cancel_goal.*a trajectory may still run on the robot/,
+    );
+  });
+
+  it("a rejected cancel (return_code ERROR_REJECTED) is a fault", async () => {
+    const { faults, calls } = await start(() => ({ return_code: 1, goals_canceling: [] }));
+    await waitFor(() => faults().length === 2, "cancel fault");
+    expect(calls).toHaveLength(1);
+    expect(faults()[1]!.message).toMatch(/RB_ERR_ROS_GOAL_NOT_CANCELLED: .*rejected the cancel/);
+  });
+
+  it("an accepted cancel (or no goal left) adds no fault", async () => {
+    for (const code of [0, 2, 3]) {
+      const { faults, calls } = await start(() => ({ return_code: code, goals_canceling: [] }));
+      await waitFor(() => calls.length === 1, "cancel_goal called");
+      await new Promise((r) => setTimeout(r, 50));
+      expect(faults(), `return_code ${code}`).toHaveLength(1);
+      for (const s of stops.splice(0)) s();
+    }
+  });
+});

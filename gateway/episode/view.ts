@@ -1,0 +1,71 @@
+/**
+ * What an episode is made of (its config) and the read-only view of it that observers, the
+ * result adapter and the operator summary get. Nothing here imports the Episode class.
+ */
+import type { z } from "zod";
+import type { Mat4 } from "../../robots/math.ts";
+import type { Backend } from "../../seam/types.ts";
+import type { Setting, TaskBudgets, TaskContext, TaskDefinition, TaskJudge } from "../../tasks/types.ts";
+import type { EndReason, SafetyEventSchema } from "../api/schemas.ts";
+import type { FrameStore } from "../frames/frame-store.ts";
+import type { EpisodeCounters, EpisodeResult } from "../recorder/result.ts";
+import type { Provenance } from "../recorder/provenance.ts";
+import type { EStopLatch } from "../safety/estop.ts";
+import type { SafetyMonitor } from "../safety/monitor.ts";
+import type { EffectiveLimits } from "../safety/profile.ts";
+import type { ActionCatalog } from "./actions.ts";
+
+export type { EpisodeCounters } from "../recorder/result.ts";
+
+/** A safety event as the API and the record carry it. */
+export type SafetyEventDto = z.infer<typeof SafetyEventSchema>;
+
+/** What an episode is set up with (everything but its observers, which observers never see). */
+export interface EpisodeSetup {
+  id?: string;
+  task: TaskDefinition;
+  level: string;
+  setting: Setting;
+  seed: number;
+  instance: Record<string, unknown>;
+  judge: TaskJudge;
+  budgets: TaskBudgets;
+  backend: Backend;
+  limits: EffectiveLimits;
+  monitor: SafetyMonitor;
+  actions: ActionCatalog;
+  frames: FrameStore;
+  toolFromFlange: Mat4;
+  maxDtS: number;
+  privileged: boolean;
+  /** what the task was told about the bench (recorded so `grade` can rebuild the judge) */
+  taskContext?: TaskContext;
+  provenance?: Provenance;
+  /** the gateway's e-stop latch */
+  estop: EStopLatch;
+  /** false: a real bench started without the allow-motion switch */
+  motionAllowed: boolean;
+}
+
+/** The read-only view of an episode. */
+export interface EpisodeView {
+  readonly id: string;
+  readonly startedAt: Date;
+  readonly config: Readonly<EpisodeSetup>;
+  /** backend seconds at which the episode started */
+  readonly t0S: number;
+  /** episode seconds now */
+  t(): number;
+  timeLeftS(): number;
+  readonly isEnded: boolean;
+  readonly endReason: EndReason | undefined;
+  /** episode seconds at which the episode ended */
+  readonly endT: number | undefined;
+  readonly endDetail: string | undefined;
+  readonly counters: Readonly<EpisodeCounters>;
+  readonly observationIds: ReadonlySet<string>;
+  /** result.json of the ended episode */
+  readonly result: EpisodeResult | undefined;
+  /** where the recorder writes this episode, when recorded */
+  readonly recordPath: string | undefined;
+}

