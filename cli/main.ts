@@ -4,6 +4,7 @@ import { CodedError } from "../seam/errors.ts";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { robotSpec } from "../gateway/api/spec.ts";
 import { devices } from "./devices.ts";
+import { farmCommand } from "./farm.ts";
 import { gradeCommand } from "./grade.ts";
 import { mcpCommand } from "./mcp.ts";
 import { runCommand } from "./run.ts";
@@ -94,5 +95,6 @@ program
 program.addCommand(gradeCommand());
 program.addCommand(runCommand());
 program.addCommand(mcpCommand());
+program.addCommand(farmCommand());
 
 await program.parseAsync(process.argv);

@@ -97,8 +97,8 @@ export interface RunResult {
   files: Record<ReportFile, string>;
 }
 
-/** A gateway the run talks to. */
-interface Target {
+/** A gateway the run talks to (exported for cli/farm's workers). */
+export interface Target {
   url: string;
   /** the operator API, through the TS client (robot-gateway/client) */
   operator: OperatorClient;
@@ -132,7 +132,7 @@ async function endEpisode(t: Target, id: string, detail: string): Promise<void> 
 }
 
 /** An in-process gateway on 127.0.0.1:0 with fresh tokens; records go to `<out>/records`. */
-async function inProcessTarget(o: RunOptions, outDir: string): Promise<Target> {
+export async function inProcessTarget(o: RunOptions, outDir: string): Promise<Target> {
   const loaded = o.bench ? loadBenchFile(o.bench) : { config: DEFAULT_BENCH, baseDir: process.cwd() };
   const cfg = structuredClone(loaded.config);
   const config = parseBenchConfig(
@@ -169,7 +169,7 @@ async function inProcessTarget(o: RunOptions, outDir: string): Promise<Target> {
 }
 
 /** A running gateway. */
-function remoteTarget(o: RunOptions): Target {
+export function remoteTarget(o: RunOptions): Target {
   if (!o.operatorToken || !o.agentToken) {
     throw new InvalidArgumentError("--url needs --operator-token and --agent-token");
   }
@@ -190,7 +190,7 @@ const pctText = (x: number | null | undefined) =>
   x === null || x === undefined ? "–" : `${Math.round(x * 1000) / 10} %`;
 
 /** One live line per trial on a TTY; plain lines otherwise. */
-class ProgressDisplay {
+export class ProgressDisplay {
   private readonly tty: boolean;
   private live = false;
   constructor(
@@ -250,7 +250,7 @@ interface AgentExit {
 }
 
 /** How agents are started: unconfined, or in the sandbox through a bridge to the gateway. */
-interface AgentJail {
+export interface AgentJail {
   agentDir?: string;
   readOnly: string[];
   socketDir: string;
@@ -341,7 +341,8 @@ export function trialSeed(o: { seed?: number }, secret: string, index: number): 
   );
 }
 
-async function runTrial(
+/** One trial: start the episode, run the agent, end it, read the result (exported for cli/farm). */
+export async function runTrial(
   o: RunOptions,
   t: Target,
   index: number,

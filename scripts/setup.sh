@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(socat make gcc gcc-avr avr-libc simavr libsimavr-dev libelf-dev libgl1 udev bubblewrap chromium fonts-dejavu-core)
+APT_PACKAGES=(socat make gcc gcc-avr avr-libc simavr libsimavr-dev libelf-dev libgl1 udev bubblewrap chromium fonts-dejavu-core redis-server iproute2)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

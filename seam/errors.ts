@@ -265,6 +265,21 @@ export const ERRORS = {
     message: "The agent sandbox is unavailable: {reason}",
     hint: "robot-gateway run starts agents in a bubblewrap sandbox (Debian: apt-get install bubblewrap; unprivileged user namespaces on). --no-sandbox runs the agent unconfined, with read access to the records.",
   },
+  RB_ERR_FARM_REDIS: {
+    status: 503,
+    message: "The farm's Redis at {url} is unreachable: {reason}",
+    hint: "Start the farm's Redis (redis-server farm/redis.conf: AOF persistence; --requirepass off loopback) and pass its URL, redis://[:password@]host:port, with --redis or ROBOT_GATEWAY_FARM_REDIS.",
+  },
+  RB_ERR_FARM_LEASE_HELD: {
+    status: 409,
+    message: "Bench {bench} is leased by farm worker {holder}",
+    hint: "A real bench serves one farm worker at a time. Stop the other worker (or wait until its lease expires, 30 s after it died) before starting this one.",
+  },
+  RB_ERR_FARM_UNKNOWN_RUN: {
+    status: 404,
+    message: "No farm run {run} in the farm's Redis",
+    hint: "robot-gateway farm status lists the runs; farm submit creates one.",
+  },
 
   // ---- device codes: raised by drivers below the seam; a client sees them inside
   // RB_ERR_BACKEND_FAULT details, operators in logs and records.

@@ -77,7 +77,7 @@ export function layerViolations(edges: readonly Edge[]): Edge[] {
     const b = folderOf(to);
     if (a === b) return false;
     const allowed = LAYERS[a];
-    if (!allowed) return false; // cli/, bench/, tools/, clients/: on top, may import anything
+    if (!allowed) return false; // cli/, farm/, bench/, tools/, clients/: on top, may import anything
     return !allowed.includes(b);
   });
 }

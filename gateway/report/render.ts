@@ -61,8 +61,13 @@ const COLUMNS = [
   "record",
 ] as const;
 
-function row(t: TrialRecord): string[] {
-  return [
+/** The table's columns: a farm's report also names the worker that ran each trial. */
+function columns(r: RunReport): readonly string[] {
+  return r.trials.some((t) => t.farm) ? [...COLUMNS, "worker"] : COLUMNS;
+}
+
+function row(t: TrialRecord, farm = false): string[] {
+  const cells = [
     String(t.trial),
     String(t.seed),
     t.outcome,
@@ -75,25 +80,31 @@ function row(t: TrialRecord): string[] {
     agentText(t),
     t.record_path ?? "–",
   ];
+  if (farm) cells.push(t.farm ? `${t.farm.worker} (attempt ${t.farm.attempt})` : "–");
+  return cells;
 }
 
 function markdown(r: RunReport): string {
   const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
   const lines = [`# Run: ${r.task}`, "", ...summaryLines(r).map((l) => `- ${cell(l)}`), ""];
-  lines.push(`| ${COLUMNS.join(" | ")} |`);
-  lines.push(`|${COLUMNS.map((c) => (c === "trial" || c === "seed" ? "---:" : "---")).join("|")}|`);
-  for (const t of r.trials) lines.push(`| ${row(t).map(cell).join(" | ")} |`);
+  const cols = columns(r);
+  const farm = cols.length > COLUMNS.length;
+  lines.push(`| ${cols.join(" | ")} |`);
+  lines.push(`|${cols.map((c) => (c === "trial" || c === "seed" ? "---:" : "---")).join("|")}|`);
+  for (const t of r.trials) lines.push(`| ${row(t, farm).map(cell).join(" | ")} |`);
   lines.push("", "![progress by trial](progress.svg)", "");
   return lines.join("\n");
 }
 
 function html(r: RunReport, svg: string): string {
   const e = escapeXml;
-  const head = COLUMNS.map((c) => `<th>${e(c)}</th>`).join("");
+  const cols = columns(r);
+  const farm = cols.length > COLUMNS.length;
+  const head = cols.map((c) => `<th>${e(c)}</th>`).join("");
   const body = r.trials
     .map((t) => {
-      const cells = row(t).map((c, i) =>
-        COLUMNS[i] === "outcome"
+      const cells = row(t, farm).map((c, i) =>
+        cols[i] === "outcome"
           ? `<td><span class="dot" style="background:${OUTCOME_COLOURS[t.outcome]}"></span>${e(c)}</td>`
           : `<td>${e(c)}</td>`,
       );

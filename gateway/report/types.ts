@@ -42,6 +42,8 @@ export interface TrialRecord {
   wall_s: number;
   /** the episode's record (MCAP) path on the gateway host; null when not recorded */
   record_path: string | null;
+  /** where a farm ran the trial (robot-gateway farm): its stable id, the worker and the attempt */
+  farm?: { trial_id: string; worker: string; host: string; attempt: number };
   agent: {
     /** the agent's exit code (null: killed by a signal or still running when stopped) */
     exit_code: number | null;

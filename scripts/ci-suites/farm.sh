@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The evaluation farm across hosts: Redis and three worker hosts in network namespaces (root:
+# ip netns, veth), 30 trials of a scripted agent, one worker killed mid-trial, the report compared
+# with a single-machine run (farm/farm.netns.ts). Ends with "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "farm: needs root for ip netns"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+report=$(mktemp)
+npx vitest run --config farm/netns.vitest.config.ts --reporter=default --reporter=json --outputFile.json="$report"
+status=$?
+node -e '
+  const fs = require("fs");
+  try {
+    const r = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+    const broken = r.testResults.filter((t) => t.status === "failed" && t.assertionResults.length === 0).length;
+    if (r.numTotalTests === 0 && !broken) throw new Error("no tests ran");
+    console.log(`${r.numPassedTests} passed, ${r.numFailedTests + broken} failed`);
+  } catch (e) { console.log(`farm: no report (${e.message})`); console.log("0 passed, 1 failed"); }
+' "$report"
+rm -f "$report"
+exit $status
