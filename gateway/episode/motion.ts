@@ -8,8 +8,13 @@ import type { Backend, JointTrajectory } from "../../seam/types.ts";
 import type { MonitorVerdict, SafetyMonitor, StopVerdict } from "../safety/monitor.ts";
 import type { StopArbiter } from "./stop.ts";
 
-/** Wall-clock interval of the stale-reading check while a motion runs, ms. */
-export const STALE_CHECK_MS = 20;
+/**
+ * Wall-clock interval of the stale-reading check while a motion runs, ms: one control period, so
+ * a reading that is overdue stops the robot within about 1 ms of its deadline (bench/stop-latency.ts).
+ */
+export const STALE_CHECK_MS = 1;
+/** A check this long after the previous one means the event loop was blocked: skip it, ms. */
+export const LATE_CHECK_MS = 40;
 
 export class MotionRunner {
   private running = false;
@@ -39,7 +44,7 @@ export class MotionRunner {
     let lastCheckMs = Number.NaN;
     const watchdog = setInterval(() => {
       const nowMs = performance.now();
-      const onTime = nowMs - lastCheckMs <= 2 * STALE_CHECK_MS;
+      const onTime = nowMs - lastCheckMs <= LATE_CHECK_MS;
       lastCheckMs = nowMs;
       if (!onTime || this.arbiter.cause) return;
       const v: MonitorVerdict = this.monitor.checkTime(this.backend.now());
