@@ -2,6 +2,7 @@
 import { Command, InvalidArgumentError } from "commander";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { robotSpec } from "../gateway/api/spec.ts";
+import { calibrateCommand } from "./calibrate.ts";
 import { devices } from "./devices.ts";
 import { gradeCommand } from "./grade.ts";
 import { runCommand } from "./run.ts";
@@ -91,5 +92,6 @@ program
 
 program.addCommand(gradeCommand());
 program.addCommand(runCommand());
+program.addCommand(calibrateCommand());
 
 await program.parseAsync(process.argv);
