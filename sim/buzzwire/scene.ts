@@ -24,6 +24,7 @@ import { segmentPose, translationPose } from "../render/placement.ts";
 import type { Rgb, Scene, SceneObject } from "../render/scene.ts";
 import { type ColliderSpec, PhysicsWorld, type Rapier } from "../world.ts";
 import { RingWireContact } from "./contact.ts";
+import { addCalibrationBoards } from "../render/calibration-board.ts";
 
 /** Physics wire segment length, m. */
 export const WIRE_SEGMENT_M = 0.01;
@@ -196,6 +197,10 @@ export class BuzzWireBench implements BenchScene {
       pose: mat4Identity(),
       color: COLORS.handle,
     });
+    // ChArUco boards of a calibration session: drawn only (no physics body)
+    addCalibrationBoards(calibration.calibrationBoards ?? [], add, this.renderSync, (out) =>
+      this.arm.flangeWorld(out),
+    );
     const handleLocal = segmentPose(handleA, handleB);
     this.renderSync.push(() => {
       this.arm.toolWorld(ringObj.pose);

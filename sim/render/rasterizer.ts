@@ -46,8 +46,9 @@ import { type Mat4, mat4Mul, mat4RigidInverse } from "../../robots/math.ts";
 import type { CameraDescription } from "../../seam/types.ts";
 import { parseDistortion } from "../../calibration/distortion.ts";
 import { buildRemap } from "./distortion.ts";
-import type { Scene } from "./scene.ts";
+import type { Scene, Texture } from "./scene.ts";
 import { type Mesh, meshFor } from "./tessellate.ts";
+import { type MipLevel, mipPyramid, sampleBilinear } from "./texture.ts";
 
 /** The part of a camera description the rasterizer needs. */
 export type RasterCamera = Pick<
@@ -254,7 +255,12 @@ export class Rasterizer {
       for (let sh = 0; sh < 256; sh++)
         lut[base + sh] = packRgb((r * sh) / 255, (g * sh) / 255, (b * sh) / 255);
       this.slotBase = slot * 256;
-      this.drawObject(meshFor(obj.shape), obj.pose, obj.emissive === true);
+      this.drawObject(
+        meshFor(obj.shape),
+        obj.pose,
+        obj.emissive === true,
+        obj.shape.kind === "texturedPlane" ? obj.shape.texture : null,
+      );
     }
     this.resolve(target);
     return target;
@@ -303,7 +309,7 @@ export class Rasterizer {
     this.vw = new Float64Array(m);
   }
 
-  private drawObject(mesh: Mesh, pose: Mat4, emissive: boolean): void {
+  private drawObject(mesh: Mesh, pose: Mat4, emissive: boolean, texture: Texture | null = null): void {
     const L = this.light;
     const lx = L[0]!;
     const ly = L[1]!;
@@ -385,6 +391,18 @@ export class Rasterizer {
 
     const idx = mesh.indices;
     const nt = idx.length;
+    if (texture !== null && mesh.uv) {
+      // textured: whole triangles in front of the near plane only (a board is never that close)
+      const mips = mipPyramid(texture);
+      for (let t = 0; t < nt; t += 3) {
+        const a = idx[t]!;
+        const b = idx[t + 1]!;
+        const c = idx[t + 2]!;
+        if (vz[a]! < near || vz[b]! < near || vz[c]! < near) continue;
+        this.fillTriTextured(a, b, c, mesh.uv, mips);
+      }
+      return;
+    }
     for (let t = 0; t < nt; t += 3) {
       const a = idx[t]!;
       const b = idx[t + 1]!;
@@ -568,6 +586,70 @@ export class Rasterizer {
           else if (s < 0) s = 0;
           shade[p] = base + s;
         }
+      }
+    }
+  }
+
+  /**
+   * Fill a textured triangle: 1/z, s/z and t/z are affine in screen space, so texel coordinates
+   * are perspective-correct; the mip level follows the triangle's texel-to-pixel area ratio and
+   * each pixel is a bilinear sample of it, times the vertex shading. Back faces are culled.
+   */
+  private fillTriTextured(a: number, b: number, c: number, uv: Float32Array, mips: MipLevel[]): void {
+    const vu = this.vu;
+    const vv = this.vv;
+    const vw = this.vw;
+    const u0 = vu[a]!;
+    const v0 = vv[a]!;
+    const u1 = vu[c]!;
+    const v1 = vv[c]!;
+    const u2 = vu[b]!;
+    const v2 = vv[b]!;
+    const area = (u1 - u0) * (v2 - v0) - (v1 - v0) * (u2 - u0);
+    if (!(area > 0)) return;
+    const w0 = vw[a]!;
+    const w1 = vw[c]!;
+    const w2 = vw[b]!;
+    const s0 = uv[a * 2]!;
+    const t0 = uv[a * 2 + 1]!;
+    const s1 = uv[c * 2]!;
+    const t1 = uv[c * 2 + 1]!;
+    const s2 = uv[b * 2]!;
+    const t2 = uv[b * 2 + 1]!;
+    const texArea = Math.abs((s1 - s0) * (t2 - t0) - (t1 - t0) * (s2 - s0));
+    const lod = Math.max(0, Math.min(mips.length - 1, Math.round(0.5 * Math.log2(texArea / area))));
+    const level = mips[lod]!;
+    const scale = level.width / mips[0]!.width;
+    const i0 = this.vi[a]!;
+    const W = this.iw;
+    const H = this.ih;
+    const xs = Math.max(0, Math.ceil(Math.min(u0, u1, u2) - EDGE_EPS));
+    const xe = Math.min(W - 1, Math.floor(Math.max(u0, u1, u2) + EDGE_EPS));
+    const ys = Math.max(0, Math.ceil(Math.min(v0, v1, v2) - EDGE_EPS));
+    const ye = Math.min(H - 1, Math.floor(Math.max(v0, v1, v2) + EDGE_EPS));
+    if (xs > xe || ys > ye) return;
+    const inv = 1 / area;
+    const zbuf = this.invZ;
+    const shade = this.shade;
+    const base = this.slotBase;
+    for (let y = ys; y <= ye; y++) {
+      for (let x = xs; x <= xe; x++) {
+        // barycentric weights (edge functions), inclusive at shared edges
+        const e0 = ((u2 - u1) * (y - v1) - (v2 - v1) * (x - u1)) * inv;
+        const e1 = ((u0 - u2) * (y - v2) - (v0 - v2) * (x - u2)) * inv;
+        const e2 = 1 - e0 - e1;
+        if (e0 < -1e-7 || e1 < -1e-7 || e2 < -1e-7) continue;
+        const w = e0 * w0 + e1 * w1 + e2 * w2;
+        const p = y * W + x;
+        if (!(w > zbuf[p]!)) continue;
+        const sw = e0 * s0 * w0 + e1 * s1 * w1 + e2 * s2 * w2;
+        const tw = e0 * t0 * w0 + e1 * t1 * w1 + e2 * t2 * w2;
+        const g = sampleBilinear(level, scale, sw / w, tw / w);
+        zbuf[p] = w;
+        let sh = ((g * i0) / 255 + 0.5) | 0;
+        if (sh > 255) sh = 255;
+        else if (sh < 0) sh = 0;
+        shade[p] = base + sh;
       }
     }
   }
