@@ -33,7 +33,7 @@
  *   centreline's depth: hidden behind the tube's own surface when the tube is wider than a
  *   pixel, and keeping a 1.5 mm wire visible when it projects below one pixel.
  * - Lens distortion: when any of k1 k2 p1 p2 k3 is non-zero, the scene is drawn into a larger
- *   ideal pinhole image and remapped per pixel (nearest neighbour) with a map precomputed in
+ *   ideal pinhole image and remapped per pixel (colour bilinear, depth nearest) with a map precomputed in
  *   the constructor (calibration/distortion.ts, ./distortion.ts); when all are zero there is no remap.
  * - Deterministic: the same scene and camera give bit-identical output (no randomness, fixed
  *   iteration order, no time-dependent state).
@@ -101,6 +101,9 @@ export class Rasterizer {
   /** colour table: slot·256 + shade → packed RGB (r | g << 8 | b << 16); slot 0 is the background */
   private lut = new Uint32Array(256);
   private readonly remap: Int32Array | null;
+  /** bilinear lens remap: up-left ideal pixel and fractional offsets per output pixel */
+  private readonly remapBase: Int32Array | null;
+  private readonly remapFrac: Float32Array | null;
   /** view-frustum side planes (unit normals through the camera centre), 4 × xyz */
   private readonly planes = new Float64Array(12);
 
@@ -155,6 +158,8 @@ export class Rasterizer {
       this.cx = cx;
       this.cy = cy;
       this.remap = null;
+      this.remapBase = null;
+      this.remapFrac = null;
     } else {
       const m = buildRemap(camera, dist);
       this.iw = m.idealWidth;
@@ -162,6 +167,8 @@ export class Rasterizer {
       this.cx = m.idealCx;
       this.cy = m.idealCy;
       this.remap = m.source;
+      this.remapBase = m.base;
+      this.remapFrac = m.frac;
     }
     this.invZ = new Float32Array(this.iw * this.ih);
     this.shade = new Uint32Array(this.iw * this.ih);
@@ -275,6 +282,42 @@ export class Rasterizer {
     const lut = this.lut;
     const n = this.width * this.height;
     const remap = this.remap;
+    if (remap !== null && this.remapBase !== null && this.remapFrac !== null) {
+      // lens remap: depth from the nearest ideal pixel, colour blended bilinearly from the
+      // 2 × 2 ideal pixels around the exact source point (edges stay sub-pixel accurate)
+      const base = this.remapBase;
+      const frac = this.remapFrac;
+      const W = this.iw;
+      for (let i = 0, o = 0; i < n; i++, o += 3) {
+        const near = resolvePixel(i, remap, iz, shade, lut, depth);
+        const b = base[i]!;
+        if (b < 0) {
+          rgb[o] = near & 255;
+          rgb[o + 1] = (near >>> 8) & 255;
+          rgb[o + 2] = (near >>> 16) & 255;
+          continue;
+        }
+        const fu = frac[2 * i]!;
+        const fv = frac[2 * i + 1]!;
+        const c00 = idealColour(b, iz, shade, lut);
+        const c10 = idealColour(b + 1, iz, shade, lut);
+        const c01 = idealColour(b + W, iz, shade, lut);
+        const c11 = idealColour(b + W + 1, iz, shade, lut);
+        const w00 = (1 - fu) * (1 - fv);
+        const w10 = fu * (1 - fv);
+        const w01 = (1 - fu) * fv;
+        const w11 = fu * fv;
+        for (let ch = 0, sh = 0; ch < 3; ch++, sh += 8) {
+          const v =
+            w00 * ((c00 >>> sh) & 255) +
+            w10 * ((c10 >>> sh) & 255) +
+            w01 * ((c01 >>> sh) & 255) +
+            w11 * ((c11 >>> sh) & 255);
+          rgb[o + ch] = (v + 0.5) | 0;
+        }
+      }
+      return;
+    }
     const words = wordView(rgb);
     if (words !== null) {
       // 4 pixels = 12 bytes = 3 aligned little-endian words
@@ -806,6 +849,11 @@ function resolvePixel(
   }
   depth[i] = 0;
   return lut[0]!;
+}
+
+/** Packed colour of an ideal-image pixel (background where nothing was drawn). */
+function idealColour(p: number, iz: Float32Array, shade: Uint32Array, lut: Uint32Array): number {
+  return iz[p]! > 0 ? lut[shade[p]!]! : lut[0]!;
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
