@@ -1,44 +1,115 @@
+/**
+ * Calibration procedures on the sim, through the API only (frames over HTTP, FK from the
+ * gateway), checked against the ground truth the test wrote into the bench's calibration file.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_BOARD } from "./board.ts";
-import { fitIntrinsics } from "./intrinsics.ts";
-import { collectCarriedViews, posesAround } from "./procedures.ts";
+import { mat4Mul, mat4RigidInverse, poseToMat4 } from "../robots/math.ts";
 import {
   BENCH_DISTORTION,
   type CalibrationBench,
   calibrationBench,
+  carriedBoardPose,
   liftThenGo,
   presentationPose,
 } from "../test-support/calibration-bench.ts";
+import { DEFAULT_BOARD } from "./board.ts";
+import { solveEyeToHand } from "./hand-eye.ts";
+import { fitIntrinsics, type IntrinsicsFit } from "./intrinsics.ts";
+import { rotationAngle } from "./linalg.ts";
+import { type CarriedSession, collectCarriedViews, posesAround } from "./procedures.ts";
 
 let b: CalibrationBench;
+let session: CarriedSession;
+let fit: IntrinsicsFit;
 beforeAll(async () => {
   b = await calibrationBench();
-});
+  const wire = b.truth.wire.pointsBase;
+  const mid = wire[Math.floor(wire.length / 2)]!;
+  const around = await presentationPose(b, "front", [mid[0], mid[1], mid[2] + 0.2], 0.4);
+  await liftThenGo(b, around);
+  session = await collectCarriedViews(b.api, DEFAULT_BOARD, ["front"], posesAround(around, 30));
+}, 600_000);
 afterAll(async () => {
   await b?.close();
 });
 
 describe("calibration on the sim through the API", () => {
   it("intrinsics of the front camera from the carried board", async () => {
-    const wire = b.truth.wire.pointsBase;
-    const mid = wire[Math.floor(wire.length / 2)]!;
-    const around = await presentationPose(b, "front", [mid[0], mid[1], mid[2] + 0.2], 0.4);
-    await liftThenGo(b, around);
-    const session = await collectCarriedViews(b.api, DEFAULT_BOARD, ["front"], posesAround(around, 30));
     const size = session.imageSize.get("front")!;
-    const fit = await fitIntrinsics(
+    fit = await fitIntrinsics(
       "front",
       DEFAULT_BOARD,
       session.views.map((v) => v.detections.get("front")!),
       size,
     );
     const t = b.truth.cameras.find((c) => c.name === "front")!.intrinsics;
-    console.log(JSON.stringify({ fit: { ...fit, boardPoses: undefined }, truth: t }, null, 1));
+    console.log("intrinsics", {
+      fx: fit.fxPx,
+      fy: fit.fyPx,
+      cx: fit.cxPx,
+      cy: fit.cyPx,
+      d: fit.distortion,
+      rms: fit.rmsPx,
+      used: fit.views.length,
+      rejected: fit.rejected,
+    });
     expect(Math.abs(fit.fxPx / t.fxPx - 1)).toBeLessThan(0.005);
     expect(Math.abs(fit.fyPx / t.fyPx - 1)).toBeLessThan(0.005);
     expect(Math.abs(fit.cxPx - t.cxPx)).toBeLessThan(1);
     expect(Math.abs(fit.cyPx - t.cyPx)).toBeLessThan(1);
     expect(Math.abs(fit.distortion[0] - BENCH_DISTORTION[0]!)).toBeLessThan(0.01);
     expect(fit.rmsPx).toBeLessThanOrEqual(0.5);
-  }, 300_000);
+    // views without the board are rejected with the reason
+    for (const r of fit.rejected) expect(r.reason).toMatch(/board not seen|corners seen|reprojection/);
+  });
+
+  it("extrinsics of the front camera (eye-to-hand) from the same views", async () => {
+    expect(fit).toBeDefined();
+    const cam = {
+      width: fit.widthPx,
+      height: fit.heightPx,
+      fx: fit.fxPx,
+      fy: fit.fyPx,
+      cx: fit.cxPx,
+      cy: fit.cyPx,
+      distortion: fit.distortion,
+    };
+    const he = await solveEyeToHand(
+      "front",
+      DEFAULT_BOARD,
+      session.views.map((v) => ({ id: v.id, flangeBase: v.flangeBase, corners: v.detections.get("front")! })),
+      cam,
+    );
+    const truthCam = b.truth.cameras.find((c) => c.name === "front")!;
+    if (truthCam.extrinsics.mount !== "world") throw new Error("front is a world camera");
+    const worldFromBase = poseToMat4(b.truth.robotBasePoseWorld);
+    const worldFromCam = mat4Mul(worldFromBase, mat4RigidInverse(he.camFromBase));
+    const truth = poseToMat4(truthCam.extrinsics.poseWorld);
+    const posErrMm =
+      Math.hypot(worldFromCam[3]! - truth[3]!, worldFromCam[7]! - truth[7]!, worldFromCam[11]! - truth[11]!) *
+      1000;
+    const angErrDeg = (rotationAngle(worldFromCam, truth) * 180) / Math.PI;
+    const boardTruth = poseToMat4(carriedBoardPose());
+    const boardErrMm =
+      Math.hypot(
+        he.flangeFromBoard[3]! - boardTruth[3]!,
+        he.flangeFromBoard[7]! - boardTruth[7]!,
+        he.flangeFromBoard[11]! - boardTruth[11]!,
+      ) * 1000;
+    const worst = he.residuals.reduce((m, r) => Math.max(m, r.positionMm), 0);
+    console.log("extrinsics", {
+      posErrMm,
+      angErrDeg,
+      boardErrMm,
+      rmsPx: he.rmsPx,
+      closedFormRmsPx: he.closedFormRmsPx,
+      iterations: he.iterations,
+      worstResidualMm: worst,
+    });
+    expect(posErrMm).toBeLessThan(2);
+    expect(angErrDeg).toBeLessThan(0.2);
+    expect(boardErrMm).toBeLessThan(2);
+    expect(he.rmsPx).toBeLessThan(0.5);
+    expect(he.rmsPx).toBeLessThanOrEqual(he.closedFormRmsPx);
+  });
 });
