@@ -148,6 +148,20 @@ export const calibrationBoardSchema = z
   })
   .strict();
 
+/** Where a calibration came from: one entry per procedure that wrote into the file. */
+export const provenanceSchema = z
+  .object({
+    /** ISO 8601 date and time the procedure ran */
+    date: z.string().min(1),
+    /** e.g. "camera:front intrinsics+extrinsics (carried board, 30 poses)" */
+    procedure: z.string().min(1),
+    /** software that ran it, e.g. "robot-gateway 0.1.0" */
+    software: z.string().min(1),
+    /** the figures the procedure achieved (units in the names: rmsPx, worstResidualMm …) */
+    residuals: z.record(z.string(), z.number()).default({}),
+  })
+  .strict();
+
 export const calibrationSchema = z
   .object({
     version: z.literal(1),
@@ -175,6 +189,8 @@ export const calibrationSchema = z
     board: boardSchema,
     /** ChArUco calibration boards on the bench (none unless a calibration session placed them) */
     calibrationBoards: z.array(calibrationBoardSchema).optional(),
+    /** the procedures that produced this file, oldest first */
+    provenance: z.array(provenanceSchema).optional(),
   })
   .strict();
 
@@ -187,6 +203,7 @@ export type ToolCalibration = z.infer<typeof toolSchema>;
 export type WireCalibration = z.infer<typeof wireSchema>;
 export type BoardCalibration = z.infer<typeof boardSchema>;
 export type CalibrationBoard = z.infer<typeof calibrationBoardSchema>;
+export type Provenance = z.infer<typeof provenanceSchema>;
 /** A parsed, validated calibration file. */
 export type Calibration = z.infer<typeof calibrationSchema>;
 /** The calibration file as written (defaults not yet applied). */

@@ -13,6 +13,8 @@ import {
   presentationPose,
 } from "../test-support/calibration-bench.ts";
 import { DEFAULT_BOARD } from "./board.ts";
+import { checkCameras } from "./check.ts";
+import { diffCalibrations } from "./calibration-file.ts";
 import { solveEyeToHand } from "./hand-eye.ts";
 import { fitIntrinsics, type IntrinsicsFit } from "./intrinsics.ts";
 import { rotationAngle } from "./linalg.ts";
@@ -21,11 +23,12 @@ import { type CarriedSession, collectCarriedViews, posesAround } from "./procedu
 let b: CalibrationBench;
 let session: CarriedSession;
 let fit: IntrinsicsFit;
+let around: number[];
 beforeAll(async () => {
   b = await calibrationBench();
   const wire = b.truth.wire.pointsBase;
   const mid = wire[Math.floor(wire.length / 2)]!;
-  const around = await presentationPose(b, "front", [mid[0], mid[1], mid[2] + 0.2], 0.4);
+  around = await presentationPose(b, "front", [mid[0], mid[1], mid[2] + 0.2], 0.4);
   await liftThenGo(b, around);
   session = await collectCarriedViews(b.api, DEFAULT_BOARD, ["front"], posesAround(around, 30));
 }, 600_000);
@@ -111,5 +114,44 @@ describe("calibration on the sim through the API", () => {
     expect(boardErrMm).toBeLessThan(2);
     expect(he.rmsPx).toBeLessThan(0.5);
     expect(he.rmsPx).toBeLessThanOrEqual(he.closedFormRmsPx);
+  });
+
+  it("check: quiet while the camera stays, warns when it moved, and draws an overlay", async () => {
+    await b.api.moveTo(around);
+    const [ok] = await checkCameras(b.api, b.truth, { cameras: ["front"] });
+    console.log("check (unmoved)", { ...ok, overlay: undefined });
+    expect(ok!.corners).toBeGreaterThanOrEqual(20);
+    expect(ok!.warning).toBeNull();
+    expect(ok!.movedMm!).toBeLessThan(2);
+    expect(ok!.predictionErrorPx!).toBeLessThan(1);
+    expect(ok!.overlay.data.length).toBe(640 * 480 * 3);
+    // the file says the camera sits 15 mm further left than it does
+    const front = b.truth.cameras.find((c) => c.name === "front")!;
+    if (front.extrinsics.mount !== "world") throw new Error("world camera");
+    const p = front.extrinsics.poseWorld;
+    const moved = {
+      ...b.truth,
+      cameras: b.truth.cameras.map((c) =>
+        c.name === "front"
+          ? {
+              ...c,
+              extrinsics: {
+                mount: "world" as const,
+                poseWorld: { ...p, xyz: [p.xyz[0], p.xyz[1] + 0.015, p.xyz[2]] as [number, number, number] },
+              },
+            }
+          : c,
+      ),
+    };
+    const [bad] = await checkCameras(b.api, moved, { cameras: ["front"] });
+    console.log("check (file off by 15 mm)", { ...bad, overlay: undefined });
+    expect(bad!.movedMm!).toBeGreaterThan(12);
+    expect(bad!.movedMm!).toBeLessThan(18);
+    expect(bad!.warning).toMatch(/moved .* recalibrate/);
+    const d = diffCalibrations(b.truth, moved);
+    expect(d).toEqual([
+      expect.objectContaining({ path: "cameras.front.extrinsics.poseWorld.position", unit: "mm" }),
+    ]);
+    expect(d[0]!.delta).toBeCloseTo(15, 6);
   });
 });
