@@ -1,10 +1,26 @@
 /**
  * `robot-gateway calibrate …`: calibration procedures. Each subcommand has --help.
  * - `board-image`: a printable ChArUco board (PNG + SVG at true size, JSON sidecar).
- * - `intrinsics`: camera intrinsics from board views captured through a running gateway's API.
+ * - `camera`: intrinsics and (fixed cameras) extrinsics of one camera, the robot carrying the
+ *   board through K poses around its current pose, everything through a running gateway's API.
+ * - `intrinsics`: intrinsics only, from the API (as `camera`) or from a folder of images.
+ * - `check`: one frame per camera, warn when a camera moved; overlay PNGs.
+ * - `diff`: what changed between two calibration files.
+ * Results are written as a new calibration version; an existing file is never overwritten.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { BenchApi, fetchTransport } from "../calibration/api-client.ts";
+import { detectBoard } from "../calibration/board-detect.ts";
+import {
+  diffCalibrations,
+  nextVersionPath,
+  readCalibration,
+  writeCalibration,
+} from "../calibration/calibration-file.ts";
+import { calibrateCamera } from "../calibration/camera-procedure.ts";
+import { checkCameras } from "../calibration/check.ts";
+import { coverageMap, fitIntrinsics } from "../calibration/intrinsics.ts";
 import { Command, InvalidArgumentError } from "commander";
 import sharp from "sharp";
 import {
@@ -120,6 +136,19 @@ function boardOptions(c: Command): Command {
     .option("--marker-mm <mm>", "marker side, mm", num("--marker-mm"), 22);
 }
 
+/** Write an RGB buffer as PNG. */
+async function writePng(path: string, rgb: Uint8Array, width: number, height: number): Promise<void> {
+  await sharp(Buffer.from(rgb.buffer, rgb.byteOffset, rgb.length), { raw: { width, height, channels: 3 } })
+    .png()
+    .toFile(path);
+}
+
+function gatewayOptions(c: Command): Command {
+  return c
+    .requiredOption("--url <url>", "gateway URL, e.g. http://127.0.0.1:8080")
+    .requiredOption("--agent-token <token>", "agent token of the running episode (a free-motion episode)");
+}
+
 export function calibrateCommand(): Command {
   const cmd = new Command("calibrate").description(
     "calibration procedures: boards, camera intrinsics and extrinsics, checks (see each subcommand's --help)",
@@ -139,6 +168,157 @@ export function calibrateCommand(): Command {
         const spec = boardFromOptions(o);
         const out = await writeBoardImage(spec, o.out, { dpi: o.dpi, marginM: o.marginMm / 1000 });
         console.log(JSON.stringify(out, null, 2));
+      }),
+    );
+
+  gatewayOptions(
+    cmd
+      .command("camera")
+      .description(
+        "calibrate one camera through the API: the robot carries the board (calibrationBoards entry mounted on the flange) through K poses around its current pose; fits intrinsics, and for a fixed camera solves extrinsics and the board mount (eye-to-hand); writes a new calibration version, a report and a coverage map",
+      ),
+  )
+    .requiredOption("--calibration <file>", "the bench's calibration file (read; never overwritten)")
+    .requiredOption("--camera <name>", "camera to calibrate")
+    .option("--poses <n>", "board poses to visit", (v) => Number.parseInt(v, 10), 24)
+    .option("--intrinsics-only", "fit intrinsics only")
+    .option("--out <file>", "output calibration file (default: the next free version name)")
+    .option("--report-dir <dir>", "where the report JSON and coverage PNG go", ".")
+    .action(
+      coded(async (o) => {
+        const cal = readCalibration(o.calibration);
+        const out = o.out ?? nextVersionPath(o.calibration);
+        const api = new BenchApi(fetchTransport(o.url, { agent: o.agentToken }));
+        const r = await calibrateCamera(api, cal, {
+          camera: o.camera,
+          poses: o.poses,
+          intrinsicsOnly: !!o.intrinsicsOnly,
+        });
+        writeCalibration(out, r.calibration);
+        mkdirSync(o.reportDir, { recursive: true });
+        const report = join(o.reportDir, `calibration-${o.camera}.report.json`);
+        writeFileSync(report, `${JSON.stringify(r.report, null, 2)}\n`);
+        const coverage = join(o.reportDir, `calibration-${o.camera}.coverage.png`);
+        await writePng(coverage, r.coverageRgb, r.report.intrinsics.widthPx, r.report.intrinsics.heightPx);
+        console.log(
+          JSON.stringify(
+            {
+              calibration: out,
+              report,
+              coverage,
+              rmsPx: r.report.intrinsics.rmsPx,
+              extrinsics: r.report.extrinsics && {
+                rmsPx: r.report.extrinsics.rmsPx,
+                worstResidualMm: r.report.extrinsics.worstResidualMm,
+                worstResidualDeg: r.report.extrinsics.worstResidualDeg,
+              },
+            },
+            null,
+            2,
+          ),
+        );
+      }),
+    );
+
+  boardOptions(
+    cmd
+      .command("intrinsics")
+      .description(
+        "fit a camera's intrinsics (fx fy cx cy, k1 k2 p1 p2) from a folder of board images (PNG/JPEG); prints the fit, per-view errors and rejected views; writes a coverage map",
+      ),
+  )
+    .requiredOption("--images <dir>", "folder of images of the board")
+    .option("--camera <name>", "camera name for the report", "camera")
+    .option("--coverage <png>", "coverage map PNG to write")
+    .action(
+      coded(async (o) => {
+        const spec = boardFromOptions(o);
+        const files = readdirSync(o.images)
+          .filter((f) => /\.(png|jpe?g)$/i.test(f))
+          .sort();
+        const views = [];
+        let size = { width: 0, height: 0 };
+        for (const f of files) {
+          const { data, info } = await sharp(readFileSync(join(o.images, f)))
+            .removeAlpha()
+            .raw()
+            .toBuffer({ resolveWithObject: true });
+          size = { width: info.width, height: info.height };
+          const d = await detectBoard(spec, {
+            width: info.width,
+            height: info.height,
+            channels: info.channels === 1 ? 1 : 3,
+            data: new Uint8Array(data),
+          });
+          views.push({ id: f, ids: d.ids, pixels: d.pixels });
+        }
+        const fit = await fitIntrinsics(o.camera, spec, views, size);
+        if (o.coverage)
+          await writePng(
+            o.coverage,
+            coverageMap(
+              views.filter((v) => fit.views.some((u) => u.id === v.id)),
+              size.width,
+              size.height,
+            ),
+            size.width,
+            size.height,
+          );
+        const { boardPoses: _b, ...report } = fit;
+        console.log(JSON.stringify(report, null, 2));
+      }),
+    );
+
+  gatewayOptions(
+    cmd
+      .command("check")
+      .description(
+        "re-validate at the start of a session: one frame per fixed camera with the calibration board in view; warns when a camera seems to have moved more than the threshold; writes an overlay PNG per camera (calibrated wire orange, board outline blue, predicted corners green, detected red)",
+      ),
+  )
+    .requiredOption("--calibration <file>", "calibration file to check")
+    .option("--camera <names...>", "cameras to check (default: every fixed camera)")
+    .option("--threshold-mm <mm>", "warn above this camera displacement, mm", num("--threshold-mm"), 2)
+    .option("--threshold-deg <deg>", "warn above this camera rotation, degrees", num("--threshold-deg"), 0.2)
+    .option("--out <dir>", "where overlay PNGs go", ".")
+    .action(
+      coded(async (o) => {
+        const cal = readCalibration(o.calibration);
+        const api = new BenchApi(fetchTransport(o.url, { agent: o.agentToken }));
+        const checks = await checkCameras(api, cal, {
+          cameras: o.camera,
+          thresholdMm: o.thresholdMm,
+          thresholdDeg: o.thresholdDeg,
+        });
+        mkdirSync(o.out, { recursive: true });
+        const rows = [];
+        for (const c of checks) {
+          const overlay = join(o.out, `check-${c.camera}.png`);
+          await writePng(overlay, c.overlay.data, c.overlay.width, c.overlay.height);
+          const { overlay: _o, ...row } = c;
+          rows.push({ ...row, overlayPng: overlay });
+          if (c.warning) process.stderr.write(`warning: ${c.warning}\n`);
+        }
+        console.log(JSON.stringify(rows, null, 2));
+        process.exitCode = checks.some((c) => c.warning) ? 1 : 0;
+      }),
+    );
+
+  cmd
+    .command("diff")
+    .description(
+      "list what differs between two calibration files (intrinsics in px, poses in mm and degrees)",
+    )
+    .argument("<a>", "first calibration file")
+    .argument("<b>", "second calibration file")
+    .action(
+      coded(async (a: string, b: string) => {
+        const d = diffCalibrations(readCalibration(a), readCalibration(b));
+        for (const x of d)
+          console.log(
+            `${x.path}: ${JSON.stringify(x.a)} → ${JSON.stringify(x.b)}${x.delta !== undefined ? ` (Δ ${+x.delta.toFixed(4)} ${x.unit ?? ""})` : ""}`,
+          );
+        if (d.length === 0) console.log("no differences");
       }),
     );
   return cmd;
