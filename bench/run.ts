@@ -17,6 +17,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   "ros-http-frames": { file: "ros-http-frames.ts" },
   "event-stop": { file: "event-stop.ts" },
   "py-client": { file: "py-client.ts", args: ["100"] },
+  calibration: { file: "calibration.ts", args: ["30"] },
 };
 
 const only = process.argv.slice(2);
