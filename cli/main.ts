@@ -34,6 +34,7 @@ program
   .option("--agent-token <token>", "agent bearer token (generated when omitted)")
   .option("--operator-token <token>", "operator bearer token (generated when omitted)")
   .option("--allow-motion", "let a real bench move the robot (never needed in simulation)")
+  .option("--twin", "serve the bench's digital twin: the simulator built from its calibration file")
   .action(async (o) => {
     const s = await serve(o);
     const stop = async () => {

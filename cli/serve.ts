@@ -7,6 +7,7 @@ import { buildApp } from "../gateway/app.ts";
 import { type BenchConfig, DEFAULT_BENCH, loadBenchFile, parseBenchConfig } from "../compose/bench-config.ts";
 import { composeBench } from "../compose/compose.ts";
 import { Gateway } from "../gateway/gateway.ts";
+import { twinBenchConfig } from "../compose/twin.ts";
 
 export interface ServeOptions {
   bench?: string;
@@ -19,6 +20,8 @@ export interface ServeOptions {
   operatorToken?: string;
   /** let a real bench move the robot (the bench file's backend.allowMotion, set from the CLI) */
   allowMotion?: boolean;
+  /** serve the bench's digital twin: the simulator built from the bench's calibration file */
+  twin?: boolean;
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
@@ -49,7 +52,7 @@ export async function serve(o: ServeOptions): Promise<{ close: () => Promise<voi
     );
   }
   const loaded = o.bench ? loadBenchFile(o.bench) : { config: DEFAULT_BENCH, baseDir: process.cwd() };
-  const config = withOverrides(loaded.config, o);
+  const config = withOverrides(o.twin ? twinBenchConfig(loaded.config) : loaded.config, o);
   const bench = await composeBench(config, loaded.baseDir);
   const gateway = new Gateway(bench);
   const agentToken = o.agentToken ?? randomBytes(16).toString("hex");
