@@ -33,7 +33,7 @@ describe("calibration linear algebra", () => {
   it("rotation vectors round-trip and the eigen solver finds the smallest eigenvector", () => {
     const w = [0.3, -0.2, 1.1];
     const back = mat3ToRotvec(rotvecToMat3(w));
-    back.forEach((v, i) => expect(v).toBeCloseTo(w[i]!, 12));
+    for (const [i, v] of back.entries()) expect(v).toBeCloseTo(w[i]!, 12);
     // diag(3, 1, 2) rotated: the smallest eigenvalue is 1 along R·e2
     const R = rotvecToMat3([0.4, 0.1, -0.3]);
     const D = [3, 1, 2];
@@ -51,6 +51,6 @@ describe("calibration linear algebra", () => {
     const RtR = [0, 1, 2].flatMap((i) =>
       [0, 1, 2].map((j) => [0, 1, 2].reduce((s, k) => s + Rn[k * 3 + i]! * Rn[k * 3 + j]!, 0)),
     );
-    RtR.forEach((x, i) => expect(x).toBeCloseTo(i % 4 === 0 ? 1 : 0, 9));
+    for (const [i, x] of RtR.entries()) expect(x).toBeCloseTo(i % 4 === 0 ? 1 : 0, 9);
   });
 });
