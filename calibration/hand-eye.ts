@@ -10,7 +10,7 @@
  * the board corners' reprojection error over every view (12 parameters: rotation vector and
  * translation of Z and of Y; forward-difference Jacobian).
  */
-import { type Mat4, mat4Mul, mat4Point, mat4RigidInverse, poseToMat4 } from "../robots/math.ts";
+import { type Mat4, mat4Mul, mat4Point, mat4RigidInverse, mat4ToPose, poseToMat4 } from "../robots/math.ts";
 import { CodedError } from "../seam/errors.ts";
 import { type BoardSpec, cornerPoint } from "./board.ts";
 import type { BoardView } from "./intrinsics.ts";
@@ -259,4 +259,32 @@ export async function solveEyeToHand(
     closedFormRmsPx,
     iterations,
   };
+}
+
+/** The eye-in-hand result: a wrist camera and a board fixed in the world. */
+export interface EyeInHandResult extends Omit<HandEyeResult, "camFromBase" | "flangeFromBoard"> {
+  /** camera ← flange */
+  camFromFlange: Mat4;
+  /** base ← board */
+  baseFromBoard: Mat4;
+}
+
+/**
+ * Eye-in-hand: a camera on the flange sees a board fixed on the table. cam←board =
+ * cam←flange · flange←base · base←board is the same Z·A·Y = B with A = (base←flange)⁻¹,
+ * Z = cam←flange and Y = base←board, so the eye-to-hand solver answers it.
+ */
+export async function solveEyeInHand(
+  camera: string,
+  board: BoardSpec,
+  views: readonly HandEyeView[],
+  cam: CameraIntrinsics,
+  opts: { minViews?: number; minCorners?: number } = {},
+): Promise<EyeInHandResult> {
+  const inverted = views.map((v) => ({
+    ...v,
+    flangeBase: mat4ToPose(mat4RigidInverse(poseToMat4(v.flangeBase))) as Pose,
+  }));
+  const { camFromBase, flangeFromBoard, ...rest } = await solveEyeToHand(camera, board, inverted, cam, opts);
+  return { ...rest, camFromFlange: camFromBase, baseFromBoard: flangeFromBoard };
 }
