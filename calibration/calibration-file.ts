@@ -5,16 +5,18 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
+import { parse as parseYaml } from "yaml";
 import { mat4RigidInverse, mat4Mul, poseToMat4 } from "../robots/math.ts";
 import { CodedError } from "../seam/errors.ts";
 import { rotationAngle } from "./linalg.ts";
 import { type Calibration, calibrationSchema, type Provenance } from "./schema.ts";
 
-/** Read and validate a calibration file; a coded error lists every problem. */
+/** Read and validate a calibration file (JSON or YAML); a coded error lists every problem. */
 export function readCalibration(path: string): Calibration {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
+    // YAML is a superset of JSON: both kinds of calibration file read alike
+    raw = parseYaml(readFileSync(path, "utf8"));
   } catch (e) {
     throw new CodedError("RB_ERR_CALIB_BAD_INPUT", { what: path, reason: (e as Error).message });
   }

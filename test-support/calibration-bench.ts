@@ -49,6 +49,8 @@ export interface CalibrationBench {
   g: TestGateway;
   api: BenchApi;
   truth: Calibration;
+  /** the calibration file the gateway loaded (the truth) */
+  file: string;
   close(): Promise<void>;
 }
 
@@ -84,7 +86,7 @@ export async function calibrationBench(seed = 3): Promise<CalibrationBench> {
     const json = res.headers["content-type"]?.toString().startsWith("application/json");
     return { status: res.statusCode, body: json ? res.json() : new Uint8Array(res.rawPayload) };
   };
-  return { g, api: new BenchApi(transport), truth, close: () => g.close() };
+  return { g, api: new BenchApi(transport), truth, file, close: () => g.close() };
 }
 
 /**
