@@ -8,7 +8,7 @@
  * - `diff`: what changed between two calibration files.
  * Results are written as a new calibration version; an existing file is never overwritten.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BenchApi, fetchTransport } from "../calibration/api-client.ts";
 import { detectBoard } from "../calibration/board-detect.ts";
@@ -188,6 +188,8 @@ export function calibrateCommand(): Command {
       coded(async (o) => {
         const cal = readCalibration(o.calibration);
         const out = o.out ?? nextVersionPath(o.calibration);
+        // refuse before the robot moves, not after
+        if (existsSync(out)) throw new CodedError("RB_ERR_CALIB_FILE_EXISTS", { path: out });
         const api = new BenchApi(fetchTransport(o.url, { agent: o.agentToken }));
         const r = await calibrateCamera(api, cal, {
           camera: o.camera,
