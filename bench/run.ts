@@ -24,6 +24,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   "ros2-latency": { file: "ros2-latency.ts" },
   "observe-load": { file: "observe-load.ts" },
   farm: { file: "farm.ts", args: ["12"] },
+  calibration: { file: "calibration.ts", args: ["30"] },
 };
 
 const only = process.argv.slice(2);

@@ -10,6 +10,7 @@
  * by touching the wire with the tool).
  */
 import { z } from "zod";
+import { boardSpecSchema } from "./board.ts";
 
 const finite = z.number().finite();
 const positive = finite.positive();
@@ -126,6 +127,41 @@ export const boardSchema = z
   })
   .strict();
 
+/**
+ * A ChArUco calibration board on the bench (board frame: calibration/board.ts), fixed in the
+ * world or carried on the flange. On a real bench the pose is what a procedure solves for (or a
+ * nominal value); the simulator draws the board there, so on the sim it is the ground truth.
+ */
+export const calibrationBoardSchema = z
+  .object({
+    /** unique name, e.g. "table" or "carried" */
+    name: z.string().min(1),
+    board: boardSpecSchema,
+    mount: z.discriminatedUnion("frame", [
+      z
+        .object({ frame: z.literal("world"), /** board frame in the world frame */ poseWorld: poseSchema })
+        .strict(),
+      z
+        .object({ frame: z.literal("flange"), /** board frame in the flange frame */ poseFlange: poseSchema })
+        .strict(),
+    ]),
+  })
+  .strict();
+
+/** Where a calibration came from: one entry per procedure that wrote into the file. */
+export const provenanceSchema = z
+  .object({
+    /** ISO 8601 date and time the procedure ran */
+    date: z.string().min(1),
+    /** e.g. "camera:front intrinsics+extrinsics (carried board, 30 poses)" */
+    procedure: z.string().min(1),
+    /** software that ran it, e.g. "robot-gateway 0.1.0" */
+    software: z.string().min(1),
+    /** the figures the procedure achieved (units in the names: rmsPx, worstResidualMm …) */
+    residuals: z.record(z.string(), z.number()).default({}),
+  })
+  .strict();
+
 export const calibrationSchema = z
   .object({
     version: z.literal(1),
@@ -151,6 +187,10 @@ export const calibrationSchema = z
     tool: toolSchema,
     wire: wireSchema,
     board: boardSchema,
+    /** ChArUco calibration boards on the bench (none unless a calibration session placed them) */
+    calibrationBoards: z.array(calibrationBoardSchema).optional(),
+    /** the procedures that produced this file, oldest first */
+    provenance: z.array(provenanceSchema).optional(),
   })
   .strict();
 
@@ -162,6 +202,8 @@ export type CameraCalibration = z.infer<typeof cameraSchema>;
 export type ToolCalibration = z.infer<typeof toolSchema>;
 export type WireCalibration = z.infer<typeof wireSchema>;
 export type BoardCalibration = z.infer<typeof boardSchema>;
+export type CalibrationBoard = z.infer<typeof calibrationBoardSchema>;
+export type Provenance = z.infer<typeof provenanceSchema>;
 /** A parsed, validated calibration file. */
 export type Calibration = z.infer<typeof calibrationSchema>;
 /** The calibration file as written (defaults not yet applied). */

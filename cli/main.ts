@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { CodedError } from "../seam/errors.ts";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { robotSpec } from "../gateway/api/spec.ts";
+import { calibrateCommand } from "./calibrate.ts";
 import { devices } from "./devices.ts";
 import { farmCommand } from "./farm.ts";
 import { gradeCommand } from "./grade.ts";
@@ -36,6 +37,7 @@ program
   .option("--agent-token <token>", "agent bearer token (generated when omitted)")
   .option("--operator-token <token>", "operator bearer token (generated when omitted)")
   .option("--allow-motion", "let a real bench move the robot (never needed in simulation)")
+  .option("--twin", "serve the bench's digital twin: the simulator built from its calibration file")
   .action(async (o) => {
     const s = await serve(o).catch((e: unknown) => {
       // a refused start (e.g. RB_ERR_STORAGE: unwritable records directory) is a coded message
@@ -96,5 +98,6 @@ program.addCommand(gradeCommand());
 program.addCommand(runCommand());
 program.addCommand(mcpCommand());
 program.addCommand(farmCommand());
+program.addCommand(calibrateCommand());
 
 await program.parseAsync(process.argv);

@@ -7,6 +7,7 @@ import { type BenchConfig, DEFAULT_BENCH, loadBenchFile, parseBenchConfig } from
 import { type StartedGateway, startGateway } from "../compose/start.ts";
 import type { StopCause } from "../gateway/episode/stop.ts";
 import { isGatewayError } from "../gateway/errors.ts";
+import { twinBenchConfig } from "../compose/twin.ts";
 
 export interface ServeOptions {
   bench?: string;
@@ -19,6 +20,8 @@ export interface ServeOptions {
   operatorToken?: string;
   /** let a real bench move the robot (the bench file's backend.allowMotion, set from the CLI) */
   allowMotion?: boolean;
+  /** serve the bench's digital twin: the simulator built from the bench's calibration file */
+  twin?: boolean;
 }
 
 /**
@@ -66,7 +69,7 @@ export async function serve(o: ServeOptions): Promise<Served> {
     );
   }
   const loaded = o.bench ? loadBenchFile(o.bench) : { config: DEFAULT_BENCH, baseDir: process.cwd() };
-  const config = withOverrides(loaded.config, o);
+  const config = withOverrides(o.twin ? twinBenchConfig(loaded.config) : loaded.config, o);
   const g = await startGateway({
     config,
     baseDir: loaded.baseDir,

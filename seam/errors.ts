@@ -483,6 +483,32 @@ export const ERRORS = {
       "Firmata board at {path} sent nothing for {silentMs} ms (limit {limitMs} ms; heartbeat {channel} every {samplingMs} ms): the board hangs",
     hint: "Reset or replug the board; the driver reconnects by itself once it answers again.",
   },
+  // calibration
+  RB_ERR_CALIB_BOARD_NOT_SEEN: {
+    status: 422,
+    message: "Camera {camera}: the calibration board was not found in the image ({reason})",
+    hint: "Bring the board fully into the camera's view, face-on within about 60°, evenly lit; check that the board file matches the printed board (dictionary, squares, sizes).",
+  },
+  RB_ERR_CALIB_TOO_FEW_VIEWS: {
+    status: 422,
+    message: "Camera {camera}: {usable} usable board views, at least {needed} needed ({rejected} rejected)",
+    hint: "Capture more views with the board tilted in different directions and spread over the whole image; the report lists why each rejected view was refused.",
+  },
+  RB_ERR_CALIB_FILE_EXISTS: {
+    status: 409,
+    message: "Calibration file {path} exists; refusing to overwrite it",
+    hint: "Write the result as a new version (the calibrate commands pick the next free name, e.g. calibration.v2.json) or name another output file.",
+  },
+  RB_ERR_CALIB_BAD_INPUT: {
+    status: 400,
+    message: "Calibration input {what}: {reason}",
+    hint: "Fix the named input; `robot-gateway calibrate <command> --help` lists what each command expects.",
+  },
+  RB_ERR_CALIB_NOT_CONVERGED: {
+    status: 422,
+    message: "Calibration of {camera} did not converge ({reason})",
+    hint: "Use more views with more varied board orientations; views where the board is small or seen edge-on carry little information.",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

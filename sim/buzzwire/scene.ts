@@ -36,6 +36,7 @@ import { segmentPose, translationPose } from "../render/placement.ts";
 import type { Rgb, Scene, SceneObject } from "../render/scene.ts";
 import { type ColliderSpec, PhysicsWorld, type Rapier } from "../world.ts";
 import { RingWireContact } from "./contact.ts";
+import { addCalibrationBoards } from "../render/calibration-board.ts";
 
 /** Gripper opening while holding the loop's handle, m. */
 export const HANDLE_GRIP_WIDTH_M = 0.008;
@@ -212,6 +213,10 @@ export class BuzzWireBench implements BenchScene {
       pose: mat4Identity(),
       color: COLORS.handle,
     });
+    // ChArUco boards of a calibration session: drawn only (no physics body)
+    addCalibrationBoards(calibration.calibrationBoards ?? [], add, this.renderSync, (out) =>
+      this.arm.flangeWorld(out),
+    );
     const handleLocal = segmentPose(handleA, handleB);
     this.renderSync.push(() => {
       this.arm.toolWorld(ringObj.pose);

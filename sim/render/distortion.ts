@@ -18,8 +18,12 @@ export interface DistortionRemap {
   /** ideal principal point, pixels */
   idealCx: number;
   idealCy: number;
-  /** per output pixel (row-major): index into the ideal image, or -1 (background) */
+  /** per output pixel (row-major): index of the nearest ideal pixel, or -1 (background) */
   source: Int32Array;
+  /** per output pixel: index of the ideal pixel up-left of the exact source point (its 2 × 2 block is inside), or -1 */
+  base: Int32Array;
+  /** per output pixel: fractional offsets of the exact source point from `base`, u then v, 0…1 */
+  frac: Float32Array;
 }
 
 /** Build the remap for a camera (setup time; allocates). */
@@ -61,11 +65,20 @@ export function buildRemap(
   const idealWidth = Math.ceil(umax) - offU + 2;
   const idealHeight = Math.ceil(vmax) - offV + 2;
   const source = new Int32Array(n).fill(-1);
+  const base = new Int32Array(n).fill(-1);
+  const frac = new Float32Array(2 * n);
   for (let i = 0; i < n; i++) {
     if (ok[i] === 0) continue;
     const x = Math.round(su[i]! - offU);
     const y = Math.round(sv[i]! - offV);
     source[i] = y * idealWidth + x;
+    const x0 = Math.floor(su[i]! - offU);
+    const y0 = Math.floor(sv[i]! - offV);
+    if (x0 >= 0 && y0 >= 0 && x0 + 1 < idealWidth && y0 + 1 < idealHeight) {
+      base[i] = y0 * idealWidth + x0;
+      frac[2 * i] = su[i]! - offU - x0;
+      frac[2 * i + 1] = sv[i]! - offV - y0;
+    }
   }
-  return { idealWidth, idealHeight, idealCx: cx - offU, idealCy: cy - offV, source };
+  return { idealWidth, idealHeight, idealCx: cx - offU, idealCy: cy - offV, source, base, frac };
 }

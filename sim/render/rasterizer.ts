@@ -33,7 +33,7 @@
  *   centreline's depth: hidden behind the tube's own surface when the tube is wider than a
  *   pixel, and keeping a 1.5 mm wire visible when it projects below one pixel.
  * - Lens distortion: when any of k1 k2 p1 p2 k3 is non-zero, the scene is drawn into a larger
- *   ideal pinhole image and remapped per pixel (nearest neighbour) with a map precomputed in
+ *   ideal pinhole image and remapped per pixel (colour bilinear, depth nearest) with a map precomputed in
  *   the constructor (calibration/distortion.ts, ./distortion.ts); when all are zero there is no remap.
  * - Deterministic: the same scene and camera give bit-identical output (no randomness, fixed
  *   iteration order, no time-dependent state).
@@ -46,8 +46,9 @@ import { type Mat4, mat4Mul, mat4RigidInverse } from "../../robots/math.ts";
 import type { CameraDescription } from "../../seam/types.ts";
 import { parseDistortion } from "../../calibration/distortion.ts";
 import { buildRemap } from "./distortion.ts";
-import type { Scene } from "./scene.ts";
+import type { Scene, Texture } from "./scene.ts";
 import { type Mesh, meshFor } from "./tessellate.ts";
+import { type MipLevel, mipPyramid, sampleBilinear } from "./texture.ts";
 
 /** The part of a camera description the rasterizer needs. */
 export type RasterCamera = Pick<
@@ -100,6 +101,9 @@ export class Rasterizer {
   /** colour table: slot·256 + shade → packed RGB (r | g << 8 | b << 16); slot 0 is the background */
   private lut = new Uint32Array(256);
   private readonly remap: Int32Array | null;
+  /** bilinear lens remap: up-left ideal pixel and fractional offsets per output pixel */
+  private readonly remapBase: Int32Array | null;
+  private readonly remapFrac: Float32Array | null;
   /** view-frustum side planes (unit normals through the camera centre), 4 × xyz */
   private readonly planes = new Float64Array(12);
 
@@ -154,6 +158,8 @@ export class Rasterizer {
       this.cx = cx;
       this.cy = cy;
       this.remap = null;
+      this.remapBase = null;
+      this.remapFrac = null;
     } else {
       const m = buildRemap(camera, dist);
       this.iw = m.idealWidth;
@@ -161,6 +167,8 @@ export class Rasterizer {
       this.cx = m.idealCx;
       this.cy = m.idealCy;
       this.remap = m.source;
+      this.remapBase = m.base;
+      this.remapFrac = m.frac;
     }
     this.invZ = new Float32Array(this.iw * this.ih);
     this.shade = new Uint32Array(this.iw * this.ih);
@@ -254,7 +262,12 @@ export class Rasterizer {
       for (let sh = 0; sh < 256; sh++)
         lut[base + sh] = packRgb((r * sh) / 255, (g * sh) / 255, (b * sh) / 255);
       this.slotBase = slot * 256;
-      this.drawObject(meshFor(obj.shape), obj.pose, obj.emissive === true);
+      this.drawObject(
+        meshFor(obj.shape),
+        obj.pose,
+        obj.emissive === true,
+        obj.shape.kind === "texturedPlane" ? obj.shape.texture : null,
+      );
     }
     this.resolve(target);
     return target;
@@ -269,6 +282,42 @@ export class Rasterizer {
     const lut = this.lut;
     const n = this.width * this.height;
     const remap = this.remap;
+    if (remap !== null && this.remapBase !== null && this.remapFrac !== null) {
+      // lens remap: depth from the nearest ideal pixel, colour blended bilinearly from the
+      // 2 × 2 ideal pixels around the exact source point (edges stay sub-pixel accurate)
+      const base = this.remapBase;
+      const frac = this.remapFrac;
+      const W = this.iw;
+      for (let i = 0, o = 0; i < n; i++, o += 3) {
+        const near = resolvePixel(i, remap, iz, shade, lut, depth);
+        const b = base[i]!;
+        if (b < 0) {
+          rgb[o] = near & 255;
+          rgb[o + 1] = (near >>> 8) & 255;
+          rgb[o + 2] = (near >>> 16) & 255;
+          continue;
+        }
+        const fu = frac[2 * i]!;
+        const fv = frac[2 * i + 1]!;
+        const c00 = idealColour(b, iz, shade, lut);
+        const c10 = idealColour(b + 1, iz, shade, lut);
+        const c01 = idealColour(b + W, iz, shade, lut);
+        const c11 = idealColour(b + W + 1, iz, shade, lut);
+        const w00 = (1 - fu) * (1 - fv);
+        const w10 = fu * (1 - fv);
+        const w01 = (1 - fu) * fv;
+        const w11 = fu * fv;
+        for (let ch = 0, sh = 0; ch < 3; ch++, sh += 8) {
+          const v =
+            w00 * ((c00 >>> sh) & 255) +
+            w10 * ((c10 >>> sh) & 255) +
+            w01 * ((c01 >>> sh) & 255) +
+            w11 * ((c11 >>> sh) & 255);
+          rgb[o + ch] = (v + 0.5) | 0;
+        }
+      }
+      return;
+    }
     const words = wordView(rgb);
     if (words !== null) {
       // 4 pixels = 12 bytes = 3 aligned little-endian words
@@ -303,7 +352,7 @@ export class Rasterizer {
     this.vw = new Float64Array(m);
   }
 
-  private drawObject(mesh: Mesh, pose: Mat4, emissive: boolean): void {
+  private drawObject(mesh: Mesh, pose: Mat4, emissive: boolean, texture: Texture | null = null): void {
     const L = this.light;
     const lx = L[0]!;
     const ly = L[1]!;
@@ -385,6 +434,18 @@ export class Rasterizer {
 
     const idx = mesh.indices;
     const nt = idx.length;
+    if (texture !== null && mesh.uv) {
+      // textured: whole triangles in front of the near plane only (a board is never that close)
+      const mips = mipPyramid(texture);
+      for (let t = 0; t < nt; t += 3) {
+        const a = idx[t]!;
+        const b = idx[t + 1]!;
+        const c = idx[t + 2]!;
+        if (vz[a]! < near || vz[b]! < near || vz[c]! < near) continue;
+        this.fillTriTextured(a, b, c, mesh.uv, mips);
+      }
+      return;
+    }
     for (let t = 0; t < nt; t += 3) {
       const a = idx[t]!;
       const b = idx[t + 1]!;
@@ -573,6 +634,70 @@ export class Rasterizer {
   }
 
   /**
+   * Fill a textured triangle: 1/z, s/z and t/z are affine in screen space, so texel coordinates
+   * are perspective-correct; the mip level follows the triangle's texel-to-pixel area ratio and
+   * each pixel is a bilinear sample of it, times the vertex shading. Back faces are culled.
+   */
+  private fillTriTextured(a: number, b: number, c: number, uv: Float32Array, mips: MipLevel[]): void {
+    const vu = this.vu;
+    const vv = this.vv;
+    const vw = this.vw;
+    const u0 = vu[a]!;
+    const v0 = vv[a]!;
+    const u1 = vu[c]!;
+    const v1 = vv[c]!;
+    const u2 = vu[b]!;
+    const v2 = vv[b]!;
+    const area = (u1 - u0) * (v2 - v0) - (v1 - v0) * (u2 - u0);
+    if (!(area > 0)) return;
+    const w0 = vw[a]!;
+    const w1 = vw[c]!;
+    const w2 = vw[b]!;
+    const s0 = uv[a * 2]!;
+    const t0 = uv[a * 2 + 1]!;
+    const s1 = uv[c * 2]!;
+    const t1 = uv[c * 2 + 1]!;
+    const s2 = uv[b * 2]!;
+    const t2 = uv[b * 2 + 1]!;
+    const texArea = Math.abs((s1 - s0) * (t2 - t0) - (t1 - t0) * (s2 - s0));
+    const lod = Math.max(0, Math.min(mips.length - 1, Math.round(0.5 * Math.log2(texArea / area))));
+    const level = mips[lod]!;
+    const scale = level.width / mips[0]!.width;
+    const i0 = this.vi[a]!;
+    const W = this.iw;
+    const H = this.ih;
+    const xs = Math.max(0, Math.ceil(Math.min(u0, u1, u2) - EDGE_EPS));
+    const xe = Math.min(W - 1, Math.floor(Math.max(u0, u1, u2) + EDGE_EPS));
+    const ys = Math.max(0, Math.ceil(Math.min(v0, v1, v2) - EDGE_EPS));
+    const ye = Math.min(H - 1, Math.floor(Math.max(v0, v1, v2) + EDGE_EPS));
+    if (xs > xe || ys > ye) return;
+    const inv = 1 / area;
+    const zbuf = this.invZ;
+    const shade = this.shade;
+    const base = this.slotBase;
+    for (let y = ys; y <= ye; y++) {
+      for (let x = xs; x <= xe; x++) {
+        // barycentric weights (edge functions), inclusive at shared edges
+        const e0 = ((u2 - u1) * (y - v1) - (v2 - v1) * (x - u1)) * inv;
+        const e1 = ((u0 - u2) * (y - v2) - (v0 - v2) * (x - u2)) * inv;
+        const e2 = 1 - e0 - e1;
+        if (e0 < -1e-7 || e1 < -1e-7 || e2 < -1e-7) continue;
+        const w = e0 * w0 + e1 * w1 + e2 * w2;
+        const p = y * W + x;
+        if (!(w > zbuf[p]!)) continue;
+        const sw = e0 * s0 * w0 + e1 * s1 * w1 + e2 * s2 * w2;
+        const tw = e0 * t0 * w0 + e1 * t1 * w1 + e2 * t2 * w2;
+        const g = sampleBilinear(level, scale, sw / w, tw / w);
+        zbuf[p] = w;
+        let sh = ((g * i0) / 255 + 0.5) | 0;
+        if (sh > 255) sh = 255;
+        else if (sh < 0) sh = 0;
+        shade[p] = base + sh;
+      }
+    }
+  }
+
+  /**
    * Draw a centreline (object frame) as a depth-tested 1-pixel line, shaded as the side of a
    * tube facing the camera. Uses the current camFromObj and colour.
    */
@@ -724,6 +849,11 @@ function resolvePixel(
   }
   depth[i] = 0;
   return lut[0]!;
+}
+
+/** Packed colour of an ideal-image pixel (background where nothing was drawn). */
+function idealColour(p: number, iz: Float32Array, shade: Uint32Array, lut: Uint32Array): number {
+  return iz[p]! > 0 ? lut[shade[p]!]! : lut[0]!;
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;

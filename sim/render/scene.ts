@@ -20,7 +20,25 @@ export type Shape =
   /** ring in the object xy plane around the z axis */
   | { kind: "torus"; majorRadiusM: number; minorRadiusM: number }
   /** a tube swept along a polyline (object frame), e.g. the buzz wire */
-  | { kind: "tube"; points: readonly Vec3[]; radiusM: number };
+  | { kind: "tube"; points: readonly Vec3[]; radiusM: number }
+  /**
+   * a flat textured rectangle in the object xy plane, x from originM[0] to originM[0] + sizeM[0],
+   * y likewise; texel column 0 at the low-x edge, row 0 at the low-y edge. One-sided: its face
+   * is seen from −z (looking along +z, the ChArUco board frame's convention).
+   */
+  | {
+      kind: "texturedPlane";
+      originM: readonly [number, number];
+      sizeM: readonly [number, number];
+      texture: Texture;
+    };
+
+/** A greyscale texture (0 black … 255 white), row-major; the object's colour tints it. */
+export interface Texture {
+  width: number;
+  height: number;
+  grey: Uint8Array;
+}
 
 export interface SceneObject {
   /** stable id, e.g. "wire", "link3", "lamp" */

@@ -34,6 +34,8 @@ export interface Mesh {
   /** bounding sphere radius, metres */
   boundRadiusM: number;
   lines: MeshLine[];
+  /** texture coordinates per vertex in level-0 texels (s along columns, t along rows), textured shapes only */
+  uv?: Float32Array;
 }
 
 /** Tessellation detail (segment counts). */
@@ -85,6 +87,10 @@ export function tessellate(shape: Shape): Mesh {
     case "tube":
       checkPositive("radiusM", shape.radiusM);
       return tube(shape.points, shape.radiusM);
+    case "texturedPlane":
+      checkPositive("sizeM", shape.sizeM[0]);
+      checkPositive("sizeM", shape.sizeM[1]);
+      return texturedPlane(shape.originM, shape.sizeM, shape.texture.width, shape.texture.height);
   }
 }
 
@@ -462,4 +468,55 @@ function cross(a: Vec3, b: Vec3): Vec3 {
 function unit(a: Vec3): Vec3 {
   const n = Math.hypot(a[0], a[1], a[2]);
   return n > 0 ? [a[0] / n, a[1] / n, a[2] / n] : [0, 0, 1];
+}
+
+/** Grid cells per side of a textured plane (small triangles keep the per-triangle mip level right). */
+export const TEXTURED_PLANE_GRID = 16;
+
+/** A one-sided rectangle facing −z, as a grid of triangles with texel coordinates. */
+function texturedPlane(
+  origin: readonly [number, number],
+  size: readonly [number, number],
+  texW: number,
+  texH: number,
+): Mesh {
+  const N = TEXTURED_PLANE_GRID;
+  const nv = (N + 1) * (N + 1);
+  const pos = new Float32Array(nv * 3);
+  const nrm = new Float32Array(nv * 3);
+  const uv = new Float32Array(nv * 2);
+  for (let j = 0; j <= N; j++) {
+    for (let i = 0; i <= N; i++) {
+      const k = j * (N + 1) + i;
+      pos[k * 3] = origin[0] + (i / N) * size[0];
+      pos[k * 3 + 1] = origin[1] + (j / N) * size[1];
+      nrm[k * 3 + 2] = -1;
+      uv[k * 2] = (i / N) * texW;
+      uv[k * 2 + 1] = (j / N) * texH;
+    }
+  }
+  const idx = new Uint32Array(N * N * 6);
+  let t = 0;
+  for (let j = 0; j < N; j++) {
+    for (let i = 0; i < N; i++) {
+      const a = j * (N + 1) + i;
+      const b = a + 1;
+      const c = a + N + 2;
+      const d = a + N + 1;
+      // counter-clockwise seen from −z
+      idx.set([a, c, b, a, d, c], t);
+      t += 6;
+    }
+  }
+  const cx = origin[0] + size[0] / 2;
+  const cy = origin[1] + size[1] / 2;
+  return {
+    positionsM: pos,
+    normals: nrm,
+    indices: idx,
+    boundCentreM: [cx, cy, 0],
+    boundRadiusM: Math.hypot(size[0], size[1]) / 2,
+    lines: [],
+    uv,
+  };
 }

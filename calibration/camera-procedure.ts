@@ -1,0 +1,134 @@
+/**
+ * The camera procedure end to end: carry the calibration board through K poses around the
+ * robot's current (presentation) pose, fit the camera's intrinsics, solve its extrinsics
+ * (eye-to-hand) and the board's flange mount, and return a new calibration with provenance,
+ * the report and the coverage map. Runs against any gateway (sim or real) through its API.
+ */
+import { mat4ToPose } from "../robots/math.ts";
+import { CodedError } from "../seam/errors.ts";
+import type { BenchApi } from "./api-client.ts";
+import { provenance, worldFromCameraSolved } from "./calibration-file.ts";
+import { type HandEyeResult, solveEyeToHand } from "./hand-eye.ts";
+import { coverageMap, fitIntrinsics, type IntrinsicsFit } from "./intrinsics.ts";
+import { collectCarriedViews, posesAround } from "./procedures.ts";
+import type { Calibration } from "./schema.ts";
+
+export interface CameraProcedureReport {
+  camera: string;
+  poses: number;
+  refused: Array<{ id: string; reason: string }>;
+  intrinsics: Omit<IntrinsicsFit, "boardPoses">;
+  extrinsics:
+    | (Omit<HandEyeResult, "camFromBase" | "flangeFromBoard"> & {
+        worstResidualMm: number;
+        worstResidualDeg: number;
+      })
+    | null;
+  /** procedure time, s (wall clock) */
+  elapsedS: number;
+}
+
+export async function calibrateCamera(
+  api: BenchApi,
+  cal: Calibration,
+  opts: { camera: string; poses?: number; intrinsicsOnly?: boolean; around?: number[] },
+): Promise<{ calibration: Calibration; report: CameraProcedureReport; coverageRgb: Uint8Array }> {
+  const t0 = performance.now();
+  const cam = cal.cameras.find((c) => c.name === opts.camera);
+  if (!cam)
+    throw new CodedError("RB_ERR_CALIB_BAD_INPUT", {
+      what: "camera",
+      reason: `no camera "${opts.camera}" in the calibration file (have: ${cal.cameras.map((c) => c.name).join(", ")})`,
+    });
+  const carried = cal.calibrationBoards?.find((b) => b.mount.frame === "flange");
+  if (!carried)
+    throw new CodedError("RB_ERR_CALIB_BAD_INPUT", {
+      what: "calibrationBoards",
+      reason:
+        "the calibration file names no board carried on the flange (add one with its board spec and a nominal poseFlange)",
+    });
+  const around = opts.around ?? (await api.reading()).q;
+  const k = opts.poses ?? 24;
+  const session = await collectCarriedViews(api, carried.board, [opts.camera], posesAround(around, k));
+  const views = session.views.map((v) => v.detections.get(opts.camera)!);
+  const size = session.imageSize.get(opts.camera) ?? {
+    width: cam.intrinsics.widthPx,
+    height: cam.intrinsics.heightPx,
+  };
+  const fit = await fitIntrinsics(opts.camera, carried.board, views, size);
+  const usedIds = new Set(fit.views.map((v) => v.id));
+  const coverageRgb = coverageMap(
+    views.filter((v) => usedIds.has(v.id)),
+    size.width,
+    size.height,
+  );
+  const intrinsics = {
+    widthPx: size.width,
+    heightPx: size.height,
+    fxPx: fit.fxPx,
+    fyPx: fit.fyPx,
+    cxPx: fit.cxPx,
+    cyPx: fit.cyPx,
+    distortion: [...fit.distortion],
+  };
+  let extrinsics: CameraProcedureReport["extrinsics"] = null;
+  let next: Calibration = {
+    ...cal,
+    cameras: cal.cameras.map((c) => (c.name === opts.camera ? { ...c, intrinsics } : c)),
+  };
+  const residuals: Record<string, number> = {
+    rmsPx: fit.rmsPx,
+    views: fit.views.length,
+    rejectedViews: fit.rejected.length,
+  };
+  if (!opts.intrinsicsOnly && cam.extrinsics.mount === "world") {
+    const he = await solveEyeToHand(
+      opts.camera,
+      carried.board,
+      session.views
+        .filter((v) => usedIds.has(v.id))
+        .map((v) => ({ id: v.id, flangeBase: v.flangeBase, corners: v.detections.get(opts.camera)! })),
+      {
+        width: size.width,
+        height: size.height,
+        fx: fit.fxPx,
+        fy: fit.fyPx,
+        cx: fit.cxPx,
+        cy: fit.cyPx,
+        distortion: fit.distortion,
+      },
+    );
+    const poseWorld = mat4ToPose(worldFromCameraSolved(cal, he.camFromBase));
+    const worstResidualMm = Math.max(...he.residuals.map((r) => r.positionMm));
+    const worstResidualDeg = Math.max(...he.residuals.map((r) => r.angleDeg));
+    const { camFromBase: _z, flangeFromBoard, ...rest } = he;
+    extrinsics = { ...rest, worstResidualMm, worstResidualDeg };
+    Object.assign(residuals, { extrinsicsRmsPx: he.rmsPx, worstResidualMm, worstResidualDeg });
+    next = {
+      ...next,
+      cameras: next.cameras.map((c) =>
+        c.name === opts.camera ? { ...c, intrinsics, extrinsics: { mount: "world" as const, poseWorld } } : c,
+      ),
+      calibrationBoards: (cal.calibrationBoards ?? []).map((b) =>
+        b === carried
+          ? { ...b, mount: { frame: "flange" as const, poseFlange: mat4ToPose(flangeFromBoard) } }
+          : b,
+      ),
+    };
+  }
+  const procedure = `camera:${opts.camera} ${extrinsics ? "intrinsics+extrinsics (eye-to-hand)" : "intrinsics"}, carried board, ${k} poses`;
+  next = { ...next, provenance: [...(cal.provenance ?? []), provenance(procedure, residuals)] };
+  const { boardPoses: _b, ...fitReport } = fit;
+  return {
+    calibration: next,
+    report: {
+      camera: opts.camera,
+      poses: k,
+      refused: session.refused,
+      intrinsics: fitReport,
+      extrinsics,
+      elapsedS: (performance.now() - t0) / 1000,
+    },
+    coverageRgb,
+  };
+}

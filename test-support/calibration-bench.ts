@@ -1,0 +1,163 @@
+/**
+ * A sim bench for calibration tests and benchmarks: the sampled buzz-wire calibration with lens
+ * distortion on the front camera and a ChArUco board carried on the flange, written to a
+ * calibration file the gateway loads (the ground truth a procedure must recover), and the API
+ * reached through fastify inject().
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BenchApi, type Transport } from "../calibration/api-client.ts";
+import { boardSizeM, DEFAULT_BOARD } from "../calibration/board.ts";
+import type { Calibration, PoseM } from "../calibration/schema.ts";
+import { testGateway, type TestGateway } from "../compose/testing.ts";
+import { FR3 } from "../robots/franka/models.ts";
+import {
+  mat4Identity,
+  mat4Mul,
+  mat4ToPose,
+  poseToMat4,
+  type Vec3,
+  vadd,
+  vcross,
+  vnorm,
+  vscale,
+} from "../robots/math.ts";
+
+const vnormalize = (a: readonly number[]): Vec3 => vscale(a, 1 / vnorm(a));
+import { sampleBenchCalibration } from "../sim/buzzwire/bench.ts";
+
+/** The front camera's lens in the calibration bench (k1 k2 p1 p2 k3). */
+export const BENCH_DISTORTION = [-0.08, 0.02, 0, 0, 0];
+/** Distance of the carried board's plane beyond the flange, m (past the fingers and the loop). */
+export const CARRIED_BOARD_OFFSET_M = 0.24;
+
+/** flange ← board: the board faces along the flange z axis, centred on it. */
+export function carriedBoardPose(): PoseM {
+  const [w, h] = boardSizeM(DEFAULT_BOARD);
+  // board x = flange x, board y = −flange y, board z = −flange z (its face looks along flange +z)
+  const m = mat4Identity();
+  m[5] = -1;
+  m[10] = -1;
+  m[3] = -w / 2;
+  m[7] = h / 2;
+  m[11] = CARRIED_BOARD_OFFSET_M;
+  return mat4ToPose(m);
+}
+
+export interface CalibrationBench {
+  g: TestGateway;
+  api: BenchApi;
+  truth: Calibration;
+  /** the calibration file the gateway loaded (the truth) */
+  file: string;
+  close(): Promise<void>;
+}
+
+export async function calibrationBench(seed = 3): Promise<CalibrationBench> {
+  const base = sampleBenchCalibration(FR3, seed);
+  const truth: Calibration = {
+    ...base,
+    cameras: base.cameras.map((c) =>
+      c.name === "front" ? { ...c, intrinsics: { ...c.intrinsics, distortion: [...BENCH_DISTORTION] } } : c,
+    ),
+    calibrationBoards: [
+      { name: "carried", board: DEFAULT_BOARD, mount: { frame: "flange", poseFlange: carriedBoardPose() } },
+    ],
+  };
+  const dir = mkdtempSync(join(tmpdir(), "rg-calib-"));
+  const file = join(dir, "calibration.json");
+  writeFileSync(file, JSON.stringify(truth, null, 2));
+  // a calibration session: the board replaces the loop in the gripper, so a wire contact is no
+  // stop (collisions of the arm still are)
+  const g = await testGateway({
+    backend: { type: "sim" },
+    calibration: file,
+    task: { id: "free-motion", seed },
+    safety: { stopOnEvents: ["collision"] },
+  });
+  const transport: Transport = async (method, path, body, who) => {
+    const res = await g.app.inject({
+      method,
+      url: path,
+      headers: who === "agent" ? g.agent : g.operator,
+      ...(body !== undefined ? { payload: body as object } : {}),
+    });
+    const json = res.headers["content-type"]?.toString().startsWith("application/json");
+    return { status: res.statusCode, body: json ? res.json() : new Uint8Array(res.rawPayload) };
+  };
+  return { g, api: new BenchApi(transport), truth, file, close: () => g.close() };
+}
+
+/**
+ * The operator's presentation pose for a camera: joints that hold the carried board face-on to
+ * the camera at `distanceM` from it, on the line to `target` (what an operator does by jogging;
+ * here from the ground-truth camera pose, through the gateway's IK).
+ */
+export async function presentationPose(
+  b: CalibrationBench,
+  camera: string,
+  target: [number, number, number],
+  distanceM: number,
+): Promise<number[]> {
+  const cam = b.truth.cameras.find((c) => c.name === camera)!;
+  if (cam.extrinsics.mount !== "world") throw new Error("world cameras only");
+  const eye = cam.extrinsics.poseWorld.xyz;
+  const dir = vnormalize([target[0] - eye[0], target[1] - eye[1], target[2] - eye[2]]);
+  const centre: Vec3 = [
+    eye[0] + dir[0] * distanceM,
+    eye[1] + dir[1] * distanceM,
+    eye[2] + dir[2] * distanceM,
+  ];
+  // flange z points back at the camera; try rolls about it until the gateway's IK answers
+  const z: Vec3 = [-dir[0], -dir[1], -dir[2]];
+  const x0 = vnormalize(vcross(vcross(z, [0, 0, -1]), z));
+  const y0 = vcross(z, x0);
+  let last: unknown;
+  for (const roll of [
+    0,
+    Math.PI / 4,
+    -Math.PI / 4,
+    Math.PI / 2,
+    -Math.PI / 2,
+    (3 * Math.PI) / 4,
+    (-3 * Math.PI) / 4,
+    Math.PI,
+  ]) {
+    const x = vadd(vscale(x0, Math.cos(roll)), vscale(y0, Math.sin(roll)));
+    const y = vcross(z, x);
+    const m = mat4Identity();
+    for (let r = 0; r < 3; r++) {
+      m[r * 4] = x[r]!;
+      m[r * 4 + 1] = y[r]!;
+      m[r * 4 + 2] = z[r]!;
+    }
+    m[3] = centre[0] - z[0] * CARRIED_BOARD_OFFSET_M;
+    m[7] = centre[1] - z[1] * CARRIED_BOARD_OFFSET_M;
+    m[11] = centre[2] - z[2] * CARRIED_BOARD_OFFSET_M;
+    // base = world here (the sampled bench puts the base at the world origin)
+    const tool = mat4Mul(m, poseToMat4(b.truth.tool.loopPoseFlange));
+    try {
+      return (await b.api.ik(mat4ToPose(tool) as never, [0, -0.3, 0, -2.0, 0, 1.7, 0.785])).q;
+    } catch (e) {
+      last = e;
+    }
+  }
+  throw new Error(
+    `no presentation pose for ${camera} at ${distanceM} m (flange at ${centre}): ${String(last)}`,
+  );
+}
+
+/** Lift the loop straight up off the wire start (in small steps, so it never drags along the wire), then go to `q`. */
+export async function liftThenGo(b: CalibrationBench, q: number[], liftM = 0.15): Promise<void> {
+  let r = await b.api.reading();
+  for (let k = 1; k <= 3; k++) {
+    const fk = await b.api.fk(r.q);
+    const up = {
+      ...fk.tool,
+      xyz: [fk.tool.xyz[0], fk.tool.xyz[1], fk.tool.xyz[2] + liftM / 3] as [number, number, number],
+    };
+    r = await b.api.moveTo((await b.api.ik(up, r.q)).q);
+  }
+  await b.api.moveTo(q);
+}
