@@ -21,6 +21,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   clients: { file: "clients.ts", args: ["200"] },
   records: { file: "records-isolation.ts" },
   "stop-latency": { file: "stop-latency.ts", args: ["--samples", "30"] },
+  "sensor-realism": { file: "sensor-realism.ts" },
 };
 
 const only = process.argv.slice(2);

@@ -60,7 +60,13 @@ const BACKENDS: { [K in BackendConfig["type"]]: BackendFactory<K> } = {
       };
     }
     return {
-      backend: createSimBackend({ robot: ctx.robot, seed: ctx.seed, ...(cal ? { calibration: cal } : {}) }),
+      backend: createSimBackend({
+        robot: ctx.robot,
+        seed: ctx.seed,
+        ...(cal ? { calibration: cal } : {}),
+        realism: cfg.realism,
+        ...(cfg.servo ? { servo: cfg.servo } : {}),
+      }),
       // a calibrated sim is the twin of that bench; otherwise the wire is sampled from the episode seed
       taskBench: (seed) => ({ ...(cal ?? sampleBenchCalibration(ctx.robot, seed)) }),
     };
