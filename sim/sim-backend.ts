@@ -351,6 +351,43 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
     };
   }
 
+  // ---- twin hooks (compose/shadow-backend.ts drives a sim twin sample by sample)
+
+  /**
+   * Put the arm at a measured state (a real bench's start state): at rest there, holding it, the
+   * reading history and command delay line filled with it. A sim power (restore's lifecycle).
+   */
+  syncTo(r: { q: ArrayLike<number>; gripperWidthM: number }): void {
+    this.guard("restore");
+    this.servo = servoAtRest(r.q, r.gripperWidthM);
+    this.target = Float64Array.from(r.q);
+    this.targetGripperM = r.gripperWidthM;
+    this.bench!.arm.applyArm(this.servo.q, this.servo.gripperWidthM, true);
+    this.fillHistory();
+  }
+
+  /** One control step towards sample `i` of a trajectory (synchronous; active only). */
+  stepSample(traj: JointTrajectory, i: number): JointReading {
+    this.guard("execute");
+    this.target.set(traj.q.subarray(i * 7, i * 7 + 7));
+    this.targetGripperM = traj.gripperWidthM[i]!;
+    this.tick();
+    return this.read();
+  }
+
+  /** One control step holding the last target (synchronous; active only). */
+  stepHold(): JointReading {
+    this.guard("hold");
+    this.tick();
+    return this.read();
+  }
+
+  /** Frames of the current state, synchronously (the twin's render beside a real frame). */
+  renderNow(cameras: readonly string[], depth: boolean): Frame[] {
+    this.guard("capture");
+    return this.render(cameras, depth);
+  }
+
   /** The current calibration (sampled or given); buzz-wire scene only. */
   currentCalibration(): Calibration {
     const b = this.bench;
