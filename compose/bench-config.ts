@@ -54,6 +54,11 @@ export const BenchConfigSchema = z.strictObject({
     .default({ id: "free-motion", seed: 0 }),
   /** largest dt between two chunk rows, s */
   maxDtS: z.number().positive().default(0.5),
+  /**
+   * shadow twin: a simulated twin (of the same calibration) that receives every accepted
+   * trajectory in lockstep; its divergence goes beside each record (compose/twin/)
+   */
+  shadow: SimBackendConfigSchema.optional(),
   /** where episode records go, relative to the working directory */
   recordsDir: z.string().default("records"),
 });

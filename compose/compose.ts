@@ -24,6 +24,8 @@ import { calibrationKeepOuts } from "../gateway/safety/bench-volumes.ts";
 import { type EffectiveLimits, resolveLimits } from "../gateway/safety/profile.ts";
 import type { Backend } from "../seam/types.ts";
 import type { BackendConfig, BenchConfig } from "./bench-config.ts";
+import { ShadowBackend } from "./twin/shadow-backend.ts";
+import type { SimBackend } from "../sim/sim-backend.ts";
 
 interface Built {
   backend: Backend;
@@ -102,11 +104,23 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
   checkRecordsDir(recordsDir);
   const calibration = config.calibration ? loadCalibration(resolve(baseDir, config.calibration)) : undefined;
   const make = BACKENDS[config.backend.type] as BackendFactory<BackendConfig["type"]>;
-  const { backend, taskBench } = make(config.backend, {
+  const made = make(config.backend, {
     robot,
     seed: config.task.seed,
     ...(calibration ? { calibration } : {}),
   });
+  const { taskBench } = made;
+  // a shadow bench: the gateway drives the composite; the twin is built as a sim bench of the same calibration
+  const backend: Backend = config.shadow
+    ? new ShadowBackend(
+        made.backend,
+        BACKENDS.sim(config.shadow, {
+          robot,
+          seed: config.task.seed,
+          ...(calibration ? { calibration } : {}),
+        }).backend as SimBackend,
+      )
+    : made.backend;
   await backend.configure();
   await backend.activate();
   const desc = backend.describe();

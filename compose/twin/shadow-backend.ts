@@ -168,9 +168,16 @@ export class ShadowBackend implements Backend {
     return new DivergenceAccumulator(
       this.primary.describe().robot,
       this.toolFromFlange,
-      this.opts.wire ?? null,
+      this.opts.wire ?? this.twinWire(),
       this.opts.contactWindowS ?? 0.1,
     );
+  }
+
+  /** the twin's wire (the bench's calibration) for progress; null on other scenes */
+  private twinWire(): WireRef | null {
+    if (this.twin.scene !== "buzzwire" || this.twin.lifecycle === "unconfigured") return null;
+    const w = this.twin.currentCalibration().wire;
+    return { pointsBase: w.pointsBase, startMarkM: w.startMarkM, endMarkM: w.endMarkM };
   }
 
   private async lockstep(
