@@ -6,6 +6,7 @@ import { robotSpec } from "../gateway/api/spec.ts";
 import { devices } from "./devices.ts";
 import { gradeCommand } from "./grade.ts";
 import { mcpCommand } from "./mcp.ts";
+import { replayCommand } from "./replay.ts";
 import { runCommand } from "./run.ts";
 import { exitOnSignals, serve } from "./serve.ts";
 
@@ -94,5 +95,6 @@ program
 program.addCommand(gradeCommand());
 program.addCommand(runCommand());
 program.addCommand(mcpCommand());
+program.addCommand(replayCommand());
 
 await program.parseAsync(process.argv);

@@ -56,7 +56,13 @@ const BACKENDS: { [K in BackendConfig["type"]]: BackendFactory<K> } = {
     const cal = ctx.calibration;
     if (cfg.scene === "pendulum") {
       return {
-        backend: createSimBackend({ robot: ctx.robot, seed: ctx.seed, scene: "pendulum" }),
+        backend: createSimBackend({
+          robot: ctx.robot,
+          seed: ctx.seed,
+          scene: "pendulum",
+          realism: cfg.realism,
+          ...(cfg.servo ? { servo: cfg.servo } : {}),
+        }),
         // the pendulum (its hidden length) is sampled from the episode seed, as the sim does
         taskBench: (seed) => ({ ...samplePendulumBench(ctx.robot, seed) }),
       };

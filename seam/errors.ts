@@ -387,6 +387,14 @@ export const ERRORS = {
       "Firmata board at {path} sent nothing for {silentMs} ms (limit {limitMs} ms; heartbeat {channel} every {samplingMs} ms): the board hangs",
     hint: "Reset or replug the board; the driver reconnects by itself once it answers again.",
   },
+  // sim-vs-real tools (robot-gateway replay, sysid, compare; compose/twin/)
+  RB_ERR_TWIN_INPUT: {
+    status: 400,
+    message: "{tool}: {path} cannot be used: {reason}",
+    hint:
+      "replay and sysid read episode records (record.mcap) with accepted commands and joint states; " +
+      "compare reads run folders written by `robot-gateway run` (report.json).",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;
