@@ -8,6 +8,7 @@ import { gradeCommand } from "./grade.ts";
 import { mcpCommand } from "./mcp.ts";
 import { replayCommand } from "./replay.ts";
 import { runCommand } from "./run.ts";
+import { sysidCommand } from "./sysid.ts";
 import { exitOnSignals, serve } from "./serve.ts";
 
 function int(name: string) {
@@ -96,5 +97,6 @@ program.addCommand(gradeCommand());
 program.addCommand(runCommand());
 program.addCommand(mcpCommand());
 program.addCommand(replayCommand());
+program.addCommand(sysidCommand());
 
 await program.parseAsync(process.argv);

@@ -23,7 +23,7 @@ import {
 import { readRecord } from "../../gateway/recorder/replay.ts";
 import { CodedError } from "../../seam/errors.ts";
 import type { BenchConfig } from "../bench-config.ts";
-import { defaultObservers, startGateway } from "../start.ts";
+import { defaultObservers, type StartedGateway, startGateway } from "../start.ts";
 import {
   DivergenceAccumulator,
   type DivergenceSummary,
@@ -73,6 +73,8 @@ export async function loadRecordedEpisode(path: string): Promise<RecordedEpisode
 }
 
 export interface ReplayOutcome {
+  /** backend seconds at the replay episode's t = 0 */
+  t0S: number;
   divergence: DivergenceSummary;
   /** commands sent / answered 200 */
   sent: number;
@@ -90,7 +92,13 @@ export interface ReplayOutcome {
 export async function replayOnBench(
   rec: RecordedEpisode,
   config: BenchConfig,
-  opts: { baseDir?: string; allowMotion?: boolean } = {},
+  opts: {
+    baseDir?: string;
+    allowMotion?: boolean;
+    onStarted?: (g: StartedGateway) => void;
+    /** false: no record of the replay episode (sysid's internal replays) */
+    record?: boolean;
+  } = {},
 ): Promise<ReplayOutcome> {
   if (config.backend.type === "real" && !opts.allowMotion && !config.backend.allowMotion)
     throw new CodedError("RB_ERR_REAL_MOTION_NOT_ALLOWED", { operation: "a replay (pass --allow-motion)" });
@@ -101,10 +109,11 @@ export async function replayOnBench(
   const readings: { t: number; q: number[] }[] = [];
   const contacts: number[] = [];
   let recordDir: string | undefined;
+  let t0S = 0;
   const collector: EpisodeObserver = {
-    onStart(ep, ctx) {
-      void ctx;
+    onStart(ep) {
       recordDir = join(resolve(bench.recordsDir), ep.id);
+      t0S = ep.t0S;
     },
     onReading(ep, r) {
       readings.push({ t: r.t - ep.t0S, q: [...r.q] });
@@ -117,9 +126,10 @@ export async function replayOnBench(
   const g = await startGateway({
     config: bench,
     ...(opts.baseDir ? { baseDir: opts.baseDir } : {}),
-    observers: (e, b) => [...defaults(e, b), collector],
+    observers: (e, b) => [...(opts.record === false ? [] : defaults(e, b)), collector],
     firstEpisode: { task: rec.meta.task, level: rec.meta.level, seed: rec.meta.seed },
   });
+  opts.onStarted?.(g);
   let sent = 0;
   let executed = 0;
   let stoppedEarly: string | undefined;
@@ -159,6 +169,7 @@ export async function replayOnBench(
   for (const t of rec.contacts) acc.contact("real", t);
   for (const t of contacts) acc.contact("twin", t);
   return {
+    t0S,
     divergence: acc.summary(),
     sent,
     executed,

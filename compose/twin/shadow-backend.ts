@@ -50,6 +50,8 @@ export class ShadowBackend implements Backend {
   private offsetS = 0;
   private toolFromFlange: Mat4 | null = null;
   private unsubscribe: (() => void)[] = [];
+  /** every trajectory executed since the last reset, with its start (backend s) and measured start state */
+  readonly executed: { traj: JointTrajectory; startS: number; start: JointReading; samples: number }[] = [];
 
   constructor(
     readonly primary: Backend,
@@ -117,6 +119,7 @@ export class ShadowBackend implements Backend {
     await this.primary.reset?.(opts);
     await this.twin.reset(opts);
     this.chunks.length = 0;
+    this.executed.length = 0;
     this.trialAcc = null;
     this.toolFromFlange = null;
   }
@@ -125,13 +128,17 @@ export class ShadowBackend implements Backend {
   }
 
   async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
-    return this.lockstep(
+    const startS = this.primary.now();
+    const start = this.primary.read();
+    const res = await this.lockstep(
       "execute",
       opts,
       traj.count,
       (i) => this.twin.stepSample(traj, i),
       (o) => this.primary.execute(traj, o),
     );
+    this.executed.push({ traj, startS, start, samples: res.samplesExecuted });
+    return res;
   }
 
   async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
