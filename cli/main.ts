@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { CodedError } from "../seam/errors.ts";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { robotSpec } from "../gateway/api/spec.ts";
+import { compareCommand } from "./compare.ts";
 import { devices } from "./devices.ts";
 import { gradeCommand } from "./grade.ts";
 import { mcpCommand } from "./mcp.ts";
@@ -98,5 +99,6 @@ program.addCommand(runCommand());
 program.addCommand(mcpCommand());
 program.addCommand(replayCommand());
 program.addCommand(sysidCommand());
+program.addCommand(compareCommand());
 
 await program.parseAsync(process.argv);
