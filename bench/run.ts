@@ -22,6 +22,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   records: { file: "records-isolation.ts" },
   "stop-latency": { file: "stop-latency.ts", args: ["--samples", "30"] },
   "sensor-realism": { file: "sensor-realism.ts" },
+  shadow: { file: "shadow.ts" },
 };
 
 const only = process.argv.slice(2);
