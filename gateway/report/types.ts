@@ -42,6 +42,8 @@ export interface TrialRecord {
   wall_s: number;
   /** the episode's record (MCAP) path on the gateway host; null when not recorded */
   record_path: string | null;
+  /** shadow benches: the twin's divergence of this trial (compose/twin/, twin-divergence.json) */
+  twin_divergence?: Record<string, number | null>;
   agent: {
     /** the agent's exit code (null: killed by a signal or still running when stopped) */
     exit_code: number | null;
