@@ -6,6 +6,7 @@ import { robotSpec } from "../gateway/api/spec.ts";
 import { compareCommand } from "./compare.ts";
 import { devices } from "./devices.ts";
 import { gradeCommand } from "./grade.ts";
+import { hilCommand } from "./hil.ts";
 import { mcpCommand } from "./mcp.ts";
 import { replayCommand } from "./replay.ts";
 import { runCommand } from "./run.ts";
@@ -100,5 +101,6 @@ program.addCommand(mcpCommand());
 program.addCommand(replayCommand());
 program.addCommand(sysidCommand());
 program.addCommand(compareCommand());
+program.addCommand(hilCommand());
 
 await program.parseAsync(process.argv);
