@@ -11,7 +11,7 @@
  */
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { calibrationSchema } from "../calibration/schema.ts";
-import { type BenchConfig } from "../compose/bench-config.ts";
+import type { BenchConfig } from "../compose/bench-config.ts";
 import { composeBench } from "../compose/compose.ts";
 import { interpolateChunk } from "../seam/interpolate.ts";
 import { wireReferencePath } from "../sim/buzzwire/reference-path.ts";
