@@ -25,6 +25,8 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   "observe-load": { file: "observe-load.ts" },
   farm: { file: "farm.ts", args: ["12"] },
   calibration: { file: "calibration.ts", args: ["30"] },
+  "sensor-realism": { file: "sensor-realism.ts" },
+  shadow: { file: "shadow.ts" },
 };
 
 const only = process.argv.slice(2);

@@ -4,11 +4,15 @@ import { CodedError } from "../seam/errors.ts";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { robotSpec } from "../gateway/api/spec.ts";
 import { calibrateCommand } from "./calibrate.ts";
+import { compareCommand } from "./compare.ts";
 import { devices } from "./devices.ts";
 import { farmCommand } from "./farm.ts";
 import { gradeCommand } from "./grade.ts";
+import { hilCommand } from "./hil.ts";
 import { mcpCommand } from "./mcp.ts";
+import { replayCommand } from "./replay.ts";
 import { runCommand } from "./run.ts";
+import { sysidCommand } from "./sysid.ts";
 import { exitOnSignals, serve } from "./serve.ts";
 
 function int(name: string) {
@@ -99,5 +103,9 @@ program.addCommand(runCommand());
 program.addCommand(mcpCommand());
 program.addCommand(farmCommand());
 program.addCommand(calibrateCommand());
+program.addCommand(replayCommand());
+program.addCommand(sysidCommand());
+program.addCommand(compareCommand());
+program.addCommand(hilCommand());
 
 await program.parseAsync(process.argv);

@@ -43,6 +43,7 @@ import { type EpisodeSummary, OperatorClient, RobotGatewayError } from "../gatew
 import { CodedError } from "../seam/errors.ts";
 import { DEFAULT_BENCH, loadBenchFile, parseBenchConfig } from "../compose/bench-config.ts";
 import { observersDone, startGateway } from "../compose/start.ts";
+import { twinDivergenceBeside } from "../compose/twin/observer.ts";
 import type { EpisodeResult } from "../gateway/recorder/result.ts";
 import { type ReportFile, writeReport } from "../gateway/report/render.ts";
 import {
@@ -460,6 +461,8 @@ export async function runTrial(
     record_path: final.record_path ? displayPath(final.record_path, outDir) : null,
     agent: { exit_code: agentExit.code, signal: agentExit.signal, log: logRel },
   };
+  const twin = final.record_path ? twinDivergenceBeside(final.record_path) : null;
+  if (twin) rec.twin_divergence = twin;
   display.done(rec);
   return rec;
 }

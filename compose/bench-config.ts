@@ -10,6 +10,8 @@ import { z } from "zod";
 import { deepFreeze } from "../calibration/schema.ts";
 import { RealBackendConfigSchema } from "../drivers/real/real-bench-config.ts";
 import { SafetyProfileSchema } from "../gateway/safety/profile.ts";
+import { RealismSchema } from "../sim/sensors/realism.ts";
+import { SimServoSchema } from "../sim/servo.ts";
 
 export const MirrorBackendConfigSchema = z.strictObject({
   type: z.literal("mirror"),
@@ -19,6 +21,10 @@ export const SimBackendConfigSchema = z.strictObject({
   type: z.literal("sim"),
   /** which bench the simulator builds: the buzz-wire game or the pendulum with a photogate */
   scene: z.enum(["buzzwire", "pendulum"]).default("buzzwire"),
+  /** sensor realism ({} = consumer RGB-D defaults; docs/sensor-realism.md); false = ideal sensors */
+  realism: z.union([z.literal(false), RealismSchema]).default(false),
+  /** the joint servo model (written by `robot-gateway sysid`; default: the nominal servo) */
+  servo: SimServoSchema.optional(),
 });
 
 export const BackendConfigSchema = z.discriminatedUnion("type", [
@@ -50,6 +56,11 @@ export const BenchConfigSchema = z.strictObject({
   maxDtS: z.number().positive().default(0.5),
   /** a client that disconnects mid-act: "finish" runs the accepted chunk to its end and records it; "stop" stops the motion at once */
   onClientDisconnect: z.enum(["finish", "stop"]).default("finish"),
+  /**
+   * shadow twin: a simulated twin (of the same calibration) that receives every accepted
+   * trajectory in lockstep; its divergence goes beside each record (compose/twin/)
+   */
+  shadow: SimBackendConfigSchema.optional(),
   /** where episode records go, relative to the working directory */
   recordsDir: z.string().default("records"),
 });

@@ -24,6 +24,8 @@ import { calibrationKeepOuts } from "../gateway/safety/bench-volumes.ts";
 import { type EffectiveLimits, resolveLimits } from "../gateway/safety/profile.ts";
 import type { Backend } from "../seam/types.ts";
 import type { BackendConfig, BenchConfig } from "./bench-config.ts";
+import { ShadowBackend } from "./twin/shadow-backend.ts";
+import type { SimBackend } from "../sim/sim-backend.ts";
 
 interface Built {
   backend: Backend;
@@ -54,13 +56,25 @@ const BACKENDS: { [K in BackendConfig["type"]]: BackendFactory<K> } = {
     const cal = ctx.calibration;
     if (cfg.scene === "pendulum") {
       return {
-        backend: createSimBackend({ robot: ctx.robot, seed: ctx.seed, scene: "pendulum" }),
+        backend: createSimBackend({
+          robot: ctx.robot,
+          seed: ctx.seed,
+          scene: "pendulum",
+          realism: cfg.realism,
+          ...(cfg.servo ? { servo: cfg.servo } : {}),
+        }),
         // the pendulum (its hidden length) is sampled from the episode seed, as the sim does
         taskBench: (seed) => ({ ...samplePendulumBench(ctx.robot, seed) }),
       };
     }
     return {
-      backend: createSimBackend({ robot: ctx.robot, seed: ctx.seed, ...(cal ? { calibration: cal } : {}) }),
+      backend: createSimBackend({
+        robot: ctx.robot,
+        seed: ctx.seed,
+        ...(cal ? { calibration: cal } : {}),
+        realism: cfg.realism,
+        ...(cfg.servo ? { servo: cfg.servo } : {}),
+      }),
       // a calibrated sim is the twin of that bench; otherwise the wire is sampled from the episode seed
       taskBench: (seed) => ({ ...(cal ?? sampleBenchCalibration(ctx.robot, seed)) }),
     };
@@ -96,11 +110,23 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
   checkRecordsDir(recordsDir);
   const calibration = config.calibration ? loadCalibration(resolve(baseDir, config.calibration)) : undefined;
   const make = BACKENDS[config.backend.type] as BackendFactory<BackendConfig["type"]>;
-  const { backend, taskBench } = make(config.backend, {
+  const made = make(config.backend, {
     robot,
     seed: config.task.seed,
     ...(calibration ? { calibration } : {}),
   });
+  const { taskBench } = made;
+  // a shadow bench: the gateway drives the composite; the twin is built as a sim bench of the same calibration
+  const backend: Backend = config.shadow
+    ? new ShadowBackend(
+        made.backend,
+        BACKENDS.sim(config.shadow, {
+          robot,
+          seed: config.task.seed,
+          ...(calibration ? { calibration } : {}),
+        }).backend as SimBackend,
+      )
+    : made.backend;
   await backend.configure();
   await backend.activate();
   const desc = backend.describe();

@@ -20,6 +20,8 @@ import { recorderObservers } from "../gateway/recorder/mcap-recorder.ts";
 import type { TaskDefinition } from "../tasks/types.ts";
 import type { BenchConfig } from "./bench-config.ts";
 import { composeBench } from "./compose.ts";
+import { shadowObserver } from "./twin/observer.ts";
+import { ShadowBackend } from "./twin/shadow-backend.ts";
 
 /** Observers for one episode, given the composed bench (its provenance and task geometry). */
 export type ObserverFactory = (episode: { task: string; seed: number }, bench: Bench) => EpisodeObserver[];
@@ -69,12 +71,17 @@ export interface StartedGateway {
 
 /** The bench file's observers: one McapRecorder per episode into its records folder. */
 export function defaultObservers(config: BenchConfig): ObserverFactory {
-  return (_e, bench) =>
-    recorderObservers({
+  return (_e, bench) => [
+    ...recorderObservers({
       recordsDir: resolve(config.recordsDir),
       ...(bench.provenance ? { provenance: bench.provenance } : {}),
       taskBench: bench.taskBench,
-    })();
+    })(),
+    // a shadow bench: the twin's divergence beside the record
+    ...(bench.backend instanceof ShadowBackend
+      ? [shadowObserver(bench.backend, resolve(config.recordsDir))]
+      : []),
+  ];
 }
 
 /** What an observer left behind, for those that say (McapRecorder.done). */

@@ -17,7 +17,7 @@ describe("the twin of a real bench", () => {
     );
     expect(real.backend.type).toBe("real");
     const twin = twinBenchConfig(real);
-    expect(twin.backend).toEqual({ type: "sim", scene: "buzzwire" });
+    expect(twin.backend).toMatchObject({ type: "sim", scene: "buzzwire", realism: false });
     expect(twin.calibration).toBe(real.calibration);
     expect(twin.safety).toEqual(real.safety);
     const bench = await composeBench(twin, examples);

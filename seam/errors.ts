@@ -509,6 +509,14 @@ export const ERRORS = {
     message: "Calibration of {camera} did not converge ({reason})",
     hint: "Use more views with more varied board orientations; views where the board is small or seen edge-on carry little information.",
   },
+  // sim-vs-real tools (robot-gateway replay, sysid, compare; compose/twin/)
+  RB_ERR_TWIN_INPUT: {
+    status: 400,
+    message: "{tool}: {path} cannot be used: {reason}",
+    hint:
+      "replay and sysid read episode records (record.mcap) with accepted commands and joint states; " +
+      "compare reads run folders written by `robot-gateway run` (report.json).",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -248,6 +248,24 @@ export class ArmRig {
     return set.size === 0 ? EMPTY : [...set].sort();
   }
 
+  private savedFrames: Float64Array[] | null = null;
+  /**
+   * Run `fn` with the kinematic frames of joint angles q (rendering a past state, e.g. a camera's
+   * latency); physics and the last applied configuration are untouched, the frames come back after.
+   */
+  withKinematics<T>(q: ArrayLike<number>, fn: () => T): T {
+    const frames = this.fk.frames;
+    this.savedFrames ??= frames.map(() => new Float64Array(16));
+    const saved = this.savedFrames;
+    for (let i = 0; i < frames.length; i++) saved[i]!.set(frames[i]!);
+    forwardKinematicsInto(this.robot, q, this.fk, this.toolFromFlange);
+    try {
+      return fn();
+    } finally {
+      for (let i = 0; i < frames.length; i++) frames[i]!.set(saved[i]!);
+    }
+  }
+
   /** Update the arm's render poses for the last `applyArm`. */
   syncRender(): void {
     for (const f of this.renderSync) f();

@@ -10,7 +10,19 @@
  *
  * Hot path: `servoStep` allocates nothing.
  */
+import { z } from "zod";
 import type { RobotModel } from "../robots/types.ts";
+
+/** The servo model as a bench file states it (per-joint gains, command delay). */
+export const SimServoSchema = z.strictObject({
+  /** proportional gain per joint (7 values), 1/s */
+  kpPerJoint: z.array(z.number().positive().max(999)).length(7).optional(),
+  /** command transport delay, control periods */
+  delayTicks: z.number().int().min(0).max(200).default(0),
+  /** where the values came from (e.g. "sysid 2026-12-01 from 3 records; residual 1.2e-4 rad") */
+  note: z.string().optional(),
+});
+export type SimServoConfig = z.infer<typeof SimServoSchema>;
 
 /** Servo state; plain typed arrays so snapshots can copy it bit-exactly. */
 export interface ServoState {
@@ -27,6 +39,10 @@ export interface ServoState {
 export interface ServoParams {
   /** proportional gain on position error, 1/s (kp · dt must stay below 1) */
   kpPerS: number;
+  /** per-joint gains replacing kpPerS (a fitted or perturbed servo), 1/s */
+  kpPerJoint?: Float64Array;
+  /** transport delay of the command, control periods (the backend delays the reference) */
+  delayTicks?: number;
   lower: Float64Array;
   upper: Float64Array;
   /** rad/s */
@@ -88,7 +104,8 @@ export function servoStep(
     const aMax = p.maxAcceleration[j]!;
     // proportional near the reference, braking-feasible (√(2·a·|e|)) far from it
     const ae = e < 0 ? -e : e;
-    const corr = Math.min(p.kpPerS * ae, Math.sqrt(2 * aMax * ae));
+    const kp = p.kpPerJoint ? p.kpPerJoint[j]! : p.kpPerS;
+    const corr = Math.min(kp * ae, Math.sqrt(2 * aMax * ae));
     let v = ff + (e < 0 ? -corr : corr);
     const vMax = p.maxVelocity[j]!;
     const dvMax = aMax * dtS;

@@ -41,6 +41,7 @@ import { cameraSeamPose, clonePose, worldFromCamera } from "../calibration/camer
 import { type PendulumBenchSpec, samplePendulumBench } from "./pendulum/bench.ts";
 import { PendulumBench } from "./pendulum/scene.ts";
 import { type ServoParams, type ServoState, servoAtRest, servoParams, servoStep } from "./servo.ts";
+import { type RealismParams, SensorRealism } from "./sensors/realism.ts";
 import { loadRapier, type Rapier } from "./world.ts";
 
 export type { SimSceneName };
@@ -71,6 +72,13 @@ export interface SimBackendOptions {
    */
   yieldSliceMs?: number;
   yieldEveryTicks?: number;
+  /**
+   * Sensor realism (camera noise, depth holes, latencies, domain randomisation per seed; see
+   * sim/sensors/realism.ts and docs/sensor-realism.md); absent or false: ideal sensors.
+   */
+  realism?: RealismParams | false;
+  /** servo overrides (e.g. a perturbed "real" sim in tests, or a fitted twin): see ServoParams */
+  servo?: { kpPerS?: number; kpPerJoint?: readonly number[]; delayTicks?: number };
 }
 
 const SNAPSHOT_MAGIC = "robot-gateway/sim-snapshot/2";
@@ -135,12 +143,29 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
   private readonly toolM = new Float64Array(16);
   private readonly camM = new Float64Array(16);
   private readonly camScratchM = new Float64Array(16);
+  /** sensor realism of the current seed (null: ideal sensors) */
+  private realism: SensorRealism | null = null;
+  /** the last `histLen` measured states (for reading and frame latency), ring by step */
+  private histLen = 1;
+  private histQ = new Float64Array(7);
+  private histDq = new Float64Array(7);
+  private histG = new Float64Array(1);
+  /** command delay line (servo.delayTicks + 1 slots, by step) */
+  private delayQ: Float64Array;
+  private delayG: Float64Array;
 
   constructor(private readonly opts: SimBackendOptions) {
     super();
     this.seed = opts.seed;
     this.dt = opts.robot.controlPeriodS;
-    this.params = servoParams(opts.robot, opts.servoKpPerS);
+    this.params = servoParams(opts.robot, opts.servo?.kpPerS ?? opts.servoKpPerS);
+    if (opts.servo?.kpPerJoint) this.params.kpPerJoint = Float64Array.from(opts.servo.kpPerJoint);
+    const delay = opts.servo?.delayTicks ?? 0;
+    if (!(Number.isInteger(delay) && delay >= 0))
+      throw new RangeError(`servo.delayTicks must be a whole number ≥ 0, got ${delay}`);
+    this.params.delayTicks = delay;
+    this.delayQ = new Float64Array((delay + 1) * 7);
+    this.delayG = new Float64Array(delay + 1);
     this.servo = servoAtRest(opts.robot.homeQ, HANDLE_GRIP_WIDTH_M);
     this.target = Float64Array.from(opts.robot.homeQ);
     this.targetGripperM = HANDLE_GRIP_WIDTH_M;
@@ -185,12 +210,26 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
 
   read(): JointReading {
     this.guard("read");
-    return {
-      t: this.now(),
-      q: Array.from(this.servo.q),
-      dq: Array.from(this.servo.dq),
-      gripperWidthM: this.servo.gripperWidthM,
-    };
+    const re = this.realism;
+    if (!re) {
+      return {
+        t: this.now(),
+        q: Array.from(this.servo.q),
+        dq: Array.from(this.servo.dq),
+        gripperWidthM: this.servo.gripperWidthM,
+      };
+    }
+    // a reading measured `lag` periods ago, with encoder noise of that step
+    const lag = Math.min(re.readingLagTicks(this.dt), this.steps, this.histLen - 1);
+    const step = this.steps - lag;
+    const k = step % this.histLen;
+    const q = new Array<number>(7);
+    const dq = new Array<number>(7);
+    for (let j = 0; j < 7; j++) {
+      q[j] = this.histQ[k * 7 + j]! + re.jointNoise(step, j);
+      dq[j] = this.histDq[k * 7 + j]!;
+    }
+    return { t: step * this.dt, q, dq, gripperWidthM: this.histG[k]! };
   }
 
   async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
@@ -255,6 +294,9 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
       targetGripperM: this.targetGripperM,
       contactClosed: this.contactClosed,
       collisions: [...this.collisions],
+      history: this.realism
+        ? { q: Array.from(this.histQ), dq: Array.from(this.histDq), g: Array.from(this.histG) }
+        : null,
     });
     const head = new TextEncoder().encode(header);
     const world = bench.physics.takeSnapshot();
@@ -290,6 +332,12 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
     this.contactClosed = h.contactClosed;
     this.collisions = new Set(h.collisions);
     bench.arm.updateKinematics(this.servo.q);
+    if (h.history && h.history.q.length === this.histQ.length) {
+      this.histQ.set(h.history.q);
+      this.histDq.set(h.history.dq);
+      this.histG.set(h.history.g);
+      this.fillDelayLine();
+    } else this.fillHistory();
   }
 
   privilegedState(): Record<string, unknown> {
@@ -301,6 +349,43 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
       collisions: [...this.collisions],
       startQ: [...this.startQ],
     };
+  }
+
+  // ---- twin hooks (compose/shadow-backend.ts drives a sim twin sample by sample)
+
+  /**
+   * Put the arm at a measured state (a real bench's start state): at rest there, holding it, the
+   * reading history and command delay line filled with it. A sim power (restore's lifecycle).
+   */
+  syncTo(r: { q: ArrayLike<number>; gripperWidthM: number }): void {
+    this.guard("restore");
+    this.servo = servoAtRest(r.q, r.gripperWidthM);
+    this.target = Float64Array.from(r.q);
+    this.targetGripperM = r.gripperWidthM;
+    this.bench!.arm.applyArm(this.servo.q, this.servo.gripperWidthM, true);
+    this.fillHistory();
+  }
+
+  /** One control step towards sample `i` of a trajectory (synchronous; active only). */
+  stepSample(traj: JointTrajectory, i: number): JointReading {
+    this.guard("execute");
+    this.target.set(traj.q.subarray(i * 7, i * 7 + 7));
+    this.targetGripperM = traj.gripperWidthM[i]!;
+    this.tick();
+    return this.read();
+  }
+
+  /** One control step holding the last target (synchronous; active only). */
+  stepHold(): JointReading {
+    this.guard("hold");
+    this.tick();
+    return this.read();
+  }
+
+  /** Frames of the current state, synchronously (the twin's render beside a real frame). */
+  renderNow(cameras: readonly string[], depth: boolean): Frame[] {
+    this.guard("capture");
+    return this.render(cameras, depth);
   }
 
   /** The current calibration (sampled or given); buzz-wire scene only. */
@@ -351,12 +436,38 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
     bench.arm.applyArm(this.servo.q, this.servo.gripperWidthM, true);
     this.cameras = cameraDescriptions({ cameras: start.cameras }, poseToMat4(this.toolOffset));
     this.rasterizers.clear();
+    const rp = this.opts.realism;
+    this.realism = rp ? new SensorRealism(rp, seed) : null;
+    this.histLen = this.realism
+      ? Math.max(this.realism.maxFrameLagTicks(this.dt), this.realism.readingLagTicks(this.dt)) + 1
+      : 1;
+    this.histQ = new Float64Array(this.histLen * 7);
+    this.histDq = new Float64Array(this.histLen * 7);
+    this.histG = new Float64Array(this.histLen);
+    this.fillHistory();
     // a fresh bench starts open; tell listeners if the circuit was closed
     if (this.contactClosed) {
       this.contactClosed = false;
       this.emit({ type: "contact", closed: false, t: this.now(), source: "sim" });
     }
     this.collisions.clear();
+  }
+
+  /** every slot of the reading history (and the command delay line) holds the current state */
+  private fillHistory(): void {
+    this.fillDelayLine();
+    for (let k = 0; k < this.histLen; k++) {
+      this.histQ.set(this.servo.q, k * 7);
+      this.histDq.set(this.servo.dq, k * 7);
+      this.histG[k] = this.servo.gripperWidthM;
+    }
+  }
+
+  private fillDelayLine(): void {
+    for (let k = 0; k < this.delayG.length; k++) {
+      this.delayQ.set(this.target, k * 7);
+      this.delayG[k] = this.targetGripperM;
+    }
   }
 
   private holdHere(): void {
@@ -368,11 +479,27 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
   /** One control tick: servo, kinematic bodies, physics step, contact edges (hot path). */
   private tick(): void {
     const bench = this.bench!;
-    servoStep(this.servo, this.params, this.target, 0, this.targetGripperM, this.dt);
+    const d = this.params.delayTicks ?? 0;
+    if (d === 0) servoStep(this.servo, this.params, this.target, 0, this.targetGripperM, this.dt);
+    else {
+      // the servo sees the command of `d` periods ago
+      const slots = d + 1;
+      const k = this.steps % slots;
+      this.delayQ.set(this.target, k * 7);
+      this.delayG[k] = this.targetGripperM;
+      const old = (this.steps + 1) % slots;
+      servoStep(this.servo, this.params, this.delayQ, old * 7, this.delayG[old]!, this.dt);
+    }
     bench.arm.applyArm(this.servo.q, this.servo.gripperWidthM);
     const c = bench.step();
     this.steps++;
     const t = this.now();
+    if (this.realism) {
+      const k = this.steps % this.histLen;
+      this.histQ.set(this.servo.q, k * 7);
+      this.histDq.set(this.servo.dq, k * 7);
+      this.histG[k] = this.servo.gripperWidthM;
+    }
     if (c.loopOnWire !== this.contactClosed) {
       this.contactClosed = c.loopOnWire;
       this.emit({ type: "contact", closed: c.loopOnWire, t, source: "sim" });
@@ -442,8 +569,7 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
   private render(names: readonly string[], depth: boolean): Frame[] {
     const bench = this.bench!;
     const wanted = names.length === 0 ? this.cameras : names.map((n) => this.cameraByName(n));
-    const scene = bench.syncRender(this.contactClosed);
-    const t = this.now();
+    const re = this.realism;
     const out: Frame[] = [];
     for (const cam of wanted) {
       let r = this.rasterizers.get(cam.name);
@@ -451,13 +577,34 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
         r = new Rasterizer(cam);
         this.rasterizers.set(cam.name, r);
       }
-      // a wrist camera rides on the tool: world ← tool (loop frame) · tool ← camera
-      const worldFromTool = cam.frame === "tool" ? bench.arm.toolWorld(this.toolM) : null;
-      const worldFromCam = worldFromCamera(cam, worldFromTool, this.camM, this.camScratchM);
-      const img = r.render(scene, worldFromCam, r.createTarget());
+      const camIndex = this.cameras.indexOf(cam);
+      // with realism the frame shows (and is stamped at) its exposure, `lag` periods ago
+      const lag = re
+        ? Math.min(re.frameLagTicks(this.steps, camIndex, this.dt), this.steps, this.histLen - 1)
+        : 0;
+      const draw = () => {
+        const scene = bench.syncRender(this.contactClosed);
+        re?.randomiseScene(scene);
+        // a wrist camera rides on the tool: world ← tool (loop frame) · tool ← camera
+        const worldFromTool = cam.frame === "tool" ? bench.arm.toolWorld(this.toolM) : null;
+        const worldFromCam = worldFromCamera(cam, worldFromTool, this.camM, this.camScratchM);
+        return r.render(scene, worldFromCam, r.createTarget());
+      };
+      const past = (this.steps - lag) % this.histLen;
+      const img =
+        lag > 0 ? bench.arm.withKinematics(this.histQ.subarray(past * 7, past * 7 + 7), draw) : draw();
+      if (re)
+        re.processFrame(
+          this.steps,
+          camIndex,
+          cam.width,
+          cam.height,
+          img.rgb,
+          depth && cam.depth ? img.depthMm : null,
+        );
       const frame: Frame = {
         camera: cam.name,
-        t,
+        t: (this.steps - lag) * this.dt,
         rgb: { kind: "raw", width: cam.width, height: cam.height, channels: 3, data: img.rgb },
       };
       if (depth && cam.depth) frame.depthMm = { width: cam.width, height: cam.height, data: img.depthMm };
@@ -489,6 +636,7 @@ interface SnapshotHeader {
   targetGripperM: number;
   contactClosed: boolean;
   collisions: string[];
+  history?: { q: number[]; dq: number[]; g: number[] } | null;
 }
 
 /** Camera descriptions as the seam states them (wrist cameras relative to the tool frame). */

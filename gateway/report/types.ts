@@ -44,6 +44,8 @@ export interface TrialRecord {
   record_path: string | null;
   /** where a farm ran the trial (robot-gateway farm): its stable id, the worker and the attempt */
   farm?: { trial_id: string; worker: string; host: string; attempt: number };
+  /** shadow benches: the twin's divergence of this trial (compose/twin/, twin-divergence.json) */
+  twin_divergence?: Record<string, number | null>;
   agent: {
     /** the agent's exit code (null: killed by a signal or still running when stopped) */
     exit_code: number | null;

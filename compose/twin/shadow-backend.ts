@@ -1,0 +1,268 @@
+/**
+ * Shadow twin: a composite Backend in which the bench ("real", the primary) executes and a sim
+ * twin receives the same accepted trajectory in lockstep from the same measured start state. The
+ * gateway sees only the primary (its readings, frames, events, time); the twin's divergence is
+ * kept per chunk and per trial, and announced as an `instrument` event named `twin_divergence`
+ * (source "twin"), which the recorder writes with the episode's events.
+ *
+ * Lockstep: before each execute/hold the twin is put at the primary's measured state; each time
+ * the primary reports a tick for sample i the twin steps through every sample up to i
+ * (synchronously, in the primary's control loop: its cost is bench/shadow.ts's figure), and the
+ * pair of readings is compared. Frames: whenever the primary captures, the twin renders the same
+ * cameras at the same sample and the masks are compared.
+ */
+import type { Mat4 } from "../../robots/math.ts";
+import { poseToMat4 } from "../../robots/math.ts";
+import type {
+  Backend,
+  BackendDescription,
+  ExecuteOptions,
+  ExecuteResult,
+  Frame,
+  JointReading,
+  JointTrajectory,
+  SensorEvent,
+  SensorEventListener,
+} from "../../seam/types.ts";
+import type { LifecycleState } from "../../seam/lifecycle.ts";
+import type { SimBackend } from "../../sim/sim-backend.ts";
+import { DivergenceAccumulator, type DivergenceSummary, divergenceJson, type WireRef } from "./divergence.ts";
+
+export interface ShadowOptions {
+  /** the wire the progress is measured along (the bench's calibration); none: no progress */
+  wire?: WireRef;
+  /** contact edges closer than this are the same contact, s (default 0.1) */
+  contactWindowS?: number;
+}
+
+export interface ChunkDivergence extends DivergenceSummary {
+  chunk: number;
+  kind: "execute" | "hold";
+}
+
+export class ShadowBackend implements Backend {
+  readonly kind: Backend["kind"];
+  private readonly listeners = new Set<SensorEventListener>();
+  private readonly chunks: ChunkDivergence[] = [];
+  private trialAcc: DivergenceAccumulator | null = null;
+  private current: DivergenceAccumulator | null = null;
+  /** twin time + offset = primary time (set at each sync) */
+  private offsetS = 0;
+  private toolFromFlange: Mat4 | null = null;
+  private unsubscribe: (() => void)[] = [];
+  /** every trajectory executed since the last reset, with its start (backend s) and measured start state */
+  readonly executed: { traj: JointTrajectory; startS: number; start: JointReading; samples: number }[] = [];
+
+  constructor(
+    readonly primary: Backend,
+    readonly twin: SimBackend,
+    private readonly opts: ShadowOptions = {},
+  ) {
+    this.kind = primary.kind;
+  }
+
+  private get trial(): DivergenceAccumulator {
+    this.trialAcc ??= this.accumulator();
+    return this.trialAcc;
+  }
+
+  get lifecycle(): LifecycleState {
+    return this.primary.lifecycle;
+  }
+
+  async configure(): Promise<void> {
+    await this.primary.configure();
+    await this.twin.configure();
+    this.unsubscribe.push(
+      this.primary.onEvent((e) => {
+        if (e.type === "contact" && e.closed) this.current?.contact("real", e.t);
+        for (const l of this.listeners) l(e);
+      }),
+      this.twin.onEvent((e) => {
+        if (e.type === "contact" && e.closed) this.current?.contact("twin", e.t + this.offsetS);
+      }),
+    );
+  }
+  async activate(): Promise<void> {
+    await this.primary.activate();
+    if (this.twin.lifecycle === "inactive") await this.twin.activate();
+  }
+  async deactivate(): Promise<void> {
+    await this.primary.deactivate();
+    if (this.twin.lifecycle === "active") await this.twin.deactivate();
+  }
+  async shutdown(): Promise<void> {
+    for (const u of this.unsubscribe.splice(0)) u();
+    await this.primary.shutdown();
+    await this.twin.shutdown();
+  }
+
+  describe(): BackendDescription {
+    return this.primary.describe();
+  }
+  now(): number {
+    return this.primary.now();
+  }
+  read(): JointReading {
+    return this.primary.read();
+  }
+  onEvent(listener: SensorEventListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+  async stop(reason: string): Promise<void> {
+    await Promise.all([this.primary.stop(reason), this.twin.stop(reason)]);
+  }
+  async reset(opts: { seed: number }): Promise<void> {
+    await this.primary.reset?.(opts);
+    await this.twin.reset(opts);
+    this.chunks.length = 0;
+    this.executed.length = 0;
+    this.trialAcc = null;
+    this.toolFromFlange = null;
+  }
+  async recover(): Promise<void> {
+    await this.primary.recover?.();
+  }
+
+  async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
+    const startS = this.primary.now();
+    const start = this.primary.read();
+    const res = await this.lockstep(
+      "execute",
+      opts,
+      traj.count,
+      (i) => this.twin.stepSample(traj, i),
+      (o) => this.primary.execute(traj, o),
+    );
+    this.executed.push({ traj, startS, start, samples: res.samplesExecuted });
+    return res;
+  }
+
+  async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
+    const count = Math.round(seconds / this.primary.describe().controlPeriodS);
+    return this.lockstep(
+      "hold",
+      opts,
+      count,
+      () => this.twin.stepHold(),
+      (o) => this.primary.hold(seconds, o),
+    );
+  }
+
+  async capture(cameras: readonly string[], opts: { depth: boolean }): Promise<Frame[]> {
+    const frames = await this.primary.capture(cameras, opts);
+    this.trial.addImages(frames, this.twin.renderNow(cameras, false));
+    return frames;
+  }
+
+  /** divergence of every chunk since the last reset */
+  chunkDivergence(): readonly ChunkDivergence[] {
+    return this.chunks;
+  }
+
+  /** divergence of the trial so far (all chunks and observes since the last reset) */
+  trialDivergence(): DivergenceSummary {
+    return this.trial.summary();
+  }
+
+  // ---------------------------------------------------------------------------------------
+
+  private accumulator(): DivergenceAccumulator {
+    this.toolFromFlange ??= poseToMat4(this.primary.describe().toolOffset);
+    return new DivergenceAccumulator(
+      this.primary.describe().robot,
+      this.toolFromFlange,
+      this.opts.wire ?? this.twinWire(),
+      this.opts.contactWindowS ?? 0.1,
+    );
+  }
+
+  /** the twin's wire (the bench's calibration) for progress; null on other scenes */
+  private twinWire(): WireRef | null {
+    if (this.twin.scene !== "buzzwire" || this.twin.lifecycle === "unconfigured") return null;
+    const w = this.twin.currentCalibration().wire;
+    return { pointsBase: w.pointsBase, startMarkM: w.startMarkM, endMarkM: w.endMarkM };
+  }
+
+  private async lockstep(
+    kind: "execute" | "hold",
+    opts: ExecuteOptions,
+    count: number,
+    step: (i: number) => JointReading,
+    run: (o: ExecuteOptions) => Promise<ExecuteResult>,
+  ): Promise<ExecuteResult> {
+    // the same measured start state
+    const start = this.primary.read();
+    this.twin.syncTo(start);
+    this.offsetS = this.primary.now() - this.twin.now();
+    const acc = this.accumulator();
+    this.current = acc;
+    const cap = opts.capture;
+    const twinFrames: Frame[][] = [];
+    if (cap) twinFrames.push(this.twin.renderNow(cap.cameras, false));
+    let stepped = 0;
+    let twinReading: JointReading = this.twin.read();
+    const advance = (upTo: number) => {
+      while (stepped <= upTo && stepped < count) {
+        twinReading = step(stepped);
+        stepped++;
+        if (cap && stepped % cap.everyTicks === 0) twinFrames.push(this.twin.renderNow(cap.cameras, false));
+      }
+    };
+    const outer = opts.onTick;
+    let res: ExecuteResult;
+    try {
+      res = await run({
+        ...opts,
+        onTick: (r, i) => {
+          advance(i);
+          acc.addSample(r.q, twinReading.q);
+          return outer ? outer(r, i) : "ok";
+        },
+      });
+    } finally {
+      this.current = null;
+    }
+    // the twin sees exactly the samples the primary executed
+    advance(res.samplesExecuted - 1);
+    const perCapture = Math.max(1, twinFrames[0]?.length ?? 1);
+    res.frames.forEach((f, k) => {
+      const tw = twinFrames[Math.floor(k / perCapture)];
+      if (tw) acc.addImages([f], tw);
+    });
+    const chunk: ChunkDivergence = { chunk: this.chunks.length, kind, ...acc.summary() };
+    this.chunks.push(chunk);
+    this.trial.merge(acc);
+    this.announce(chunk);
+    return res;
+  }
+
+  private announce(c: ChunkDivergence): void {
+    const e: SensorEvent = {
+      type: "instrument",
+      t: this.primary.now(),
+      name: "twin_divergence",
+      source: "twin",
+      values: {
+        chunk: c.chunk,
+        samples: c.samples,
+        joint_rms_max_rad: Math.max(...c.joint.rmsRad),
+        joint_max_rad: Math.max(...c.joint.maxRad),
+        tool_rms_mm: c.toolMm.rms,
+        tool_max_mm: c.toolMm.max,
+        contacts_real: c.contacts.real.length,
+        contacts_twin: c.contacts.twin.length,
+        contacts_matched: c.contacts.matched.length,
+        predicted_not_seen: c.contacts.predictedNotSeen.length,
+        seen_not_predicted: c.contacts.seenNotPredicted.length,
+        ...(c.progress ? { progress_real: c.progress.real, progress_twin: c.progress.twin } : {}),
+      },
+    };
+    for (const l of this.listeners) l(e);
+  }
+}
+
+export { divergenceJson };
