@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Python client venv: .venv-py/ (gitignored) with pinned pytest and numpy, and the client from
 # clients/python installed into it (reinstalled every run, so it is always the checkout's).
-# Installs Debian's python3 + python3-venv first when there is no python3 with venv.
+# The venv is made from Debian's /usr/bin/python3 (python3 + python3-venv are installed when
+# missing): its interpreter then lives under /usr, which `robot-gateway run`'s agent sandbox binds
+# read-only, so an agent run with `--sandbox-ro .venv-py` finds its Python.
 # Idempotent. Network: PyPI only (pip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +11,8 @@ cd "$(dirname "$0")/.."
 PYTEST_VERSION=8.3.4
 NUMPY_VERSION=2.1.3
 
-if ! python3 -m venv --help >/dev/null 2>&1; then
+PY=/usr/bin/python3
+if ! "$PY" -m venv --help >/dev/null 2>&1 || ! "$PY" -c "import ensurepip" >/dev/null 2>&1; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   echo "py-client-setup: apt-get install python3 python3-venv"
@@ -18,9 +21,14 @@ if ! python3 -m venv --help >/dev/null 2>&1; then
   $SUDO apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null
 fi
 
+# a venv made from another interpreter (e.g. an earlier setup) is made again from Debian's
+if [ -x .venv-py/bin/python ] && ! grep -qx "home = /usr/bin" .venv-py/pyvenv.cfg 2>/dev/null; then
+  echo "py-client-setup: .venv-py was made from another python; making it again from $PY"
+  rm -rf .venv-py
+fi
 if [ ! -x .venv-py/bin/python ]; then
-  echo "py-client-setup: python3 -m venv .venv-py"
-  python3 -m venv .venv-py
+  echo "py-client-setup: $PY -m venv .venv-py"
+  "$PY" -m venv .venv-py
 fi
 want="pytest==${PYTEST_VERSION} numpy==${NUMPY_VERSION}"
 have=$(.venv-py/bin/python -m pip freeze 2>/dev/null | grep -Ei '^(pytest|numpy)==' | sort -f | tr '\n' ' ' || true)
