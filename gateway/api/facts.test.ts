@@ -143,6 +143,16 @@ describe("bench facts (buzz wire)", () => {
     g = await testGateway({ backend: { type: "sim" }, task: { id: "buzz-wire", seed: 1, level: "jog" } });
     const spec = SpecSchema.parse((await api(g, "GET", "/v1/spec")).body);
     expect(spec.world.depth_convention).toMatch(/z-depth.*mm, 0 = no return/);
+    const jog = spec.control.actions.find((a) => a.type === "jog")!;
+    expect(jog.frame).toMatch(/robot base/);
+    expect(jog.pivot).toMatch(/tool point/);
+    expect(jog.min_dt_s).toBe(spec.control.control_period_s);
+    // the smallest dt is accepted as a jog row's dt (a "stay" command moves nothing)
+    const stay = jog.commands!.indexOf("stay");
+    const res = await api(g, "POST", "/v1/act", { type: "jog", dt: jog.min_dt_s, rows: [[stay]] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const half = await api(g, "POST", "/v1/act", { type: "jog", dt: jog.min_dt_s / 2, rows: [[stay]] });
+    expect(half.body.error.code).toBe("RB_ERR_DT");
     const card = TaskCardSchema.parse((await api(g, "GET", "/v1/task")).body);
     expect(card.instruction).toContain("through the tool point");
     expect(card.instruction).toContain("robot base axes");

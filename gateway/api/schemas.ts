@@ -238,6 +238,13 @@ export const ActionSpecSchema = z.object({
   units: z.array(z.string()),
   commands: z.array(z.string()).optional().describe("jog only: the command words"),
   step_sizes: z.record(z.string(), z.number()).optional().describe("jog only: m or rad per command"),
+  frame: z.string().optional().describe("jog only: the frame the commands move in"),
+  pivot: z.string().optional().describe("jog only: the point rotations turn about"),
+  min_dt_s: z
+    .number()
+    .describe(
+      "smallest dt of a row (one command per row for jog): one control period; dt is a whole multiple",
+    ),
 });
 
 export const CameraSpecSchema = z.object({

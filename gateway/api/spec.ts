@@ -125,6 +125,9 @@ export function buildSpec(
         units: [...a.units],
         ...(a.commands ? { commands: [...a.commands] } : {}),
         ...(a.stepSizes ? { step_sizes: { ...a.stepSizes } } : {}),
+        ...(a.jogFrame ? { frame: a.jogFrame.frame, pivot: a.jogFrame.pivot } : {}),
+        // a row's dt is at least one control period (and a whole multiple of it)
+        min_dt_s: desc.controlPeriodS,
       })),
     },
     readings: { columns: ["t", "q", "dq", "tau", "gripper_width_m", "tool", "effort"] },
