@@ -3,6 +3,7 @@
  * when HIL_BENCH names its bench file (`HIL_BENCH=bench.yaml npx vitest run hil-tests/buzz-wire.test.ts`).
  */
 import sharp from "sharp";
+import { centreline } from "../calibration/wire-geometry.ts";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EpisodeResult } from "../gateway/recorder/result.ts";
 import type { TestGateway } from "../compose/testing.ts";
@@ -134,7 +135,13 @@ describe("buzz wire on the sim bench, through the Standard API", () => {
     await call("POST", "/v1/observe", { advance_s: 0.5, depth: true });
     const r0 = ctx.g.gateway.bench.backend.read();
     const { rows, dtS } = referenceRows(ctx, r0.q, r0.gripperWidthM, 0.3);
-    await call("POST", "/v1/act", { type: "joint_position", dt: dtS, rows: rows.slice(0, 30) });
+    // with frames: every frame carries its reading (tool pose) — scanned too
+    await call("POST", "/v1/act", {
+      type: "joint_position",
+      dt: dtS,
+      rows: rows.slice(0, 30),
+      frames: { fps: 5, cameras: ["front"] },
+    });
     // the agent token cannot reach operator or privileged calls, nor invent routes
     for (const url of ["/v1/admin/state", "/v1/admin/privileged/state", "/v1/admin/episodes"]) {
       expect((await call("GET", url)).status).toBe(403);
@@ -154,6 +161,13 @@ describe("buzz wire on the sim bench, through the Standard API", () => {
       "centreline",
     ]) {
       expect(all).not.toContain(key);
+    }
+    // the task card's bench facts and safety volumes are there, and name no mark or length
+    expect(all).toContain("inner_radius_m");
+    expect(all).toContain('"keep_out"');
+    const w = ctx.calibration.wire;
+    for (const v of [w.startMarkM, w.endMarkM, centreline(w.pointsBase).lengthM]) {
+      expect(all).not.toContain(v.toFixed(6));
     }
     // no wire coordinate appears in any response (to the printed precision)
     for (const p of ctx.calibration.wire.pointsBase.filter((_, i) => i % 5 === 0)) {

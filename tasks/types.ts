@@ -91,8 +91,16 @@ export interface TaskDefinition {
   submission?: Record<string, unknown>;
   /** instrument names readable with GET /v1/instruments/:name */
   instruments?: readonly string[];
-  /** markdown for the agent: goal, frames, units, action layout, budgets, what ends a trial */
-  instruction(level: string, setting: Setting, budgets: TaskBudgets): string;
+  /**
+   * markdown for the agent: goal, frames, units, action layout, budgets, what ends a trial;
+   * `bench`: the facts of benchFacts, when the task has them
+   */
+  instruction(level: string, setting: Setting, budgets: TaskBudgets, bench?: Record<string, unknown>): string;
+  /**
+   * what a player can see on this episode's bench (the task card's `bench`): sizes and
+   * conventions only, never the hidden instance (no centreline, no mark positions)
+   */
+  benchFacts?(ctx: TaskContext, level: string): Record<string, unknown>;
   /** hidden instance parameters from a seed */
   sampleInstance(seed: number, ctx: TaskContext): Record<string, unknown>;
   createJudge(instance: Record<string, unknown>, ctx: TaskContext): TaskJudge;

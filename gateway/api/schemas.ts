@@ -59,8 +59,26 @@ export const ReadingSchema = z.object({
   t: z.number().describe("episode time of the measurement, s"),
   q: z.array(z.number()).describe("joint positions, rad"),
   dq: z.array(z.number()).describe("joint velocities, rad/s"),
-  tau: z.array(z.number()).optional().describe("measured joint torques, N·m"),
+  tau: z
+    .array(z.number())
+    .optional()
+    .describe("measured joint torques, N·m (absent when the backend measures none; see effort)"),
   gripper_width_m: z.number().describe("gripper opening, m"),
+  tool: z
+    .object({ xyz: vec3.describe("m"), quat_xyzw: quat })
+    .optional()
+    .describe("tool frame in the robot base frame at q (forward kinematics of the measured joints)"),
+  effort: z
+    .object({
+      source: z
+        .enum(["measured", "none"])
+        .describe(
+          "measured: the backend's joint torque sensors (= tau); none: this backend measures no torque",
+        ),
+      tau: z.array(z.number()).nullable().describe("joint torques, N·m; null when source is none"),
+    })
+    .optional()
+    .describe("effort estimate: only measured torques; the gateway has no dynamics model to estimate them"),
 });
 export type ReadingDto = z.infer<typeof ReadingSchema>;
 
@@ -68,7 +86,13 @@ export const FrameRefSchema = z.object({
   camera: z.string(),
   t: z.number().describe("episode time of the exposure, s"),
   rgb: z.string().describe("URL of the image under /v1/frames/"),
-  depth: z.string().optional().describe("URL of the 16-bit PNG depth image in millimetres"),
+  depth: z
+    .string()
+    .optional()
+    .describe("URL of the 16-bit PNG depth image: z-depth along the optical axis in mm, 0 = no return"),
+  reading: ReadingSchema.optional().describe(
+    "the robot reading nearest the exposure (a wrist camera's pose is tool pose × camera pose)",
+  ),
 });
 
 export const SensorEventSchema = z.object({
@@ -91,6 +115,66 @@ export const ClippedEntrySchema = z.object({
   applied: z.number(),
 });
 
+// ---------------------------------------------------------------- effective limits
+
+const KeepOutCommon = {
+  name: z.string(),
+  ignore_links: z.array(z.string()).describe("links this volume does not apply to"),
+};
+export const KeepOutDtoSchema = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("box"),
+    ...KeepOutCommon,
+    center_m: vec3.describe("box centre, robot base frame, m"),
+    half_extents_m: vec3.describe("half extents along the box's own axes, m"),
+    quat_xyzw: quat.describe("box orientation in the base frame"),
+  }),
+  z.object({
+    type: z.literal("sphere"),
+    ...KeepOutCommon,
+    center_m: vec3.describe("robot base frame, m"),
+    radius_m: z.number(),
+  }),
+  z.object({
+    type: z.literal("capsule"),
+    ...KeepOutCommon,
+    a_m: vec3.describe("segment end, robot base frame, m"),
+    b_m: vec3.describe("segment end, robot base frame, m"),
+    radius_m: z.number(),
+  }),
+]);
+
+export const EffectiveLimitsSchema = z
+  .object({
+    profile: z.object({
+      bench: z.string().describe("bench whose safety profile this is"),
+      limits_sha256: z.string().describe("sha256 of the resolved limits, as in result.json provenance"),
+    }),
+    joints: z
+      .array(
+        z.object({
+          name: z.string(),
+          lower: z.number().describe("commanded position band (published limit + margin), rad"),
+          upper: z.number().describe("rad"),
+          max_velocity: z.number().describe("rad/s"),
+          max_acceleration: z.number().describe("rad/s²"),
+          max_jerk: z.number().describe("rad/s³"),
+        }),
+      )
+      .describe("what the pre-check refuses beyond (a chunk above any of these moves nothing)"),
+    max_tool_speed_m_s: z.number().describe("translational speed of the tool point"),
+    gripper: z.object({ max_speed_m_s: z.number(), max_force_n: z.number() }),
+    workspace: z
+      .object({ min_m: vec3, max_m: vec3 })
+      .describe("axis-aligned box, base frame: the tool point and every link capsule stay inside"),
+    keep_out: z
+      .array(KeepOutDtoSchema)
+      .describe("volumes neither the tool point nor any link capsule may enter (the visible ones)"),
+    max_chunk_duration_s: z.number(),
+  })
+  .describe("the limits the safety supervisor enforces (fractions of the published robot limits)");
+export type EffectiveLimitsDto = z.infer<typeof EffectiveLimitsSchema>;
+
 // ---------------------------------------------------------------- task card
 
 export const BudgetsSchema = z.object({
@@ -112,6 +196,13 @@ export const TaskCardSchema = z.object({
   budgets: BudgetsSchema,
   submission: z.record(z.string(), z.unknown()).optional().describe("JSON schema of the answer, if any"),
   instruments: z.array(z.string()).optional(),
+  safety: EffectiveLimitsSchema.describe(
+    "this episode's enforced limits: the bench profile plus the volumes of the bench furniture (table, board)",
+  ),
+  bench: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("what a player can see on the bench (task-specific; listed in the instruction)"),
   episode: EpisodeStatusSchema,
 });
 
@@ -147,6 +238,13 @@ export const ActionSpecSchema = z.object({
   units: z.array(z.string()),
   commands: z.array(z.string()).optional().describe("jog only: the command words"),
   step_sizes: z.record(z.string(), z.number()).optional().describe("jog only: m or rad per command"),
+  frame: z.string().optional().describe("jog only: the frame the commands move in"),
+  pivot: z.string().optional().describe("jog only: the point rotations turn about"),
+  min_dt_s: z
+    .number()
+    .describe(
+      "smallest dt of a row (one command per row for jog): one control period; dt is a whole multiple",
+    ),
 });
 
 export const CameraSpecSchema = z.object({
@@ -175,12 +273,16 @@ export const SpecSchema = z.object({
     actions: z.array(ActionSpecSchema),
   }),
   readings: z.object({ columns: z.array(z.string()) }),
+  safety: EffectiveLimitsSchema.describe(
+    "the bench profile's enforced limits (episode-specific volumes: GET /v1/task safety)",
+  ),
   cameras: z.array(CameraSpecSchema),
   world: z.object({
     frame: z.string(),
     units: z.string(),
     quaternion_order: z.literal("xyzw"),
     camera_convention: z.string(),
+    depth_convention: z.string(),
   }),
   supported_robots: z
     .array(RobotSpecSchema)

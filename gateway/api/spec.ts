@@ -3,7 +3,69 @@ import { mat4ToPose, poseToMat4 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
 import type { ActionCatalog } from "../episode/actions.ts";
 import type { BackendDescription } from "../../seam/types.ts";
-import type { SpecDto } from "./schemas.ts";
+import type { CompiledVolume, EffectiveLimits } from "../safety/profile.ts";
+import { sha256Json } from "../recorder/provenance.ts";
+import type { EffectiveLimitsDto, SpecDto } from "./schemas.ts";
+
+type V3 = [number, number, number];
+const v3 = (v: readonly number[]): V3 => [v[0]!, v[1]!, v[2]!];
+
+function keepOutDto(v: CompiledVolume): EffectiveLimitsDto["keep_out"][number] {
+  const common = { name: v.name, ignore_links: [...v.ignoreLinks] };
+  switch (v.type) {
+    case "box": {
+      // rot rows are the box axes in the base frame: box → base is its transpose
+      const r = v.rot;
+      const m = new Float64Array([
+        r[0]!,
+        r[3]!,
+        r[6]!,
+        0,
+        r[1]!,
+        r[4]!,
+        r[7]!,
+        0,
+        r[2]!,
+        r[5]!,
+        r[8]!,
+        0,
+        0,
+        0,
+        0,
+        1,
+      ]);
+      const q = mat4ToPose(m).quat_xyzw;
+      return { type: "box", ...common, center_m: v3(v.center), half_extents_m: v3(v.half), quat_xyzw: q };
+    }
+    case "sphere":
+      return { type: "sphere", ...common, center_m: v3(v.center), radius_m: v.radiusM };
+    case "capsule":
+      return { type: "capsule", ...common, a_m: v3(v.a), b_m: v3(v.b), radius_m: v.radiusM };
+  }
+}
+
+/**
+ * The limits the pre-check and the monitor enforce, as published: the commanded joint band and
+ * derivative limits, tool speed, workspace and every keep-out volume not marked hidden.
+ */
+export function limitsDto(benchName: string, l: EffectiveLimits): EffectiveLimitsDto {
+  return {
+    profile: { bench: benchName, limits_sha256: sha256Json(l) },
+    joints: l.jointNames.map((name, i) => ({
+      name,
+      lower: l.lowerRad[i]!,
+      upper: l.upperRad[i]!,
+      max_velocity: l.maxVelocityRadps[i]!,
+      max_acceleration: l.maxAccelerationRadps2[i]!,
+      max_jerk: l.maxJerkRadps3[i]!,
+    })),
+    max_tool_speed_m_s: l.maxToolSpeedMps,
+    gripper: { max_speed_m_s: l.gripper.maxSpeedMps, max_force_n: l.gripper.maxForceN },
+    workspace: { min_m: v3(l.workspace.minM), max_m: v3(l.workspace.maxM) },
+    keep_out: l.keepOut.filter((v) => !v.hidden).map(keepOutDto),
+    max_chunk_duration_s: l.maxChunkDurationS,
+  };
+}
 
 export function robotSpec(r: RobotModel): SpecDto["supported_robots"][number] {
   return {
@@ -38,6 +100,7 @@ export function buildSpec(
   actions: ActionCatalog,
   maxDtS: number,
   supported: readonly RobotModel[],
+  safety: EffectiveLimitsDto,
 ): SpecDto {
   const flange = {
     xyz: [0, 0, 0] as [number, number, number],
@@ -62,9 +125,13 @@ export function buildSpec(
         units: [...a.units],
         ...(a.commands ? { commands: [...a.commands] } : {}),
         ...(a.stepSizes ? { step_sizes: { ...a.stepSizes } } : {}),
+        ...(a.jogFrame ? { frame: a.jogFrame.frame, pivot: a.jogFrame.pivot } : {}),
+        // a row's dt is at least one control period (and a whole multiple of it)
+        min_dt_s: desc.controlPeriodS,
       })),
     },
-    readings: { columns: ["t", "q", "dq", "tau", "gripper_width_m"] },
+    readings: { columns: ["t", "q", "dq", "tau", "gripper_width_m", "tool", "effort"] },
+    safety,
     cameras: desc.cameras.map((c) => ({
       name: c.name,
       width: c.width,
@@ -84,6 +151,8 @@ export function buildSpec(
       units: "SI: m, rad, s, N, N·m",
       quaternion_order: "xyzw",
       camera_convention: "OpenCV pinhole: x right, y down, z forward; pose = camera optical frame in `frame`",
+      depth_convention:
+        "depth images: 16-bit PNG, z-depth along the camera's optical axis (not the ray length) in mm, 0 = no return",
     },
     supported_robots: supported.map(robotSpec),
   };

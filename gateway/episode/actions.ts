@@ -26,6 +26,8 @@ export interface ActionDef {
   /** jog only */
   commands?: readonly string[];
   stepSizes?: Readonly<Record<string, number>>;
+  /** jog only: the frame the commands move in and the point rotations turn about (as applyJog does) */
+  jogFrame?: { frame: string; pivot: string };
   /** validated numeric rows → joint rows (7 joints + gripper) */
   toJointRows(rows: number[][], start: JointReading): number[][];
 }
@@ -97,6 +99,11 @@ export function actionCatalog(
         linear_m: jogSteps.linearM,
         angular_rad: jogSteps.angularRad,
         gripper_m: jogSteps.gripperM,
+      },
+      jogFrame: {
+        frame:
+          "robot base: ±x/±y/±z translate the tool point along the base axes; ±roll/±pitch/±yaw rotate about the base x/y/z axes",
+        pivot: "the tool point (tool frame origin): rotations leave it where it is",
       },
       toJointRows: (rows, start) => {
         // each row is one command (its index in JOG_COMMANDS) applied to the previous row's pose

@@ -13,6 +13,8 @@ import type { ActRequest, EndReason, ObserveRequest, ReadingDto } from "../api/s
 import { GatewayError } from "../errors.ts";
 import type { EpisodeCounters, EpisodeResult } from "../recorder/result.ts";
 import { type ClipEntry, violationDetails } from "../safety/precheck.ts";
+import { fkWorkspace, forwardKinematicsInto } from "../../robots/franka/kinematics.ts";
+import { mat4ToPose } from "../../robots/math.ts";
 import { r6 } from "../time.ts";
 import { EpisodeClock } from "./clock.ts";
 import {
@@ -67,6 +69,8 @@ export class Episode implements EpisodeView {
   private submitted = false;
   /** the reading handed to the judge each tick (reused: the control loop allocates nothing for it) */
   private readonly taskReading: TaskReading = { t: 0, q: [], gripperWidthM: 0 };
+  /** FK scratch of toReading */
+  private readonly fkWs = fkWorkspace();
   private resultOf: EpisodeResult | undefined;
   /** settles when the running motion (if any) has returned */
   private running: Promise<void> = Promise.resolve();
@@ -166,8 +170,10 @@ export class Episode implements EpisodeView {
     return statusDto(this);
   }
 
+  /** a reading for the API, with the tool pose by FK (per reading row, never per control tick) */
   toReading(r: JointReading): ReadingDto {
-    return readingDto(r, this.clock.t0);
+    const frames = forwardKinematicsInto(this.plan.desc.robot, r.q, this.fkWs, this.cfg.toolFromFlange);
+    return readingDto(r, this.clock.t0, mat4ToPose(frames[9]!));
   }
 
   // ------------------------------------------------------------------ agent calls
@@ -209,12 +215,13 @@ export class Episode implements EpisodeView {
     const captured = cameras.length > 0 ? await this.captureOrFault(cameras, req.depth) : [];
     const reading = backend.read();
     const id = this.newObservation(reading.t - this.clock.t0);
-    const frames = this.storeFrames(captured, req.encoding, req.depth);
+    const dto = this.toReading(reading);
+    const frames = this.storeFrames(captured, req.encoding, req.depth, [dto]);
     for (const o of this.cfg.observers) o.onObservation?.(this, id, reading, captured);
     if (ticks > 0) await this.flush();
     return {
       observation_id: id,
-      readings: [this.toReading(reading)],
+      readings: [dto],
       frames,
       events: this.drainEvents(),
       safety: this.drainSafety(),
@@ -270,6 +277,9 @@ export class Episode implements EpisodeView {
     let executedRows = 0;
     let frames: Frame[] = [];
     const robotErrors: string[] = [];
+    // readings at the capture ticks (start, then every k ticks): each frame gets the nearest
+    const every = chunk.capture?.everyTicks;
+    const atCapture: ReadingDto[] = every ? [this.toReading(backend.read())] : [];
     await this.motion(traj, async (signal) => {
       this.counts.steps++;
       let nextRow = 0;
@@ -278,6 +288,7 @@ export class Episode implements EpisodeView {
         signal,
         ...(chunk.capture ? { capture: chunk.capture } : {}),
         onTick: (r, i) => {
+          if (every && (i + 1) % every === 0) atCapture.push(this.toReading(r));
           // a real robot publishes at its own rate: a reading may land past a row's end sample;
           // one reading per row: a reading that lands past several row ends stands for each of them
           if (nextRow < ends.length && i >= ends[nextRow]!) {
@@ -302,7 +313,7 @@ export class Episode implements EpisodeView {
       if (res.outcome === "fault") this.requestStop(causeOfFault(res.fault));
     });
     const f = req.frames;
-    const frameRefs = f ? this.storeFrames(frames, f.encoding, f.depth) : [];
+    const frameRefs = f ? this.storeFrames(frames, f.encoding, f.depth, atCapture) : [];
     if (frames.length) for (const o of this.cfg.observers) o.onFrames?.(this, frames);
     await this.flush();
     return {
@@ -576,11 +587,20 @@ export class Episode implements EpisodeView {
     }
   }
 
-  private storeFrames(frames: readonly Frame[], encoding: "jpeg" | "png", depth: boolean): FrameRefDto[] {
+  /** Store frames; each carries the reading (of `near`, episode time) nearest its exposure. */
+  private storeFrames(
+    frames: readonly Frame[],
+    encoding: "jpeg" | "png",
+    depth: boolean,
+    near: readonly ReadingDto[] = [],
+  ): FrameRefDto[] {
     this.counts.framesServed += frames.length;
-    return frames.map((f) =>
-      frameRefDto(f.camera, f.t - this.clock.t0, this.cfg.frames.put(f, encoding, depth)),
-    );
+    return frames.map((f) => {
+      const t = f.t - this.clock.t0;
+      let best: ReadingDto | undefined;
+      for (const r of near) if (!best || Math.abs(r.t - t) < Math.abs(best.t - t)) best = r;
+      return frameRefDto(f.camera, t, this.cfg.frames.put(f, encoding, depth), best);
+    });
   }
 
   /** Issue an observation id at episode time `t` (recorded with that same t, so grade agrees). */

@@ -30,6 +30,7 @@ export function calibrationKeepOuts(cal: Pick<Calibration, "robotBasePoseWorld" 
       halfExtentsM: TABLE_HALF_EXTENTS_M,
       quatXyzw: table.quat_xyzw,
       ignoreLinks: ["link0"],
+      hidden: false,
     },
     {
       type: "box",
@@ -38,6 +39,7 @@ export function calibrationKeepOuts(cal: Pick<Calibration, "robotBasePoseWorld" 
       halfExtentsM: [b.sizeM[0] / 2, b.sizeM[1] / 2, b.sizeM[2] / 2],
       quatXyzw: board.quat_xyzw,
       ignoreLinks: [],
+      hidden: false,
     },
   ];
 }

@@ -17,6 +17,11 @@ const positive = z.number().positive();
 const fraction = z.number().gt(0).lte(1);
 /** link names (e.g. "link0", "hand") a volume does not apply to */
 const ignoreLinks = z.array(z.string().min(1)).default([]);
+/**
+ * a volume that would reveal the hidden task instance (e.g. one around a wire post): enforced
+ * like any other, never published in GET /v1/spec or the task card
+ */
+const hidden = z.boolean().default(false);
 
 /** An oriented box: centre and half extents in the base frame, optional rotation. */
 export const KeepOutBoxSchema = z.strictObject({
@@ -30,6 +35,7 @@ export const KeepOutBoxSchema = z.strictObject({
   quatXyzw: quatXyzw.optional(),
   /** links this volume does not apply to (e.g. the hand for a volume the task must touch) */
   ignoreLinks,
+  hidden,
 });
 
 export const KeepOutSphereSchema = z.strictObject({
@@ -40,6 +46,7 @@ export const KeepOutSphereSchema = z.strictObject({
   /** sphere radius, m */
   radiusM: positive,
   ignoreLinks,
+  hidden,
 });
 
 export const KeepOutCapsuleSchema = z.strictObject({
@@ -51,6 +58,7 @@ export const KeepOutCapsuleSchema = z.strictObject({
   /** capsule radius, m */
   radiusM: positive,
   ignoreLinks,
+  hidden,
 });
 
 /** A named volume that neither the tool point nor any link capsule may enter. */
@@ -146,6 +154,8 @@ export type CompiledVolume =
       /** base→box rotation, row-major 3×3 (rows are the box axes in the base frame) */
       rot: readonly number[];
       ignoreLinks: readonly string[];
+      /** enforced, never published (reveals the hidden instance) */
+      hidden: boolean;
     }
   | {
       type: "sphere";
@@ -153,6 +163,7 @@ export type CompiledVolume =
       center: readonly [number, number, number];
       radiusM: number;
       ignoreLinks: readonly string[];
+      hidden: boolean;
     }
   | {
       type: "capsule";
@@ -161,6 +172,7 @@ export type CompiledVolume =
       b: readonly [number, number, number];
       radiusM: number;
       ignoreLinks: readonly string[];
+      hidden: boolean;
     };
 
 /** The effective, frozen limits a bench enforces; the only input of pre-check and monitor besides the robot. */
@@ -232,6 +244,7 @@ function compileVolume(v: KeepOut): CompiledVolume {
         half: Object.freeze([...v.halfExtentsM] as [number, number, number]),
         rot: Object.freeze(baseToBoxRows(q)),
         ignoreLinks: ignore,
+        hidden: v.hidden,
       });
     }
     case "sphere":
@@ -241,6 +254,7 @@ function compileVolume(v: KeepOut): CompiledVolume {
         center: Object.freeze([...v.centerM] as [number, number, number]),
         radiusM: v.radiusM,
         ignoreLinks: ignore,
+        hidden: v.hidden,
       });
     case "capsule":
       return Object.freeze({
@@ -250,6 +264,7 @@ function compileVolume(v: KeepOut): CompiledVolume {
         b: Object.freeze([...v.bM] as [number, number, number]),
         radiusM: v.radiusM,
         ignoreLinks: ignore,
+        hidden: v.hidden,
       });
   }
 }

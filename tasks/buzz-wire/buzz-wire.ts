@@ -10,7 +10,8 @@
  * contact events, so the live gateway and `grade` compute the same result.
  */
 import { z } from "zod";
-import { wireSchema } from "../../calibration/schema.ts";
+import { toolSchema, wireSchema } from "../../calibration/schema.ts";
+import { centreline } from "../../calibration/wire-geometry.ts";
 import { fkWorkspace, forwardKinematicsInto } from "../../robots/franka/kinematics.ts";
 import type { TaskDefinition, TaskJudge, TaskScore, TaskStatus } from "../types.ts";
 import { type ThreadHit, threadedArc, wireGeometry } from "./progress.ts";
@@ -28,6 +29,49 @@ const BenchSchema = z.object({
   tool: z.object({ loopInnerRadiusM: z.number().positive() }).loose(),
 });
 
+/** What benchFacts reads: the visible tool and wire sizes (the loop's own wire is optional). */
+const FactsSchema = z.object({
+  wire: BuzzWireInstanceSchema.shape.wire,
+  tool: toolSchema.partial().required({ loopInnerRadiusM: true }),
+});
+
+/** to 0.1 mm: what a ruler on the bench gives, and no float tail that could fingerprint the instance */
+const r4 = (m: number) => Math.round(m * 1e4) / 1e4;
+
+/**
+ * What a player sees on the bench: loop and wire sizes, how far before the end post success
+ * fires, and the grip. Sizes only, to 0.1 mm (the marks' positions, the centreline and
+ * the wire's length stay hidden; the end mark's distance from the post is a constant of the
+ * bench, painted on the board).
+ */
+function benchFacts(ctx: { bench: Record<string, unknown> }): Record<string, unknown> {
+  const b = FactsSchema.parse(ctx.bench);
+  const t = b.tool;
+  const lengthM = centreline(b.wire.pointsBase).lengthM;
+  const loop: Record<string, unknown> = {
+    inner_radius_m: t.loopInnerRadiusM,
+    frame:
+      "tool frame: origin at the loop centre, z along the loop axis, x from the centre away from the handle",
+  };
+  if (t.loopWireRadiusM !== undefined) loop.loop_wire_radius_m = t.loopWireRadiusM;
+  if (t.handleLengthM !== undefined) loop.handle_length_m = t.handleLengthM;
+  return {
+    loop,
+    wire: {
+      radius_m: b.wire.wireRadiusM,
+      clearance_m: r4(t.loopInnerRadiusM - b.wire.wireRadiusM),
+      note: "the wire is touched when the loop's own wire meets it (the clearance is loop inner radius − wire radius)",
+    },
+    success: {
+      before_end_post_m: r4(lengthM - b.wire.endMarkM + END_TOLERANCE_M),
+      rule: "success fires when the loop centre, with the wire through the loop and no touch so far, comes this far (along the wire) before the end post",
+    },
+    gripper:
+      "the loop's handle is held for the whole trial: the gripper column moves the fingers only and has no effect on the loop or the score; send the reading's gripper_width_m",
+    depth: "depth images: 16-bit PNG, z-depth along the optical axis in mm, 0 = no return",
+  };
+}
+
 const RUNNING: TaskStatus = Object.freeze({ state: "running" });
 const SUCCESS: TaskStatus = Object.freeze({ state: "success" });
 
@@ -42,13 +86,27 @@ function instruction(
   level: string,
   _setting: string,
   b: { timeLimitS: number; maxRowsPerChunk: number; maxCallS: number },
+  bench?: Record<string, unknown>,
 ): string {
   const act = {
     joint_position: "`joint_position`: rows of 7 joint angles (rad) and the gripper opening (m).",
     ee_pose:
       "`ee_pose`: rows of the tool pose `x y z qx qy qz qw` in the robot base frame plus the gripper opening; the gateway solves IK per row. `joint_position` is open too.",
-    jog: "`jog`: rows of one command index into `control.actions[type=jog].commands` of `GET /v1/spec` (step sizes listed there).",
+    jog: "`jog`: rows of one command index into `control.actions[type=jog].commands` of `GET /v1/spec` (step sizes listed there). ±x/±y/±z move the tool point along the robot base axes; ±roll/±pitch/±yaw turn the tool about the base x/y/z axes through the tool point (the loop centre stays put); one command per row, each row takes `dt` (a whole multiple of `control.control_period_s`, at most `control.max_dt_s`; the step over `dt` must stay under `safety.max_tool_speed_m_s`).",
   } as Record<string, string>;
+  const facts = bench as ReturnType<typeof benchFacts> | undefined;
+  const loop = facts?.loop as { inner_radius_m?: number } | undefined;
+  const wire = facts?.wire as { radius_m?: number; clearance_m?: number } | undefined;
+  const success = facts?.success as { before_end_post_m?: number } | undefined;
+  const seen: string[] = facts
+    ? [
+        `- On the bench: loop inner radius ${loop?.inner_radius_m} m, wire radius ${wire?.radius_m} m (clearance ${wire?.clearance_m} m each way around the wire); all in the task card's \`bench\`.`,
+        `- Success fires when the loop reaches the end mark, ${success?.before_end_post_m} m along the wire before the end post.`,
+        "- The gripper holds the loop's handle all trial: the gripper column moves only the fingers and has no effect on the loop; send the reading's width.",
+        "- Depth images are 16-bit PNGs of z-depth along the optical axis in mm; 0 means no return.",
+        "- The limits the safety supervisor enforces (fractions of the robot's published limits) and the table and board volumes are in the task card's `safety`.",
+      ]
+    : [];
   return [
     "# Buzz wire",
     "",
@@ -68,6 +126,7 @@ function instruction(
     "  too fast or that would hit the table or the board (nothing moves then). Move slowly near the wire.",
     `- Budgets: ${b.timeLimitS} s of episode time, at most ${b.maxRowsPerChunk} rows per chunk, ${b.maxCallS} s per call. No resets.`,
     "- The trial ends on a touch, when you reach the end, when you call `POST /v1/finish`, or when time runs out.",
+    ...seen,
   ].join("\n");
 }
 
@@ -91,6 +150,7 @@ export const BUZZ_WIRE: TaskDefinition = {
   },
   hidesSuccess: false,
   instruction,
+  benchFacts,
   sampleInstance: (_seed, ctx) => {
     const bench = BenchSchema.parse(ctx.bench);
     return { wire: bench.wire, loopInnerRadiusM: bench.tool.loopInnerRadiusM } satisfies BuzzWireInstance;

@@ -69,7 +69,9 @@ class Frame:
 
     ``rgb``: H×W×3 uint8 array (numpy) or ``png.Image``. ``depth``: H×W float32 metres with NaN
     where there was no return (numpy) or ``DepthImage``; None when no depth was asked for.
-    ``rgb_bytes`` / ``depth_bytes`` are the encoded files as served.
+    ``rgb_bytes`` / ``depth_bytes`` are the encoded files as served. ``reading``: the robot
+    reading nearest the exposure (None from a gateway that sends none); ``tool_pose``: its tool
+    pose (base←tool), what a wrist camera's ``back_project``/``project`` take.
     """
 
     def __init__(self, client: "Client", ref: Mapping[str, Any]) -> None:
@@ -78,6 +80,7 @@ class Frame:
         self.t: float = ref["t"]
         self.rgb_url: str = ref["rgb"]
         self.depth_url: Optional[str] = ref.get("depth")
+        self.reading: Optional[Dict[str, Any]] = ref.get("reading")
         self._rgb = None
         self._depth = None
         self._rgb_bytes: Optional[bytes] = None
@@ -115,6 +118,11 @@ class Frame:
         if self._depth is None:
             self._depth = self._client._depth_array(decode_png(self.depth_bytes))
         return self._depth
+
+    @property
+    def tool_pose(self) -> Optional[Dict[str, Any]]:
+        """The tool pose (base frame) at the exposure, from the frame's reading."""
+        return (self.reading or {}).get("tool")
 
     def load(self) -> "Frame":
         """Fetch and decode now (frames are kept by the gateway for a limited time)."""

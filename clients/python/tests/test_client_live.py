@@ -103,6 +103,34 @@ def test_jog_by_word(gateway):
             c.jog(["+w"], dt=0.5)
 
 
+def test_readings_and_frames_carry_the_tool_pose_and_effort(ee):
+    obs = ee.observe(cameras=["wrist"], decode=False)
+    r = obs.reading
+    fk = ee.fk(r["q"])["tool"]
+    assert r["tool"]["xyz"] == pytest.approx(fk["xyz"], abs=1e-6)
+    assert r["tool"]["quat_xyzw"] == pytest.approx(fk["quat_xyzw"], abs=1e-6)
+    # the sim measures no joint torque: the effort says so instead of inventing one
+    assert r["effort"] == {"source": "none", "tau": None} and "tau" not in r
+    f = obs.image("wrist")
+    assert f.reading == r and f.tool_pose == r["tool"]
+    row = r["q"] + [r["gripper_width_m"]]
+    res = ee.act_joint_position([row] * 4, dt=0.1, frames={"fps": 5, "cameras": ["front"]})
+    assert all("tool" in x and x["effort"]["source"] == "none" for x in res.readings)
+    assert res.images and all(abs(im.reading["t"] - im.t) < 1e-3 for im in res.images)
+
+
+def test_spec_and_task_publish_the_enforced_limits_and_bench_facts(ee):
+    spec = ee.spec()
+    card = ee.task()
+    lim = spec["safety"]
+    published = {j["name"]: j for j in spec["robot"]["joints"]}
+    for j in lim["joints"]:
+        assert 0 < j["max_acceleration"] < published[j["name"]]["max_acceleration"]
+    names = {v["name"] for v in card["safety"]["keep_out"]}
+    assert {"table", "board"} <= names
+    assert card["bench"]["loop"]["inner_radius_m"] > card["bench"]["wire"]["radius_m"] > 0
+
+
 def test_fk_ik_round_trip(ee):
     q = ee.observe().reading["q"]
     fk = ee.fk(q)

@@ -20,7 +20,7 @@ import {
   SubmitRequestSchema,
   TaskCardSchema,
 } from "../schemas.ts";
-import { buildSpec } from "../spec.ts";
+import { buildSpec, limitsDto } from "../spec.ts";
 import { ERROR_RESPONSES as errors, type RouteOptions, timed } from "./common.ts";
 
 export interface AgentRouteOptions extends RouteOptions {
@@ -67,10 +67,12 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, op
     const ep = gw.requireEpisode();
     const task = ep.config.task;
     const b = ep.config.budgets;
+    const ctx = ep.config.taskContext;
+    const bench = ctx && task.benchFacts ? task.benchFacts(ctx, ep.config.level) : undefined;
     return {
       task_id: task.id,
       title: task.title,
-      instruction: task.instruction(ep.config.level, ep.config.setting, b),
+      instruction: task.instruction(ep.config.level, ep.config.setting, b, bench),
       setting: ep.config.setting,
       level: ep.config.level,
       actions: [...(task.levels[ep.config.level]?.actions ?? [])],
@@ -84,12 +86,21 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, op
       },
       ...(task.submission ? { submission: task.submission } : {}),
       ...(task.instruments ? { instruments: [...task.instruments] } : {}),
+      // per episode: the profile plus this seed's table and board volumes (the spec has no episode)
+      safety: limitsDto(gw.bench.name, ep.config.limits),
+      ...(bench ? { bench } : {}),
       episode: ep.status(),
     };
   });
 
   r.get("/v1/spec", { schema: { response: { 200: SpecSchema } } }, async () =>
-    buildSpec(gw.bench.backend.describe(), gw.actions, gw.bench.maxDtS, Object.values(ROBOTS)),
+    buildSpec(
+      gw.bench.backend.describe(),
+      gw.actions,
+      gw.bench.maxDtS,
+      Object.values(ROBOTS),
+      limitsDto(gw.bench.name, gw.bench.limits),
+    ),
   );
 
   r.post(
