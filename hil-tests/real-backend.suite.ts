@@ -86,7 +86,8 @@ export function describeRealBackend(t: SuiteTransport): void {
           type: "buzzbox",
           path: linkPath(),
           debounceMs: 2,
-          heartbeatTimeoutMs: 300,
+          // simavr is a child process a loaded machine can starve; a pulled plug is seen from the port
+          heartbeatTimeoutMs: 2000,
           pingIntervalMs: 200,
           reconnectInitialMs: 50,
           reconnectMaxMs: 200,

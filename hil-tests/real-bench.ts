@@ -44,7 +44,11 @@ export interface RealBenchOptions {
   level?: string;
   /** bench-file `safety` block (use the same one on the sim bench you compare with) */
   safety?: Record<string, unknown>;
-  /** buzz box heartbeat timeout, ms (default 350, the driver's default) */
+  /**
+   * buzz box heartbeat timeout, ms (default 2000: the rig's firmware runs in simavr, a child
+   * process a loaded machine can starve for longer than the driver's 350 ms default; a pulled plug
+   * is seen from the port itself, and tests of the heartbeat set their own)
+   */
   heartbeatTimeoutMs?: number;
 }
 
@@ -189,7 +193,7 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
         type: "buzzbox",
         path: linkPath,
         debounceMs: 2,
-        heartbeatTimeoutMs: opts.heartbeatTimeoutMs ?? 350,
+        heartbeatTimeoutMs: opts.heartbeatTimeoutMs ?? 2000,
         pingIntervalMs: 200,
         reconnectInitialMs: 50,
         reconnectMaxMs: 200,

@@ -107,7 +107,7 @@ async function expectHeld(rb: RealBench) {
 }
 
 /** Wait until the rig's arm has moved away from `q0` (a motion is under way). */
-async function untilMoving(rb: RealBench, q0: readonly number[], timeoutMs = 10_000) {
+async function untilMoving(rb: RealBench, q0: readonly number[], timeoutMs = 30_000) {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const s = await rb.simState();
