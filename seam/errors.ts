@@ -468,6 +468,24 @@ export const ERRORS = {
       "Firmata board at {path} sent nothing for {silentMs} ms (limit {limitMs} ms; heartbeat {channel} every {samplingMs} ms): the board hangs",
     hint: "Reset or replug the board; the driver reconnects by itself once it answers again.",
   },
+  // realtime
+  RB_ERR_SPLICE_PAST: {
+    status: 409,
+    message:
+      "start_step {start_step} has already been committed to the robot (committed step {committed_step})",
+    hint: "Splice at a later step: every act response and reading says the committed step; leave start_step out to append.",
+  },
+  RB_ERR_SPLICE_MARGIN: {
+    status: 409,
+    message:
+      "start_step {start_step} is within the latency margin ({margin_steps} steps): the earliest step is {earliest}",
+    hint: "Start the chunk at the earliest step or later (the task card states the margin), or leave start_step out.",
+  },
+  RB_ERR_SPLICE_AHEAD: {
+    status: 422,
+    message: "start_step {start_step} is beyond the queue horizon (latest {latest})",
+    hint: "Splice closer to the committed step; the task card states the horizon.",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;
