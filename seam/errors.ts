@@ -486,6 +486,11 @@ export const ERRORS = {
     message: "start_step {start_step} is beyond the queue horizon (latest {latest})",
     hint: "Splice closer to the committed step; the task card states the horizon.",
   },
+  RB_ERR_REALTIME_NO_CAPTURE: {
+    status: 422,
+    message: "{field} during a chunk is not captured in the realtime setting",
+    hint: "Leave frames out of act; POST /v1/observe returns the current frames without blocking.",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;
