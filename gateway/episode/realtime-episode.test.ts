@@ -5,7 +5,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { parseBenchConfig } from "../../compose/bench-config.ts";
 import { type StartedGateway, startGateway } from "../../compose/start.ts";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { GatewayError } from "../errors.ts";
+import { McapRecorder } from "../recorder/mcap-recorder.ts";
+import { gradeRecord, readRecord } from "../recorder/replay.ts";
 import type { Episode } from "./episode.ts";
 import type { WallClock } from "./realtime.ts";
 
@@ -43,14 +48,15 @@ afterEach(async () => {
   g = undefined;
 });
 
-async function realtimeEpisode(clock: FakeClock, commandGapS = 5): Promise<Episode> {
+async function realtimeEpisode(clock: FakeClock, commandGapS = 5, recorded = false): Promise<Episode> {
+  const recordsDir = mkdtempSync(join(tmpdir(), "rg-rt-"));
   const config = parseBenchConfig(
-    { version: 1, name: "rt", backend: { type: "sim" }, task: { id: "free-motion", seed: 1 } },
+    { version: 1, name: "rt", backend: { type: "sim" }, task: { id: "free-motion", seed: 1 }, recordsDir },
     "test",
   );
   g = await startGateway({
     config,
-    observers: null,
+    ...(recorded ? {} : { observers: null }),
     realtime: { slowdown: 1, clock, commandGapS, lateToleranceS: 1 },
     firstEpisode: { task: "free-motion", setting: "realtime", seed: 1 },
   });
@@ -135,5 +141,25 @@ describe("realtime episode (sim, fake wall clock)", () => {
     expect(ep.isEnded).toBe(true);
     expect(ep.endReason).toBe("fault");
     expect(ep.endDetail).toMatch(/no queued rows and no chunk/);
+  });
+
+  it("the record carries S and the late-step counts, and grades as the live episode", async () => {
+    const clock = new FakeClock();
+    const ep = await realtimeEpisode(clock, 5, true);
+    const r0 = ep.config.backend.read();
+    await ep.act({ type: "joint_position", dt: 0.01, rows: [[...r0.q, r0.gripperWidthM]] });
+    await clock.advance(0.05);
+    await ep.finish();
+    const rec = g!.observers.find((o) => o instanceof McapRecorder) as McapRecorder;
+    const { recordPath } = await rec.done;
+    expect(recordPath).toBeDefined();
+    const contents = await readRecord(recordPath!);
+    const meta = contents.messages.find((m) => m.topic.endsWith("meta"))?.data as Record<string, unknown>;
+    const end = contents.messages.find((m) => m.topic.endsWith("end"))?.data as Record<string, unknown>;
+    expect(meta["setting"]).toBe("realtime");
+    expect(meta["realtime"]).toMatchObject({ slowdown: 1, margin_steps: 2, command_gap_s: 5 });
+    expect(end["realtime"]).toMatchObject({ slowdown: 1, committed_step: 50, queue_rows: 0, late_steps: 0 });
+    const report = await gradeRecord(recordPath!);
+    expect(report.agree, JSON.stringify(report.differences)).toBe(true);
   });
 });

@@ -94,6 +94,8 @@ export class RealtimeDriver {
   private shiftSlots = 0;
   private lastChunkWall = Number.NaN;
   private stopped = false;
+  /** aborted by halt(): ends the loop's sleep at once */
+  private readonly halted = new AbortController();
   private waiters: { step: number; resolve: () => void }[] = [];
   readonly counts: RealtimeCounts = { stepsRun: 0, holdSteps: 0, lateSteps: 0, stoodStillS: 0, splices: 0 };
 
@@ -290,10 +292,11 @@ export class RealtimeDriver {
   /** The loop: sleep to the next slot, wake, until `signal` aborts or a step is refused. */
   async run(signal: AbortSignal, exec: StepExecutor): Promise<void> {
     this.start();
+    const either = AbortSignal.any([signal, this.halted.signal]);
     try {
       while (!signal.aborted && !this.stopped) {
         const nextSlot = this.t0Wall + (this.base + this.shiftSlots + 1) * this.slotS;
-        await this.clock.sleepUntil(nextSlot, signal);
+        await this.clock.sleepUntil(nextSlot, either);
         if (signal.aborted || this.stopped) break;
         const res = await this.wake(exec);
         if (res && res.outcome !== "completed") break;
@@ -306,6 +309,7 @@ export class RealtimeDriver {
   /** Stop the loop (idempotent); waiters resolve. */
   halt(): void {
     this.stopped = true;
+    this.halted.abort();
     for (const w of this.waiters) w.resolve();
     this.waiters = [];
   }
