@@ -23,6 +23,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   "stop-latency": { file: "stop-latency.ts", args: ["--samples", "30"] },
   "ros2-latency": { file: "ros2-latency.ts" },
   "observe-load": { file: "observe-load.ts" },
+  realtime: { file: "realtime.ts" },
 };
 
 const only = process.argv.slice(2);
