@@ -1,6 +1,7 @@
 /**
  * The realtime setting on the sim at S = 1 (issue 14): a 50 Hz agent loop over real HTTP
- * (127.0.0.1:0) sends a one-row chunk every 20 ms for N control steps (default 10,000 = 10 s).
+ * (127.0.0.1:0) sends a 2 ms one-row chunk every 20 ms (it starts at the earliest step allowed)
+ * for N control steps (default 10,000 = 10 s).
  *
  *   npx tsx bench/realtime.ts [--steps 10000]
  *
@@ -33,16 +34,21 @@ const g = await startGateway({
 });
 const base = g.url!;
 const headers = { authorization: "Bearer rt-agent", "content-type": "application/json" };
+/** the fields of the answers this bench reads */
+interface Answer {
+  readings: { q: number[]; gripper_width_m: number }[];
+  start_step: number;
+}
 const post = async (path: string, body: unknown) => {
   const res = await fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
+  return { status: res.status, body: (await res.json()) as Answer };
 };
 
 const ep = g.gateway.requireEpisode();
 const periodS = g.bench.backend.describe().controlPeriodS;
 const first = await post("/v1/observe", { advance_s: 0, cameras: [] });
-const q: number[] = first.body.readings[0].q;
-const grip: number = first.body.readings[0].gripper_width_m;
+const q = first.body.readings[0]!.q;
+const grip = first.body.readings[0]!.gripper_width_m;
 const row = [...q, grip];
 
 const latMs: number[] = [];
@@ -53,11 +59,13 @@ for (let i = 0; ; i++) {
   const status = ep.realtimeStatus()!;
   if (status.committed_step >= steps || ep.isEnded) break;
   const sent = performance.now();
-  const a = await post("/v1/act", { type: "joint_position", dt: 0.01, rows: [row] });
+  // a 2 ms chunk, so the queue is empty when the next is sent: it starts at the earliest step
+  // allowed (the step due + the margin), the latency of a replacement rather than of an append
+  const a = await post("/v1/act", { type: "joint_position", dt: 0.002, rows: [row] });
   if (a.status !== 200) {
     refused++;
   } else {
-    const s = a.body.start_step as number;
+    const s = a.body.start_step;
     while ((ep.realtimeStatus()?.committed_step ?? 0) <= s && !ep.isEnded) await tick();
     latMs.push(performance.now() - sent);
   }
