@@ -169,4 +169,13 @@ describe("realtime setting on the sim (S = 1, wall clock)", () => {
       details: { setting: "realtime", reason: expect.stringMatching(/real bench .*not implemented/) },
     });
   });
+
+  it("without a fixed S the sim's speed is measured once at the start and picks S", async () => {
+    const gw = new (g.gateway.constructor as typeof import("../gateway.ts").Gateway)(g.bench, {});
+    const ep = await gw.startEpisode({ task: "free-motion", setting: "realtime", seed: 1 });
+    const rt = ep.config.realtime!;
+    expect(rt.measuredSpeed).toBeGreaterThan(0);
+    expect(rt.slowdown).toBe(rt.measuredSpeed! >= 3 ? 1 : Math.ceil(3 / rt.measuredSpeed!));
+    await ep.stopAndEnd({ source: "operator", detail: "test over" });
+  });
 });
