@@ -1,18 +1,19 @@
 /**
  * The realtime setting on the sim at S = 1 (issue 14): a 50 Hz agent loop over real HTTP
- * (127.0.0.1:0) sends a 2 ms one-row chunk every 20 ms (it starts at the earliest step allowed)
- * for N control steps (default 10,000 = 10 s).
+ * (127.0.0.1:0), then over the WebSocket /v1/stream, sends a 2 ms one-row chunk every 20 ms (it
+ * starts at the earliest step allowed), N/2 control steps each (default N = 10,000 = 10 s).
  *
  *   npx tsx bench/realtime.ts [--steps 10000]
  *
  * Prints late steps per 10,000 (steps that could not start within the late tolerance of their
  * slot; target 0 on an idle machine) and the splice latency from the chunk sent to its first
- * target committed to the sim, p50/p99 (target p99 ≤ 2 control periods over the WebSocket, which
- * is not built yet: this is HTTP). The committed step is read in process (the bench shares the
- * gateway's event loop), so the figure includes the HTTP round trip and the driver's wake-up.
+ * target committed to the sim, p50/p99 per transport (target p99 ≤ 2 control periods over the
+ * WebSocket). The committed step is read in process (the bench shares the gateway's event loop),
+ * so the figure includes the round trip and the driver's wake-up.
  */
 import { parseArgs } from "node:util";
 import { parseBenchConfig } from "../compose/bench-config.ts";
+import { WebSocket } from "ws";
 import { startGateway } from "../compose/start.ts";
 import { pct } from "./stats.ts";
 
@@ -51,28 +52,56 @@ const q = first.body.readings[0]!.q;
 const grip = first.body.readings[0]!.gripper_width_m;
 const row = [...q, grip];
 
-const latMs: number[] = [];
-let refused = 0;
 const tick = () => new Promise((r) => setImmediate(r));
-const w0 = performance.now();
-for (let i = 0; ; i++) {
-  const status = ep.realtimeStatus()!;
-  if (status.committed_step >= steps || ep.isEnded) break;
-  const sent = performance.now();
-  // a 2 ms chunk, so the queue is empty when the next is sent: it starts at the earliest step
-  // allowed (the step due + the margin), the latency of a replacement rather than of an append
+
+// the WebSocket: one connection, acts answered by act_result messages in order
+const ws = new WebSocket(`${base.replace("http", "ws")}/v1/stream`, {
+  headers: { authorization: "Bearer rt-agent" },
+});
+const answers: ((m: { type: string; start_step?: number }) => void)[] = [];
+ws.on("message", (d) => {
+  const m = JSON.parse(String(d)) as { type: string; start_step?: number };
+  if (m.type === "act_result" || m.type === "error") answers.shift()?.(m);
+});
+await new Promise<void>((resolve) => ws.on("open", () => resolve()));
+
+type Sender = () => Promise<number | undefined>;
+const overHttp: Sender = async () => {
   const a = await post("/v1/act", { type: "joint_position", dt: 0.002, rows: [row] });
-  if (a.status !== 200) {
-    refused++;
-  } else {
-    const s = a.body.start_step;
-    while ((ep.realtimeStatus()?.committed_step ?? 0) <= s && !ep.isEnded) await tick();
-    latMs.push(performance.now() - sent);
+  return a.status === 200 ? a.body.start_step : undefined;
+};
+const overWs: Sender = () =>
+  new Promise((resolve) => {
+    answers.push((m) => resolve(m.type === "act_result" ? m.start_step : undefined));
+    ws.send(JSON.stringify({ type: "act", action_type: "joint_position", dt: 0.002, rows: [row] }));
+  });
+
+/**
+ * Half the steps with each transport. A 2 ms chunk every 20 ms, so the queue is empty when the
+ * next is sent: it starts at the earliest step allowed (the step due + the margin), the latency of
+ * a replacement rather than of an append.
+ */
+async function loop(send: Sender, until: number) {
+  const latMs: number[] = [];
+  let refused = 0;
+  const w0 = performance.now();
+  for (let i = 0; ; i++) {
+    if (ep.realtimeStatus()!.committed_step >= until || ep.isEnded) break;
+    const sent = performance.now();
+    const s = await send();
+    if (s === undefined) refused++;
+    else {
+      while ((ep.realtimeStatus()?.committed_step ?? 0) <= s && !ep.isEnded) await tick();
+      latMs.push(performance.now() - sent);
+    }
+    const wait = w0 + (i + 1) * 20 - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   }
-  const next = w0 + (i + 1) * 20;
-  const wait = next - performance.now();
-  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  return { latMs, refused };
 }
+const http = await loop(overHttp, steps / 2);
+const wsRes = await loop(overWs, steps);
+ws.close();
 const st = ep.realtimeStatus()!;
 await post("/v1/finish", {});
 await g.close();
@@ -85,8 +114,15 @@ console.log(
 console.log(
   `late steps: ${st.late_steps} (${per10k.toFixed(1)} per 10,000), stood still ${st.stood_still_s.toFixed(3)} s`,
 );
-console.log(
-  `splice latency over HTTP, sent → first target committed (${latMs.length} chunks, ${refused} refused): ` +
-    `p50 ${pct(latMs, 50).toFixed(2)} ms, p99 ${pct(latMs, 99).toFixed(2)} ms ` +
-    `(${(pct(latMs, 50) / (periodS * 1000)).toFixed(1)} / ${(pct(latMs, 99) / (periodS * 1000)).toFixed(1)} periods)`,
-);
+for (const [name, r] of [
+  ["HTTP", http],
+  ["WebSocket", wsRes],
+] as const) {
+  const p50 = pct(r.latMs, 50);
+  const p99 = pct(r.latMs, 99);
+  const per = periodS * 1000;
+  console.log(
+    `splice latency over ${name}, sent → first target committed (${r.latMs.length} chunks, ${r.refused} refused): ` +
+      `p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (${(p50 / per).toFixed(1)} / ${(p99 / per).toFixed(1)} periods)`,
+  );
+}
