@@ -27,6 +27,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   calibration: { file: "calibration.ts", args: ["30"] },
   "sensor-realism": { file: "sensor-realism.ts" },
   shadow: { file: "shadow.ts" },
+  realtime: { file: "realtime.ts" },
 };
 
 const only = process.argv.slice(2);

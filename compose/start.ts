@@ -15,7 +15,7 @@ import type { StartEpisodeRequest } from "../gateway/api/schemas.ts";
 import { type AppOptions, buildApp } from "../gateway/app.ts";
 import type { EpisodeObserver } from "../gateway/episode/observer.ts";
 import type { StopCause } from "../gateway/episode/stop.ts";
-import { type Bench, Gateway } from "../gateway/gateway.ts";
+import { type Bench, Gateway, type GatewayOptions } from "../gateway/gateway.ts";
 import { recorderObservers } from "../gateway/recorder/mcap-recorder.ts";
 import type { TaskDefinition } from "../tasks/types.ts";
 import type { BenchConfig } from "./bench-config.ts";
@@ -41,6 +41,8 @@ export interface StartGatewayOptions {
   observers?: ObserverFactory | null;
   /** extra task definitions beside the registry's */
   tasks?: readonly TaskDefinition[];
+  /** realtime pacing fixed instead of measured (tests, benches) */
+  realtime?: GatewayOptions["realtime"];
   /** start the first episode (default: yes, with the bench's defaults) */
   firstEpisode?: Partial<StartEpisodeRequest> | false;
   /** listen on a real socket (else the app is only made ready, for inject()) */
@@ -124,6 +126,7 @@ export async function startGateway(o: StartGatewayOptions): Promise<StartedGatew
         }
       : {}),
     ...(o.tasks ? { tasks: o.tasks } : {}),
+    ...(o.realtime ? { realtime: o.realtime } : {}),
   });
   const agentToken = o.agentToken ?? randomBytes(16).toString("hex");
   const operatorToken = o.operatorToken ?? randomBytes(16).toString("hex");

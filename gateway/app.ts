@@ -10,6 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import fastifySwagger from "@fastify/swagger";
+import { attachStream } from "./api/stream.ts";
 import Fastify, { type FastifyInstance } from "fastify";
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import { CaptureAdmission } from "./api/capacity.ts";
@@ -165,6 +166,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     operatorGuard: guard("operator", routeOpts),
   });
   await app.register(mcpPlugin, { agentToken: opts.agentToken, operatorToken: opts.operatorToken });
+  attachStream(app, opts.gateway, routeOpts);
 
   app.get("/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 

@@ -4,6 +4,7 @@
  * shell over this class, so everything here is testable without a server.
  */
 import { forwardKinematics } from "../robots/franka/kinematics.ts";
+import type { Backend } from "../seam/types.ts";
 import { getTask } from "../tasks/registry.ts";
 import type { TaskContext, TaskDefinition } from "../tasks/types.ts";
 import type { EndReason, StartEpisodeRequest } from "./api/schemas.ts";
@@ -12,6 +13,7 @@ import type { Bench } from "./bench.ts";
 import { type ActionCatalog, actionCatalog } from "./episode/actions.ts";
 import { Episode } from "./episode/episode.ts";
 import type { StopCause } from "./episode/stop.ts";
+import type { RealtimeSetup } from "./episode/view.ts";
 import { EStopLatch } from "./safety/estop.ts";
 import { SafetyMonitor } from "./safety/monitor.ts";
 import { homeForEpisode } from "./strategy/episode-start.ts";
@@ -28,7 +30,12 @@ export interface GatewayOptions {
   observers?: (episode: { task: string; seed: number }) => EpisodeObserver[];
   /** task definitions offered beside the registry's (they win over a registered id) */
   tasks?: readonly TaskDefinition[];
+  /** realtime pacing fixed instead of measured (tests, benches); unset fields take the defaults */
+  realtime?: Partial<RealtimeSetup>;
 }
+
+/** sim seconds held at a realtime episode's start to measure the sim's speed */
+const REALTIME_PROBE_S = 0.05;
 
 export interface EstopState {
   engaged: boolean;
@@ -94,13 +101,17 @@ export class Gateway {
     const level = req.level ?? d.level ?? task.defaultLevel;
     if (!Object.hasOwn(task.levels, level)) throw new GatewayError("RB_ERR_LEVEL", { task: task.id, level });
     const setting = req.setting ?? "standard";
-    if (setting !== "standard" || !task.settings.includes(setting)) {
+    if (!task.settings.includes(setting)) {
+      throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", {
+        setting,
+        reason: `task ${task.id} does not offer it`,
+      });
+    }
+    if (setting === "realtime" && !this.bench.simulated) {
       throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", {
         setting,
         reason:
-          setting === "realtime"
-            ? "the realtime setting is not implemented yet"
-            : `task ${task.id} does not offer it`,
+          "realtime streaming to a real bench (FollowJointTrajectory goal replacement) is not implemented; the simulated bench runs it",
       });
     }
     const privileged = req.privileged ?? false;
@@ -134,6 +145,7 @@ export class Gateway {
     };
     const instance = task.sampleInstance(seed, ctx);
     const limits = this.bench.limitsFor(seed);
+    const realtime = setting === "realtime" ? await this.realtimeSetup(backend) : undefined;
     const judge = task.createJudge(instance, ctx);
     this.frames.clear();
     const ep = new Episode({
@@ -161,10 +173,38 @@ export class Gateway {
       ...(this.bench.provenance ? { provenance: this.bench.provenance } : {}),
       estop: this.estopLatch,
       motionAllowed: this.bench.motionAllowed,
+      ...(realtime ? { realtime } : {}),
     });
     this.current = ep;
     this.history.push(ep);
     return ep;
+  }
+
+  /**
+   * The realtime pacing, measured once per episode start: the sim holds for REALTIME_PROBE_S and
+   * its speed (sim s per wall s) picks S = 1 when it runs at least 3× faster than real time,
+   * else the smallest S that leaves it that headroom. `opts.realtime` may fix S (tests, benches).
+   */
+  private async realtimeSetup(backend: Backend): Promise<RealtimeSetup> {
+    const fixed = this.opts.realtime;
+    let slowdown = fixed?.slowdown;
+    let measuredSpeed: number | undefined;
+    if (slowdown === undefined) {
+      const w0 = performance.now();
+      await backend.hold(REALTIME_PROBE_S);
+      const wallS = Math.max(1e-6, (performance.now() - w0) / 1000);
+      measuredSpeed = REALTIME_PROBE_S / wallS;
+      slowdown = measuredSpeed >= 3 ? 1 : Math.ceil(3 / measuredSpeed);
+    }
+    return {
+      slowdown,
+      marginSteps: fixed?.marginSteps ?? 2,
+      lateToleranceS: fixed?.lateToleranceS ?? 0.02,
+      horizonSteps: fixed?.horizonSteps ?? 30_000,
+      commandGapS: fixed?.commandGapS ?? 2,
+      ...(measuredSpeed !== undefined ? { measuredSpeed } : {}),
+      ...(fixed?.clock ? { clock: fixed.clock } : {}),
+    };
   }
 
   get estop(): EstopState {

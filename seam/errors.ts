@@ -517,6 +517,29 @@ export const ERRORS = {
       "replay and sysid read episode records (record.mcap) with accepted commands and joint states; " +
       "compare reads run folders written by `robot-gateway run` (report.json).",
   },
+  // realtime
+  RB_ERR_SPLICE_PAST: {
+    status: 409,
+    message:
+      "start_step {start_step} has already been committed to the robot (committed step {committed_step})",
+    hint: "Splice at a later step: every act response and reading says the committed step; leave start_step out to append.",
+  },
+  RB_ERR_SPLICE_MARGIN: {
+    status: 409,
+    message:
+      "start_step {start_step} is within the latency margin ({margin_steps} steps): the earliest step is {earliest}",
+    hint: "Start the chunk at the earliest step or later (the task card states the margin), or leave start_step out.",
+  },
+  RB_ERR_SPLICE_AHEAD: {
+    status: 422,
+    message: "start_step {start_step} is beyond the queue horizon (latest {latest})",
+    hint: "Splice closer to the committed step; the task card states the horizon.",
+  },
+  RB_ERR_REALTIME_NO_CAPTURE: {
+    status: 422,
+    message: "{field} during a chunk is not captured in the realtime setting",
+    hint: "Leave frames out of act; POST /v1/observe returns the current frames without blocking.",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

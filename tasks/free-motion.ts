@@ -9,7 +9,7 @@ const RUNNING: TaskStatus = Object.freeze({ state: "running" });
 export const FREE_MOTION: TaskDefinition = {
   id: "free-motion",
   title: "Free motion",
-  settings: ["standard"],
+  settings: ["standard", "realtime"],
   levels: {
     joint_position: { actions: ["joint_position"] },
     ee_pose: { actions: ["joint_position", "ee_pose"] },

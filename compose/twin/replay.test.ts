@@ -63,6 +63,6 @@ describe("replay", () => {
       ...bench("r", {}),
       backend: { type: "real", allowMotion: false },
     } as unknown as BenchConfig;
-    await expect(replayOnBench(rec, real)).rejects.toMatchObject({ code: "RB_ERR_REAL_MOTION_NOT_ALLOWED" });
+    await expect(replayOnBench(rec, real)).rejects.toMatchObject({ code: "RB_ERR_MOTION_DISABLED" });
   });
 });

@@ -101,7 +101,7 @@ export async function replayOnBench(
   } = {},
 ): Promise<ReplayOutcome> {
   if (config.backend.type === "real" && !opts.allowMotion && !config.backend.allowMotion)
-    throw new CodedError("RB_ERR_REAL_MOTION_NOT_ALLOWED", { operation: "a replay (pass --allow-motion)" });
+    throw new CodedError("RB_ERR_MOTION_DISABLED", { operation: "a replay (pass --allow-motion)" });
   const bench: BenchConfig =
     config.backend.type === "real" && opts.allowMotion
       ? ({ ...config, backend: { ...config.backend, allowMotion: true } } as BenchConfig)

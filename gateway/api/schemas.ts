@@ -47,6 +47,16 @@ export const EpisodeStatusSchema = z.object({
   reason: EndReasonSchema.optional(),
   /** human-readable detail of the end, e.g. the safety cause */
   detail: z.string().optional(),
+  realtime: z
+    .object({
+      slowdown: z.number().describe("S: one control step every S control periods of wall clock"),
+      committed_step: z.number().int().describe("control steps handed to the robot so far"),
+      queue_rows: z.number().int().describe("control steps queued after the committed step"),
+      late_steps: z.number().int().describe("steps that could not run on time"),
+      stood_still_s: z.number().describe("wall seconds the bench stood still because of late steps"),
+    })
+    .optional()
+    .describe("realtime setting only"),
 });
 
 /** Fields every actionable response carries. */
@@ -203,6 +213,28 @@ export const TaskCardSchema = z.object({
     .record(z.string(), z.unknown())
     .optional()
     .describe("what a player can see on the bench (task-specific; listed in the instruction)"),
+  realtime: z
+    .object({
+      slowdown: z.number().describe("S: one control step every S control periods of wall clock"),
+      control_period_s: z.number(),
+      margin_steps: z
+        .number()
+        .int()
+        .describe("a splice starts at least this many steps after the committed step"),
+      horizon_steps: z
+        .number()
+        .int()
+        .describe("a splice starts at most this many steps after the committed step"),
+      late_tolerance_s: z
+        .number()
+        .describe("a step that cannot start within this of its slot is late (skipped, counted)"),
+      command_gap_s: z
+        .number()
+        .describe("empty queue and no chunk for this long: hold, then a watchdog stop"),
+      measured_speed: z.number().optional().describe("sim seconds per wall second measured at the start"),
+    })
+    .optional()
+    .describe("realtime setting only"),
   episode: EpisodeStatusSchema,
 });
 
@@ -354,6 +386,7 @@ export const ActResponseSchema = z.object({
   events: z.array(SensorEventSchema),
   safety: z.array(SafetyEventSchema),
   robot_errors: z.array(z.string()),
+  start_step: z.number().int().optional().describe("realtime: the control step the chunk starts at"),
   episode: EpisodeStatusSchema,
 });
 

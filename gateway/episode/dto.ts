@@ -63,5 +63,7 @@ export function statusDto(ep: EpisodeView): EpisodeStatusDto {
     s.reason = ep.endReason;
     if (ep.endDetail) s.detail = ep.endDetail;
   }
+  const rt = ep.realtimeStatus?.();
+  if (rt) s.realtime = rt;
   return s;
 }

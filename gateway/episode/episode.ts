@@ -29,6 +29,7 @@ import {
 import { MotionRunner } from "./motion.ts";
 import type { EpisodeObserver, ObserverContext } from "./observer.ts";
 import { checkChunk, type PlanContext, planChunk, resolveCameras } from "./planner.ts";
+import { commandedReading, RealtimeDriver, systemWallClock } from "./realtime.ts";
 import { episodeResult } from "./result.ts";
 import {
   causeOfError,
@@ -41,7 +42,7 @@ import {
   StopArbiter,
   TIME_LIMIT,
 } from "./stop.ts";
-import type { EpisodeSetup, EpisodeView, SafetyEventDto } from "./view.ts";
+import type { EpisodeSetup, EpisodeView, RealtimeStatus, SafetyEventDto } from "./view.ts";
 
 export type { EpisodeCounters } from "../recorder/result.ts";
 export type { SafetyEventDto } from "./view.ts";
@@ -75,6 +76,10 @@ export class Episode implements EpisodeView {
   /** settles when the running motion (if any) has returned */
   private running: Promise<void> = Promise.resolve();
   private recordAt: string | undefined;
+  /** realtime setting: the step queue paced to the wall clock (from the first advancing call) */
+  private rt: RealtimeDriver | undefined;
+  /** settles when the realtime loop has returned */
+  private rtLoop: Promise<void> = Promise.resolve();
   private readonly counts: EpisodeCounters = {
     steps: 0,
     resetsUsed: 0,
@@ -170,6 +175,19 @@ export class Episode implements EpisodeView {
     return statusDto(this);
   }
 
+  realtimeStatus(): RealtimeStatus | undefined {
+    const setup = this.cfg.realtime;
+    if (this.cfg.setting !== "realtime" || !setup) return undefined;
+    const c = this.rt?.counts;
+    return {
+      slowdown: setup.slowdown,
+      committed_step: this.rt?.committedStep ?? 0,
+      queue_rows: this.rt?.queueRows ?? 0,
+      late_steps: c?.lateSteps ?? 0,
+      stood_still_s: r6(c?.stoodStillS ?? 0),
+    };
+  }
+
   /** a reading for the API, with the tool pose by FK (per reading row, never per control tick) */
   toReading(r: JointReading): ReadingDto {
     const frames = forwardKinematicsInto(this.plan.desc.robot, r.q, this.fkWs, this.cfg.toolFromFlange);
@@ -197,7 +215,20 @@ export class Episode implements EpisodeView {
     const period = this.plan.desc.controlPeriodS;
     // time advances in whole control periods; less than half a period advances nothing
     const ticks = Math.round(req.advance_s / period);
-    if (ticks > 0) {
+    if (this.cfg.setting === "realtime") {
+      // the world runs on: no advance reads what is there now; advance_s waits for the steps
+      if (ticks > 0) {
+        this.assertCanMoveRealtime();
+        if (req.advance_s > this.cfg.budgets.maxCallS) {
+          throw new GatewayError("RB_ERR_CALL_TOO_LONG", {
+            seconds: req.advance_s,
+            max: this.cfg.budgets.maxCallS,
+          });
+        }
+        const rt = this.realtime();
+        await rt.waitForStep(rt.committedStep + ticks);
+      }
+    } else if (ticks > 0) {
       this.assertCanMove();
       if (req.advance_s > this.cfg.budgets.maxCallS) {
         throw new GatewayError("RB_ERR_CALL_TOO_LONG", {
@@ -250,13 +281,10 @@ export class Episode implements EpisodeView {
     events: EventDto[];
     safety: SafetyEventDto[];
     robot_errors: string[];
+    /** realtime: the control step the chunk starts at */
+    start_step?: number;
   }> {
-    if (this.cfg.setting !== "standard") {
-      throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", {
-        setting: this.cfg.setting,
-        reason: "not implemented",
-      });
-    }
+    if (this.cfg.setting === "realtime") return this.actRealtime(req);
     this.assertCanMove();
     const backend = this.cfg.backend;
     const chunk = checkChunk(this.plan, req);
@@ -330,6 +358,7 @@ export class Episode implements EpisodeView {
   /** POST /v1/finish */
   async finish(): Promise<void> {
     if (this.ended) throw new GatewayError("RB_ERR_EPISODE_ENDED", { reason: this.ended.reason });
+    await this.haltRealtime();
     if (this.runner.busy) throw new GatewayError("RB_ERR_BUSY");
     this.end("finished");
     await this.flush();
@@ -343,6 +372,7 @@ export class Episode implements EpisodeView {
       throw new GatewayError("RB_ERR_NO_SUBMISSION", { task: this.cfg.task.id });
     }
     if (this.submitted) throw new GatewayError("RB_ERR_ALREADY_SUBMITTED");
+    await this.haltRealtime();
     if (this.runner.busy) throw new GatewayError("RB_ERR_BUSY");
     this.submitted = true;
     for (const o of this.cfg.observers) o.onSubmit?.(this, answer, evidence);
@@ -453,6 +483,100 @@ export class Episode implements EpisodeView {
     if (err instanceof GatewayError) throw err;
     if (err instanceof CodedError) throw new GatewayError(err.code, err.details, err.message);
     throw err;
+  }
+
+  // ------------------------------------------------------------------ the realtime setting
+
+  /**
+   * POST /v1/act in the realtime setting: answers at once. The chunk is planned and pre-checked
+   * from the COMMANDED state at its start step (continuity up to jerk at the join), then replaces
+   * the queued rows from there on.
+   */
+  private async actRealtime(req: ActRequest): ReturnType<Episode["act"]> {
+    this.assertCanMoveRealtime();
+    const chunk = checkChunk(this.plan, req);
+    if (chunk.capture) {
+      throw new GatewayError("RB_ERR_REALTIME_NO_CAPTURE", { field: "frames" });
+    }
+    const rt = this.realtime();
+    const step = rt.spliceStep(req.start_step);
+    const start = rt.commandedState(step);
+    const from = commandedReading(start, this.cfg.backend.now());
+    const { trajectory: traj, clipped, precheck } = planChunk(this.plan, chunk, from, start.ddq);
+    for (const o of this.cfg.observers) o.onCommand?.(this, req, clipped, precheck.ok);
+    if (!precheck.ok) {
+      this.counts.refusals++;
+      const details = violationDetails(precheck.violation);
+      this.safetyEvent("refused", `chunk refused: ${precheck.violation.kind}`, details, false);
+      throw new GatewayError("RB_ERR_UNSAFE_CHUNK", {
+        ...details,
+        what: precheck.violation.joint ?? precheck.violation.link ?? precheck.violation.kind,
+        start_step: step,
+      });
+    }
+    this.counts.clippedEntries += clipped.length;
+    this.counts.steps++;
+    rt.splice(traj, step);
+    await this.flush();
+    return {
+      executed_rows: 0,
+      clipped,
+      readings: [this.toReading(this.cfg.backend.read())],
+      frames: [],
+      events: this.drainEvents(),
+      safety: this.drainSafety(),
+      robot_errors: [],
+      start_step: step,
+    };
+  }
+
+  /** The realtime driver, started (the loop running as one long motion) on first use. */
+  private realtime(): RealtimeDriver {
+    if (this.rt) return this.rt;
+    const setup = this.cfg.realtime;
+    if (!setup) throw new Error("realtime episode without a realtime setup");
+    const backend = this.cfg.backend;
+    const periodS = this.plan.desc.controlPeriodS;
+    const rt = new RealtimeDriver(
+      setup.clock ?? systemWallClock,
+      {
+        periodS,
+        slowdown: setup.slowdown,
+        marginSteps: setup.marginSteps,
+        lateToleranceS: setup.lateToleranceS,
+        horizonSteps: setup.horizonSteps,
+        watchdogS: setup.commandGapS,
+      },
+      backend.read(),
+      (detail) => this.requestStop({ source: "watchdog", detail, data: { kind: "command_watchdog" } }),
+    );
+    this.rt = rt;
+    rt.start();
+    this.rtLoop = this.motion(null, (signal) =>
+      rt.run(signal, async (traj) => {
+        const res = await backend.execute(traj, { signal, onTick: (r) => this.tick(r, -1) });
+        if (res.outcome === "fault") this.requestStop(causeOfFault(res.fault));
+        return res;
+      }),
+    ).catch(() => {
+      // a backend that threw has gone the fault way (requestStop) inside motion()
+    });
+    return rt;
+  }
+
+  /** Stop the realtime loop (the robot holds its last target) and wait for it to return. */
+  private async haltRealtime(): Promise<void> {
+    if (!this.rt) return;
+    this.rt.halt();
+    await this.rtLoop;
+  }
+
+  private assertCanMoveRealtime(): void {
+    const es = this.cfg.estop.current;
+    if (es) throw new GatewayError("RB_ERR_ESTOP", { reason: es.reason ?? "operator" });
+    if (!this.cfg.motionAllowed) throw new GatewayError("RB_ERR_MOTION_DISABLED");
+    if (this.ended) throw new GatewayError("RB_ERR_EPISODE_ENDED", { reason: this.ended.reason });
+    if (this.rt?.isHalted) throw new GatewayError("RB_ERR_BUSY");
   }
 
   // ------------------------------------------------------------------ internals

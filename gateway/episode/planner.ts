@@ -79,8 +79,16 @@ export function checkChunk(ctx: PlanContext, req: ActRequest): CheckedChunk {
   return { action, rows, dt: req.dt, capture: { everyTicks, cameras, depth: f.depth } };
 }
 
-/** Joint rows → clip → interpolate → pre-check, from the measured `start`. */
-export function planChunk(ctx: PlanContext, chunk: CheckedChunk, start: JointReading): ChunkPlan {
+/**
+ * Joint rows → clip → interpolate → pre-check, from the measured `start` (realtime: from the
+ * commanded state at the splice step, with its acceleration, so the join is judged up to jerk).
+ */
+export function planChunk(
+  ctx: PlanContext,
+  chunk: CheckedChunk,
+  start: JointReading,
+  previousAcceleration?: readonly number[],
+): ChunkPlan {
   const jointRows = chunk.action.toJointRows(chunk.rows, start);
   const { rows, clipped } = clipRows(jointRows, ctx.limits);
   const trajectory = interpolateChunk(start, rows, chunk.dt, ctx.desc.controlPeriodS);
@@ -90,6 +98,7 @@ export function planChunk(ctx: PlanContext, chunk: CheckedChunk, start: JointRea
     start,
     trajectory,
     tcp: ctx.toolFromFlange,
+    ...(previousAcceleration ? { previousAcceleration } : {}),
   });
   return { trajectory, clipped, precheck };
 }

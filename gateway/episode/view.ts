@@ -14,6 +14,7 @@ import type { EStopLatch } from "../safety/estop.ts";
 import type { SafetyMonitor } from "../safety/monitor.ts";
 import type { EffectiveLimits } from "../safety/profile.ts";
 import type { ActionCatalog } from "./actions.ts";
+import type { WallClock } from "./realtime.ts";
 
 export type { EpisodeCounters } from "../recorder/result.ts";
 
@@ -45,6 +46,26 @@ export interface EpisodeSetup {
   estop: EStopLatch;
   /** false: a real bench started without the allow-motion switch */
   motionAllowed: boolean;
+  /** the realtime setting's pacing (setting "realtime" only) */
+  realtime?: RealtimeSetup;
+}
+
+/** How a realtime episode is paced (stated in the task card). */
+export interface RealtimeSetup {
+  /** S ≥ 1: one control step every S control periods of wall clock */
+  slowdown: number;
+  /** a splice starts at least this many steps after the committed (or due) step */
+  marginSteps: number;
+  /** a step that could not start within this many wall seconds of its slot is late */
+  lateToleranceS: number;
+  /** how far ahead of the committed step a splice may start, steps */
+  horizonSteps: number;
+  /** empty queue and no chunk for this long (wall s): the robot holds, then stops (watchdog) */
+  commandGapS: number;
+  /** measured sim speed (sim seconds per wall second) that chose S, when measured */
+  measuredSpeed?: number;
+  /** the wall clock (tests inject a fake one) */
+  clock?: WallClock;
 }
 
 /** The read-only view of an episode. */
@@ -68,4 +89,14 @@ export interface EpisodeView {
   readonly result: EpisodeResult | undefined;
   /** where the recorder writes this episode, when recorded */
   readonly recordPath: string | undefined;
+  /** realtime setting: the pacing and the queue now */
+  realtimeStatus?(): RealtimeStatus | undefined;
+}
+
+export interface RealtimeStatus {
+  slowdown: number;
+  committed_step: number;
+  queue_rows: number;
+  late_steps: number;
+  stood_still_s: number;
 }

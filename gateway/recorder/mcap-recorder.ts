@@ -219,6 +219,18 @@ export class McapRecorder implements EpisodeObserver {
       started_at: ep.startedAt.toISOString(),
       ...(this.opts.provenance ? { provenance: this.opts.provenance } : {}),
       joint_batch_s: this.opts.jointBatchS,
+      ...(c.realtime
+        ? {
+            realtime: {
+              slowdown: c.realtime.slowdown,
+              margin_steps: c.realtime.marginSteps,
+              horizon_steps: c.realtime.horizonSteps,
+              late_tolerance_s: c.realtime.lateToleranceS,
+              command_gap_s: c.realtime.commandGapS,
+              ...(c.realtime.measuredSpeed !== undefined ? { measured_speed: c.realtime.measuredSpeed } : {}),
+            },
+          }
+        : {}),
     };
     this.json(TOPICS.meta, SCHEMAS.meta, 0, meta);
     this.json(TOPICS.instance, SCHEMAS.instance, 0, { instance: c.instance });
@@ -353,6 +365,7 @@ export class McapRecorder implements EpisodeObserver {
       counters: { ...ep.counters },
       started_at: ep.startedAt.toISOString(),
       ended_at: endedAt,
+      ...(ep.realtimeStatus?.() ? { realtime: ep.realtimeStatus()! } : {}),
     };
     const live = ep.result as Partial<EpisodeResult> | undefined;
     const result =

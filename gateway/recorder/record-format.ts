@@ -11,6 +11,7 @@
  */
 import type { Setting, TaskBudgets } from "../../tasks/types.ts";
 import type { EndReason } from "../api/schemas.ts";
+import type { RealtimeStatus } from "../episode/view.ts";
 import type { EpisodeCounters } from "./result.ts";
 import type { Provenance } from "./provenance.ts";
 
@@ -60,6 +61,8 @@ export interface MetaMessage {
   provenance?: Provenance;
   /** joint-state batching of this record, s */
   joint_batch_s: number;
+  /** realtime setting: the pacing the task card stated (S, margin, horizon, tolerance, gap) */
+  realtime?: Record<string, number>;
 }
 
 /** /operator/instance: the hidden instance parameters (operator-only; never shown to the agent). */
@@ -190,6 +193,8 @@ export interface EndMessage {
   counters: EpisodeCounters;
   started_at: string;
   ended_at: string;
+  /** realtime setting: steps committed, rows left queued, late steps and the time stood still */
+  realtime?: RealtimeStatus;
 }
 
 const obj = (title: string, description: string, properties: Record<string, unknown> = {}) => ({

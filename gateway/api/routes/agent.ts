@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ROBOTS } from "../../../robots/franka/models.ts";
 import { GatewayError } from "../../errors.ts";
+import type { RealtimeSetup } from "../../episode/view.ts";
 import type { Gateway } from "../../gateway.ts";
 import { guard } from "../auth.ts";
 import { type CaptureAdmission, frameBytes } from "../capacity.ts";
@@ -89,6 +90,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, op
       // per episode: the profile plus this seed's table and board volumes (the spec has no episode)
       safety: limitsDto(gw.bench.name, ep.config.limits),
       ...(bench ? { bench } : {}),
+      ...(ep.config.realtime ? { realtime: realtimeCard(ep.config.realtime, gw) } : {}),
       episode: ep.status(),
     };
   });
@@ -208,3 +210,16 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, op
     },
   );
 };
+
+/** The realtime pacing as the task card states it. */
+function realtimeCard(rt: RealtimeSetup, gw: Gateway) {
+  return {
+    slowdown: rt.slowdown,
+    control_period_s: gw.bench.backend.describe().controlPeriodS,
+    margin_steps: rt.marginSteps,
+    horizon_steps: rt.horizonSteps,
+    late_tolerance_s: rt.lateToleranceS,
+    command_gap_s: rt.commandGapS,
+    ...(rt.measuredSpeed !== undefined ? { measured_speed: rt.measuredSpeed } : {}),
+  };
+}
