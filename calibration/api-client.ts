@@ -4,6 +4,7 @@
  * a real bench. The transport is pluggable: `fetch` against a URL (the CLI), or fastify's
  * `inject()` in tests — the same requests either way.
  */
+import type { CameraDescription } from "../seam/types.ts";
 import sharp from "sharp";
 import { CodedError } from "../seam/errors.ts";
 import type { ImageU8 } from "./board-detect.ts";
@@ -48,18 +49,8 @@ export interface Pose {
   quat_xyzw: [number, number, number, number];
 }
 
-export interface SpecCamera {
-  name: string;
-  width: number;
-  height: number;
-  fx: number;
-  fy: number;
-  cx: number;
-  cy: number;
-  distortion: number[];
-  frame: "world" | "tool";
-  pose: Pose;
-}
+/** A camera as GET /v1/spec publishes it: the seam's description, less the depth flag. */
+export type SpecCamera = Omit<CameraDescription, "depth" | "pose"> & { pose: Pose };
 
 /** An API error answer, kept whole so a procedure can report why (e.g. a refused chunk). */
 export class ApiError extends Error {

@@ -12,33 +12,12 @@ import { GatewayError } from "../errors.ts";
 import { McapRecorder } from "../recorder/mcap-recorder.ts";
 import { gradeRecord, readRecord } from "../recorder/replay.ts";
 import type { Episode } from "./episode.ts";
-import type { WallClock } from "./realtime.ts";
+import { FakeClock as SteppedClock } from "../../test-support/fake-clock.ts";
 
-class FakeClock implements WallClock {
-  t = 1000;
-  private sleeps: { at: number; resolve: () => void }[] = [];
-  now(): number {
-    return this.t;
-  }
-  sleepUntil(tS: number, signal: AbortSignal): Promise<void> {
-    if (tS <= this.t || signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.sleeps.push({ at: tS, resolve });
-      signal.addEventListener("abort", () => resolve(), { once: true });
-    });
-  }
-  async advance(dS: number): Promise<void> {
-    const to = this.t + dS;
-    for (;;) {
-      this.sleeps.sort((a, b) => a.at - b.at);
-      const s = this.sleeps[0];
-      if (!s || s.at > to + 1e-12) break;
-      this.sleeps.shift();
-      this.t = s.at;
-      s.resolve();
-      for (let i = 0; i < 4; i++) await new Promise((r) => setImmediate(r));
-    }
-    this.t = to;
+/** the tests' clock, starting at 1000 s */
+class FakeClock extends SteppedClock {
+  constructor() {
+    super(1000);
   }
 }
 

@@ -1,36 +1,17 @@
 import { describe, expect, it } from "vitest";
 import type { ExecuteResult, JointTrajectory } from "../../seam/types.ts";
 import { GatewayError } from "../errors.ts";
-import { RealtimeDriver, type RealtimeOptions, type WallClock } from "./realtime.ts";
+import { RealtimeDriver, type RealtimeOptions } from "./realtime.ts";
+import { FakeClock as SteppedClock } from "../../test-support/fake-clock.ts";
 
-/** A wall clock the test moves by hand; sleeps resolve when it passes them. */
-class FakeClock implements WallClock {
-  t = 100;
-  private sleeps: { at: number; resolve: () => void }[] = [];
-  now(): number {
-    return this.t;
-  }
-  sleepUntil(tS: number, signal: AbortSignal): Promise<void> {
-    if (tS <= this.t || signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.sleeps.push({ at: tS, resolve });
-      signal.addEventListener("abort", () => resolve(), { once: true });
-    });
-  }
-  /** move to `tS`, waking each sleeper at its own time and letting the woken work run */
-  async advanceTo(tS: number): Promise<void> {
-    for (;;) {
-      this.sleeps.sort((a, b) => a.at - b.at);
-      const s = this.sleeps[0];
-      if (!s || s.at > tS) break;
-      this.sleeps.shift();
-      this.t = s.at;
-      s.resolve();
-      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-    }
-    this.t = tS;
+/** the tests' clock, starting at 100 s */
+class FakeClock extends SteppedClock {
+  constructor() {
+    super(100);
   }
 }
+
+/** A wall clock the test moves by hand; sleeps resolve when it passes them. */
 
 const DOF = 2;
 const P = 0.001;

@@ -1,0 +1,43 @@
+/**
+ * A wall clock for deterministic realtime tests: time moves only when the test says so, and each
+ * sleeper wakes at its own time with the work it starts run before the clock moves on.
+ */
+import type { WallClock } from "../gateway/episode/realtime.ts";
+
+export class FakeClock implements WallClock {
+  private sleeps: { at: number; resolve: () => void }[] = [];
+
+  /** @param t wall seconds at the start */
+  constructor(public t = 100) {}
+
+  now(): number {
+    return this.t;
+  }
+
+  sleepUntil(tS: number, signal: AbortSignal): Promise<void> {
+    if (tS <= this.t || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.sleeps.push({ at: tS, resolve });
+      signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+  }
+
+  /** move to `tS`, waking each sleeper at its own time and letting the woken work run */
+  async advanceTo(tS: number): Promise<void> {
+    for (;;) {
+      this.sleeps.sort((a, b) => a.at - b.at);
+      const s = this.sleeps[0];
+      if (!s || s.at > tS + 1e-12) break;
+      this.sleeps.shift();
+      this.t = s.at;
+      s.resolve();
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    }
+    this.t = tS;
+  }
+
+  /** move on by `dS` seconds */
+  advance(dS: number): Promise<void> {
+    return this.advanceTo(this.t + dS);
+  }
+}
