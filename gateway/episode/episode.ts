@@ -291,13 +291,7 @@ export class Episode implements EpisodeView {
     const { trajectory: traj, clipped, precheck } = planChunk(this.plan, chunk, backend.read());
     for (const o of this.cfg.observers) o.onCommand?.(this, req, clipped, precheck.ok);
     if (!precheck.ok) {
-      this.counts.refusals++;
-      const details = violationDetails(precheck.violation);
-      this.safetyEvent("refused", `chunk refused: ${precheck.violation.kind}`, details, false);
-      throw new GatewayError("RB_ERR_UNSAFE_CHUNK", {
-        ...details,
-        what: precheck.violation.joint ?? precheck.violation.link ?? precheck.violation.kind,
-      });
+      this.refuseUnsafe(precheck.violation);
     }
     this.counts.clippedEntries += clipped.length;
 
@@ -505,14 +499,7 @@ export class Episode implements EpisodeView {
     const { trajectory: traj, clipped, precheck } = planChunk(this.plan, chunk, from, start.ddq);
     for (const o of this.cfg.observers) o.onCommand?.(this, req, clipped, precheck.ok);
     if (!precheck.ok) {
-      this.counts.refusals++;
-      const details = violationDetails(precheck.violation);
-      this.safetyEvent("refused", `chunk refused: ${precheck.violation.kind}`, details, false);
-      throw new GatewayError("RB_ERR_UNSAFE_CHUNK", {
-        ...details,
-        what: precheck.violation.joint ?? precheck.violation.link ?? precheck.violation.kind,
-        start_step: step,
-      });
+      this.refuseUnsafe(precheck.violation, { start_step: step });
     }
     this.counts.clippedEntries += clipped.length;
     this.counts.steps++;
@@ -580,6 +567,21 @@ export class Episode implements EpisodeView {
   }
 
   // ------------------------------------------------------------------ internals
+
+  /** A chunk the pre-check refused: counted, kept as a safety event, answered 422 (nothing moved). */
+  private refuseUnsafe(
+    violation: Parameters<typeof violationDetails>[0],
+    extra: Record<string, unknown> = {},
+  ): never {
+    this.counts.refusals++;
+    const details = violationDetails(violation);
+    this.safetyEvent("refused", `chunk refused: ${violation.kind}`, details, false);
+    throw new GatewayError("RB_ERR_UNSAFE_CHUNK", {
+      ...details,
+      what: violation.joint ?? violation.link ?? violation.kind,
+      ...extra,
+    });
+  }
 
   private assertCanMove(): void {
     const es = this.cfg.estop.current;
