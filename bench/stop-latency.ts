@@ -10,19 +10,21 @@
  * the free-motion task and the recorder on. While a 3 s chunk runs (POST /v1/act, joint_position
  * rows holding the pose), one stop source fires:
  * - contact-buzzbox: a real gateway (RealBackend: arm over the rosbridge rig, which serves a
- *   MirrorBackend under franka_ros2's names, in this process) whose contact device is the buzz
- *   box on a socat pty pair; the board side (FakeBuzzbox, the firmware's protocol) writes a `$C`
- *   line. Event = the board writing the edge.
+ *   MirrorBackend under franka_ros2's names in a child process — this file, `--rig-child` —, as
+ *   a robot runs on its own computer: the rig's pacing and JSON work do not share the gateway's
+ *   event loop) whose contact device is the buzz box on a socat pty pair; the board side
+ *   (FakeBuzzbox, the firmware's protocol) writes a `$C` line. Event = the board writing the edge.
  * - contact-firmata: the same with the Firmata board (FakeFirmata, StandardFirmata's protocol)
  *   writing a DIGITAL_MESSAGE.
  * - estop: POST /v1/admin/estop (operator) on the buzz-box gateway. Event = the request sent.
- * - watchdog: the rig stops publishing joint states; the gateway's stale-reading limit runs
- *   out. Event = the last reading's time + staleReadingTimeoutMs (the moment the limit passed,
+ * - watchdog: the rig stops publishing joint states (told over the child's IPC channel); the
+ *   gateway's stale-reading limit runs out. Event = the last reading's time + staleReadingTimeoutMs (the moment the limit passed,
  *   on the clock the monitor judges: backend time, performance.now() on the real backend).
  * - estop-sim: POST /v1/admin/estop on a simulated gateway (sim backend).
  * - signal: a child process (this file, `--signal-child`) runs a simulated gateway with serve's
  *   signal handling (cli/serve.ts `exitOnSignals`); the parent sends SIGTERM mid-chunk. Event =
- *   the kill() call; both sides read CLOCK_MONOTONIC (process.hrtime). One child per sample.
+ *   the kill() call, 30 ms into the motion like every other source; both sides read
+ *   CLOCK_MONOTONIC (process.hrtime). One child per sample.
  * - firmata-hang: the Firmata board hangs (process paused, port open); event = its pause; the
  *   figure is hang → stop call (detection by the driver's heartbeat watchdog, target ≤ 100 ms).
  * Beside each: "motion told" = event → the running motion learnt it must stop (its abort signal
@@ -43,6 +45,7 @@ import { openPtyPair, type PtyPair } from "../drivers/serial/pty-pair.ts";
 import { openSerialPort } from "../drivers/serial/transport-serialport.ts";
 import type { SerialTransport } from "../drivers/serial/transport.ts";
 import { FrankaRosbridgeRig } from "../hil-tests/rigs/rosbridge/franka-rig.ts";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { FR3 } from "../robots/franka/models.ts";
 import type { Backend, ExecuteOptions, JointTrajectory, SensorEvent } from "../seam/types.ts";
 import { api } from "../test-support/api.ts";
@@ -279,7 +282,7 @@ function contactDriver(g: TestGateway): { onEvent(l: (e: SensorEvent) => void): 
   return drivers.contact;
 }
 
-async function contactRows(rig: FrankaRosbridgeRig, kind: "buzzbox" | "firmata"): Promise<void> {
+async function contactRows(rig: RigChild, kind: "buzzbox" | "firmata"): Promise<void> {
   const b = await board(kind);
   const g = await realGateway(rig.url, b);
   const spy = spyOn(g.gateway.bench.backend);
@@ -325,7 +328,7 @@ async function contactRows(rig: FrankaRosbridgeRig, kind: "buzzbox" | "firmata")
 }
 
 /** e-stop through the operator API and the stale-reading watchdog, on the buzz-box gateway. */
-async function otherRealRows(g: TestGateway, spy: Spy, rig: FrankaRosbridgeRig): Promise<void> {
+async function otherRealRows(g: TestGateway, spy: Spy, rig: RigChild): Promise<void> {
   if (wanted("estop")) {
     const r = row("estop", "no-fault");
     for (let k = 0; k < SAMPLES; k++)
@@ -345,22 +348,19 @@ async function otherRealRows(g: TestGateway, spy: Spy, rig: FrankaRosbridgeRig):
     arm.onReading((x) => {
       lastReadingMs = x.t * 1000;
     });
-    // test-harness knowledge: the rig's private joint-state publisher is switched off and on
-    const rigAny = rig as unknown as { publishJointState: (...a: unknown[]) => void };
-    const publish = rigAny.publishJointState.bind(rig);
     for (let k = 0; k < Math.min(SAMPLES, 20); k++) {
       await sample(
         g,
         spy,
         r,
         async () => {
-          rigAny.publishJointState = () => {};
+          await rig.jointStates(false);
           // the event is the limit running out after the last reading that got through
           await sleep(STALE_MS / 2);
           return lastReadingMs + STALE_MS;
         },
         async () => {
-          rigAny.publishJointState = publish;
+          await rig.jointStates(true);
           await sleep(50);
         },
       );
@@ -451,6 +451,7 @@ async function signalChild(): Promise<void> {
   const rows = Array.from({ length: Math.round(CHUNK_S / DT_S) }, () => [...r.q, r.gripperWidthM]);
   void api(g, "POST", "/v1/act", { type: "joint_position", dt: DT_S, rows });
   while (spy.motions === 0) await sleep(1);
+  await sleep(30); // well inside the motion, as for every other source
   process.stdout.write("READY\n");
 }
 
@@ -508,19 +509,80 @@ function print(): void {
   }
 }
 
+/** The rosbridge rig in its own process; the parent tells it to pause joint states and to close. */
+interface RigChild {
+  url: string;
+  jointStates(on: boolean): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function rigChildProcess(): Promise<void> {
+  // joint states at 100 Hz (franka_ros2 publishes faster; rosbridge JSON at 1 kHz is not a lab's setup)
+  const rig = await FrankaRosbridgeRig.start({
+    backend: new MirrorBackend({ robot: FR3 }),
+    jointStateEveryTicks: 10,
+  });
+  // test-harness knowledge: the rig's private joint-state publisher is switched off and on
+  const rigAny = rig as unknown as { publishJointState: (...a: unknown[]) => void };
+  const publish = rigAny.publishJointState.bind(rig);
+  process.on("message", (m: { id: number; cmd: string; on?: boolean }) => {
+    if (m.cmd === "joint-states") rigAny.publishJointState = m.on ? publish : () => {};
+    if (m.cmd === "close") {
+      void rig.close().then(() => {
+        process.send!({ id: m.id });
+        process.exit(0);
+      });
+      return;
+    }
+    process.send!({ id: m.id });
+  });
+  process.send!({ url: rig.url });
+}
+
+async function startRigChild(): Promise<RigChild> {
+  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--rig-child"], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  let next = 0;
+  const waiting = new Map<number, () => void>();
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`rig child exited (${code})`)));
+    child.on("message", (m: { url?: string; id?: number }) => {
+      if (m.url) resolve(m.url);
+      if (m.id !== undefined) waiting.get(m.id)?.();
+    });
+  });
+  const call = (cmd: string, extra: Record<string, unknown> = {}) =>
+    new Promise<void>((resolve) => {
+      const id = next++;
+      waiting.set(id, resolve);
+      child.send({ id, cmd, ...extra });
+    });
+  return {
+    url,
+    jointStates: (on) => call("joint-states", { on }),
+    close: async () => {
+      const exited = new Promise<void>((r) => child.once("exit", () => r()));
+      await call("close");
+      await exited;
+    },
+  };
+}
+
 if (args.includes("--signal-child")) {
   await signalChild();
+} else if (args.includes("--rig-child")) {
+  await rigChildProcess();
 } else {
   console.log(
     `stop latency per source, ${SAMPLES} samples each (fewer for watchdog, hang, signal); ${cpus().length} CPUs, load ${loadavg()[0]!.toFixed(2)}`,
   );
+  // how long this process's event loop was kept from running (the floor under every stop)
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
   const realWanted = ["contact-buzzbox", "contact-firmata", "estop", "watchdog", "firmata-hang"].some(wanted);
   if (realWanted) {
-    // joint states at 100 Hz (franka_ros2 publishes faster; the rig shares this process)
-    const rig = await FrankaRosbridgeRig.start({
-      backend: new MirrorBackend({ robot: FR3 }),
-      jointStateEveryTicks: 10,
-    });
+    const rig = await startRigChild();
     try {
       if (["contact-buzzbox", "estop", "watchdog"].some(wanted)) await contactRows(rig, "buzzbox");
       if (["contact-firmata", "firmata-hang"].some(wanted)) await contactRows(rig, "firmata");
@@ -530,6 +592,10 @@ if (args.includes("--signal-child")) {
   }
   await simRows();
   await signalRows();
+  loop.disable();
   print();
+  console.log(
+    `event-loop delay of the gateway process over the run: p50 ${(loop.percentile(50) / 1e6).toFixed(2)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(2)} ms, max ${(loop.max / 1e6).toFixed(2)} ms (1 ms resolution); load now ${loadavg()[0]!.toFixed(2)}`,
+  );
   process.exit(0);
 }
