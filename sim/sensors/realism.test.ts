@@ -23,7 +23,10 @@ async function backend(seed: number, extra: Partial<SimBackendOptions> = {}): Pr
 const digest = (f: Frame) =>
   createHash("sha256").update(f.rgb.data).update(new Uint8Array(f.depthMm!.data.buffer)).digest("hex");
 
-/** a short motion along the wire with frames every 40 ticks; returns frame digests and readings */
+/**
+ * a short motion along the wire with frames of two cameras every 40 ticks; returns frame digests
+ * and readings (simulated episodes take tens of seconds on a loaded machine: hence the timeouts)
+ */
 async function episode(b: SimBackend) {
   const r = b.read();
   const ref = wireReferencePath(PANDA, b.currentCalibration(), {
@@ -38,7 +41,9 @@ async function episode(b: SimBackend) {
     ref.dtS,
     PANDA.controlPeriodS,
   );
-  const res = await b.execute(traj, { capture: { everyTicks: 40, cameras: [], depth: true } });
+  const res = await b.execute(traj, {
+    capture: { everyTicks: 40, cameras: ["front", "wrist"], depth: true },
+  });
   return { frames: res.frames.map((f) => [f.camera, f.t, digest(f)]), final: res.final };
 }
 
@@ -55,7 +60,7 @@ describe("sensor realism in the sim", () => {
     const d = await episode(await backend(3, { realism: DEFAULT_REALISM, calibration: cal }));
     expect(d).toEqual(a);
     expect(c.frames.map((x) => x[2])).not.toEqual(a.frames.map((x) => x[2]));
-  });
+  }, 180_000);
 
   it("off (false) gives exactly the ideal sensors", async () => {
     const ideal = await episode(await backend(5));
@@ -63,7 +68,7 @@ describe("sensor realism in the sim", () => {
     expect(off).toEqual(ideal);
     const on = await episode(await backend(5, { realism: DEFAULT_REALISM }));
     expect(on.frames.map((x) => x[2])).not.toEqual(ideal.frames.map((x) => x[2]));
-  });
+  }, 180_000);
 
   it("stamps frames and readings at their (earlier) measurement time", async () => {
     const b = await backend(6, { realism: DEFAULT_REALISM });

@@ -389,12 +389,17 @@ export class SensorRealism {
     rgbNoise(rgb, this.rgbLut(bucket), key);
     if (!depthMm) return;
     const n = width * height;
-    if (this.clean.length !== n) {
-      this.clean = new Uint16Array(n);
+    const d = p.depth;
+    // the thin width in this camera's pixels (the depth imager's pixels scaled by the focal lengths)
+    const T = Math.max(0, Math.floor((d.thinMaxPx * fxPx) / d.imagerFxPx + 0.5));
+    const pad = Math.max(1, T);
+    const padded = (width + 2 * pad) * (height + 2 * pad);
+    if (this.clean.length !== padded) this.clean = new Uint16Array(padded);
+    if (this.thinMark.length !== n) {
       this.thinMark = new Uint8Array(n);
       this.thinBg = new Uint16Array(n);
     }
-    this.clean.set(depthMm);
+    padCopy(depthMm, this.clean, width, height, pad);
     depthPass(
       this.clean,
       depthMm,
@@ -402,10 +407,31 @@ export class SensorRealism {
       this.thinBg,
       width,
       height,
+      pad,
+      T,
       fxPx,
-      p.depth,
+      d,
       hash32(key ^ 0xd3b7),
     );
+  }
+}
+
+/**
+ * The clean depth image with a border of `pad` pixels that repeat the edge pixels (so that
+ * outside the image counts as "the same depth": no steps, no thin runs at the border), and the
+ * neighbour reads of the depth pass need no bounds tests.
+ */
+function padCopy(src: Uint16Array, dst: Uint16Array, w: number, h: number, pad: number): void {
+  const pw = w + 2 * pad;
+  for (let y = 0; y < h; y++) {
+    const o = (y + pad) * pw + pad;
+    dst.set(src.subarray(y * w, y * w + w), o);
+    dst.fill(src[y * w]!, o - pad, o);
+    dst.fill(src[y * w + w - 1]!, o + w, o + w + pad);
+  }
+  for (let k = 0; k < pad; k++) {
+    dst.copyWithin(k * pw, pad * pw, pad * pw + pw);
+    dst.copyWithin((pad + h + k) * pw, (pad + h - 1) * pw, (pad + h) * pw);
   }
 }
 
@@ -498,17 +524,18 @@ function depthPass(
   bg: Uint16Array,
   w: number,
   h: number,
+  pad: number,
+  T: number,
   fxPx: number,
   p: DepthParams,
   dKey: number,
 ): void {
   const g = gaussians();
   const u = uniforms16();
-  // the thin width in this camera's pixels (the depth imager's pixels scaled by the focal lengths)
-  const T = Math.max(0, Math.floor((p.thinMaxPx * fxPx) / p.imagerFxPx + 0.5));
   const holeU = Math.round(p.thinDropout * 65536);
   const bgU = Math.round((p.thinDropout + p.thinBackground) * 65536);
   const dropU = Math.round(p.dropout * 65536);
+  const pw = w + 2 * pad;
   for (let y = 0; y < h; y++) {
     depthRow(
       src,
@@ -518,8 +545,9 @@ function depthPass(
       g,
       u,
       w,
-      h,
-      y,
+      pw,
+      y * w,
+      (y + pad) * pw + pad,
       hash32(dKey ^ Math.imul(y + 1, 0x3c6ef372)) & TABLE_MASK,
       hash32(dKey ^ Math.imul(y + 1, 0x165667b1)) & TABLE_MASK,
       p.baseMm,
@@ -539,7 +567,9 @@ function depthPass(
 
 /**
  * One row of depthPass (a function of its own: V8 optimises it far better than a nested loop).
- * og, ou: this row's offsets into the Gaussian and uniform tables; fB: disparity px × depth mm.
+ * r: the row's first pixel in `out`, `mark`, `bg`; sr: the same pixel in the padded `src` (row
+ * stride pw); og, ou: this row's offsets into the Gaussian and uniform tables; fB: disparity px ×
+ * depth mm.
  */
 function depthRow(
   src: Uint16Array,
@@ -549,8 +579,9 @@ function depthRow(
   g: Float32Array,
   u: Uint16Array,
   w: number,
-  h: number,
-  y: number,
+  pw: number,
+  r: number,
+  sr: number,
   og: number,
   ou: number,
   a: number,
@@ -565,13 +596,18 @@ function depthRow(
   bgU: number,
   dropU: number,
 ): void {
-  const r = y * w;
   // occlusion shadow: pixels left to blank, and the occluder's depth
   let shadow = 0;
   let occluder = 0;
-  for (let x = w - 1; x >= 0; x--, og++, ou += 2) {
+  // the clean depths right of, at and left of x slide along the row (one load per pixel)
+  let R = src[sr + w]!;
+  let C = src[sr + w - 1]!;
+  let L = 0;
+  for (let x = w - 1; x >= 0; x--, og++, ou += 2, R = C, C = L) {
     const i = r + x;
-    let d = src[i]!;
+    const si = sr + x;
+    L = src[si - 1]!;
+    let d = C;
     const m = mark[i]!;
     if (m !== 0) mark[i] = 0;
     if (d === 0 || d < minR) {
@@ -579,11 +615,8 @@ function depthRow(
       shadow = 0;
       continue;
     }
-    // neighbours on the clean image; outside the image counts as "the same depth"
-    const R = x + 1 < w ? src[i + 1]! : d;
-    const L = x > 0 ? src[i - 1]! : d;
-    const U = y > 0 ? src[i - w]! : d;
-    const D = y + 1 < h ? src[i + w]! : d;
+    const U = src[si - pw]!;
+    const D = src[si + pw]!;
     const rStep = R !== 0 && d - R > edge;
     let hole = rStep || (L !== 0 && d - L > edge) || (U !== 0 && d - U > edge) || (D !== 0 && d - D > edge);
     if (rStep) {
@@ -601,8 +634,8 @@ function depthRow(
     if (!hole && T > 0) {
       // a thin run starts here (seen from the right, or from above): its far side within T px
       if (!isThin && (R === 0 || R - d > thin)) {
-        for (let k = 1; k <= T && x - k >= 0; k++) {
-          const v = src[i - k]!;
+        for (let k = 1; k <= T; k++) {
+          const v = src[si - k]!;
           if (v === 0 || v - d > thin) {
             isThin = true;
             behind = R === 0 ? v : v === 0 ? R : Math.min(v, R);
@@ -616,8 +649,8 @@ function depthRow(
         }
       }
       if (U === 0 || U - d > thin) {
-        for (let k = 1; k <= T && y + k < h; k++) {
-          const v = src[i + k * w]!;
+        for (let k = 1; k <= T; k++) {
+          const v = src[si + k * pw]!;
           if (v === 0 || v - d > thin) {
             const bv = U === 0 ? v : v === 0 ? U : Math.min(v, U);
             if (!isThin) {
