@@ -596,6 +596,9 @@ function depthRow(
   bgU: number,
   dropU: number,
 ): void {
+  // neighbours closer than this to d (in both directions) can make no edge and no thin run
+  const lim = Math.min(edge, thin);
+  const lim2 = 2 * lim;
   // occlusion shadow: pixels left to blank, and the occluder's depth
   let shadow = 0;
   let occluder = 0;
@@ -617,6 +620,26 @@ function depthRow(
     }
     const U = src[si - pw]!;
     const D = src[si + pw]!;
+    // the common case, a smooth surface: every neighbour within `lim` (so none is 0 as d > lim),
+    // nothing marked, no shadow running: noise only (no branches on the four tests)
+    if (
+      (m | shadow) === 0 &&
+      d > lim &&
+      (((R - d + lim) >>> 0 <= lim2 ? 1 : 0) &
+        ((L - d + lim) >>> 0 <= lim2 ? 1 : 0) &
+        ((U - d + lim) >>> 0 <= lim2 ? 1 : 0) &
+        ((D - d + lim) >>> 0 <= lim2 ? 1 : 0)) ===
+        1
+    ) {
+      if (u[ou + 1]! < dropU) {
+        out[i] = 0;
+        continue;
+      }
+      const v = d + (a + b * d * d) * g[og]!;
+      const qv = q === 1 ? (v + 0.5) | 0 : ((v / q + 0.5) | 0) * q;
+      out[i] = qv < 1 ? 1 : Math.min(qv, 65535);
+      continue;
+    }
     const rStep = R !== 0 && d - R > edge;
     let hole = rStep || (L !== 0 && d - L > edge) || (U !== 0 && d - U > edge) || (D !== 0 && d - D > edge);
     if (rStep) {
