@@ -601,6 +601,7 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
           cam.height,
           img.rgb,
           depth && cam.depth ? img.depthMm : null,
+          cam.fx,
         );
       const frame: Frame = {
         camera: cam.name,

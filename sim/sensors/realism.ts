@@ -33,26 +33,46 @@ export const RealismSchema = z.strictObject({
     .default({ readNoiseDn: 2, shotGain: 0.25, exposureFlicker: 0.02, motionBlur: false }),
   depth: z
     .strictObject({
-      /** σ(z) = baseMm + quadMmPerM2 · z², z in m (stereo error grows with z²) */
-      baseMm: z.number().min(0).default(0.5),
-      quadMmPerM2: z.number().min(0).default(1.5),
+      /** σ(z) = baseMm + quadMmPerM2 · z², z in m: a stereo camera's RMS error is
+       * z² · subpixel / (focal length px · baseline); D435 at 848×480: 0.08 · 1 m² / (424 px · 50 mm) */
+      baseMm: z.number().min(0).default(0),
+      quadMmPerM2: z.number().min(0).default(3.8),
+      /** nearer than this there is no depth (the stereo matcher's disparity search ends), mm */
+      minRangeMm: z.number().min(0).default(170),
+      /** stereo baseline, mm: the occlusion shadow left of a near object is f·B·(1/z_near − 1/z_far) px wide */
+      baselineMm: z.number().min(0).default(50),
       /** a pixel next to a depth step larger than this, on the far side, has no return, mm */
       edgeStepMm: z.number().positive().default(25),
-      /** structures at most 2 px wide standing this far in front of both sides are thin, mm */
+      /** focal length of the depth imager, px: sizes `thinMaxPx` in the depth image's pixels */
+      imagerFxPx: z.number().positive().default(424),
+      /** a structure at most this many depth-imager pixels wide (in a row or a column) is thin */
+      thinMaxPx: z.number().min(0).default(2),
+      /** …when it stands this far in front of both sides, mm */
       thinStepMm: z.number().positive().default(15),
       /** probability that a thin-structure pixel has no return */
-      thinDropout: z.number().min(0).max(1).default(0.6),
+      thinDropout: z.number().min(0).max(1).default(0.5),
+      /** probability that a thin-structure pixel reports the depth behind it (the matching window
+       * is dominated by the background); thinDropout + thinBackground ≤ 1, the rest keep their depth */
+      thinBackground: z.number().min(0).max(1).default(0.4),
       /** random dropout of any pixel */
       dropout: z.number().min(0).max(1).default(0.005),
       /** quantisation step, mm */
       quantMm: z.number().int().min(1).default(1),
     })
+    .refine((d) => d.thinDropout + d.thinBackground <= 1, {
+      message: "depth.thinDropout + depth.thinBackground must be at most 1",
+    })
     .default({
-      baseMm: 0.5,
-      quadMmPerM2: 1.5,
+      baseMm: 0,
+      quadMmPerM2: 3.8,
+      minRangeMm: 170,
+      baselineMm: 50,
       edgeStepMm: 25,
+      imagerFxPx: 424,
+      thinMaxPx: 2,
       thinStepMm: 15,
-      thinDropout: 0.6,
+      thinDropout: 0.5,
+      thinBackground: 0.4,
       dropout: 0.005,
       quantMm: 1,
     }),
@@ -125,11 +145,15 @@ function mix(...parts: number[]): number {
   return h;
 }
 
-/** Standard-normal samples, the same for every seed (Box–Muller on hashed uniforms). */
+/**
+ * Standard-normal samples, the same for every seed (Box–Muller on hashed uniforms). The table is
+ * stored twice in a row (length 2 · TABLE_SIZE), so a row of draws read from a random start
+ * offset below TABLE_SIZE never wraps.
+ */
 let gaussTable: Float32Array | null = null;
 function gaussians(): Float32Array {
   if (gaussTable) return gaussTable;
-  const t = new Float32Array(TABLE_SIZE);
+  const t = new Float32Array(2 * TABLE_SIZE);
   for (let i = 0; i < TABLE_SIZE; i += 2) {
     const u1 = (hash32(i * 2 + 1) + 1) / 4294967297;
     const u2 = hash32(i * 2 + 2) / 4294967296;
@@ -137,18 +161,34 @@ function gaussians(): Float32Array {
     t[i] = r * Math.cos(2 * Math.PI * u2);
     t[i + 1] = r * Math.sin(2 * Math.PI * u2);
   }
+  t.copyWithin(TABLE_SIZE, 0, TABLE_SIZE);
   gaussTable = t;
+  return t;
+}
+
+/** Uniform 16-bit draws (depth dropout decisions), stored twice like the Gaussian table. */
+let uniformTable: Uint16Array | null = null;
+function uniforms16(): Uint16Array {
+  if (uniformTable) return uniformTable;
+  const t = new Uint16Array(2 * TABLE_SIZE);
+  for (let i = 0; i < TABLE_SIZE; i++) t[i] = hash32(i ^ 0x0d3e7) >>> 16;
+  t.copyWithin(TABLE_SIZE, 0, TABLE_SIZE);
+  uniformTable = t;
   return t;
 }
 
 const FLICKER_STEP = 0.005;
 
-/** Uniform random bytes (the noise-quantile index of each RGB sample). */
+/**
+ * Uniform random bytes (the noise-quantile index of each RGB sample), stored twice like the
+ * Gaussian table and read as 32-bit words (four samples per load) from word-aligned offsets.
+ */
 let byteTable: Uint8Array | null = null;
 function noiseBytes(): Uint8Array {
   if (byteTable) return byteTable;
-  byteTable = new Uint8Array(TABLE_SIZE);
+  byteTable = new Uint8Array(2 * TABLE_SIZE);
   for (let i = 0; i < TABLE_SIZE; i++) byteTable[i] = hash32(i ^ 0xb17e5) & 255;
+  byteTable.copyWithin(TABLE_SIZE, 0, TABLE_SIZE);
   return byteTable;
 }
 
@@ -209,9 +249,10 @@ export class SensorRealism {
   private readonly gain: [number, number, number];
   /** RGB LUTs by flicker bucket: 3 × 256 input values × 256 noise quantiles */
   private readonly luts = new Map<number, Uint8Array>();
-  private holeMask = new Uint8Array(0);
-  private readonly thinT: number;
-  private readonly dropT: number;
+  /** per-frame scratch of the depth pass (sized on the first frame of a size) */
+  private clean = new Uint16Array(0);
+  private thinMark = new Uint8Array(0);
+  private thinBg = new Uint16Array(0);
   /** originals of the colours this realism changed, by scene object id */
   private readonly originals = new Map<string, Rgb>();
   private originalLight: readonly [number, number, number] | null = null;
@@ -231,8 +272,6 @@ export class SensorRealism {
         e * s(4, d.whiteBalance[0], d.whiteBalance[1]),
       ];
     } else this.gain = [1, 1, 1];
-    this.thinT = upperTail(params.depth.thinDropout);
-    this.dropT = upperTail(params.depth.dropout);
   }
 
   private rgbLut(bucket: number): Uint8Array {
@@ -326,8 +365,10 @@ export class SensorRealism {
 
   /**
    * Add camera effects to a rendered image in place: exposure and white balance, shot and read
-   * noise (RGB); distance-dependent noise, holes at depth edges and on thin structures, random
-   * dropout and quantisation (depth, mm, 0 = no return).
+   * noise (RGB); minimum range, distance-dependent noise, holes at depth edges (and the stereo
+   * occlusion shadow), thin structures lost or showing the depth behind them, random dropout and
+   * quantisation (depth, mm, 0 = no return). `fxPx` is the camera's focal length in pixels.
+   * Runs once per rendered frame: no allocation after the first frame of a size.
    */
   processFrame(
     step: number,
@@ -336,133 +377,337 @@ export class SensorRealism {
     height: number,
     rgb: Uint8Array,
     depthMm: Uint16Array | null,
+    fxPx: number,
   ): void {
+    if (width > MAX_WIDTH_PX)
+      throw new Error(`sensor realism handles images up to ${MAX_WIDTH_PX} px wide, not ${width}`);
     const key = mix(this.seed, step, cameraIndex);
-    const g = this.g;
     const p = this.params;
     // ---- RGB: output = LUT[channel][value · 256 + noise byte] (exposure, WB, shot + read noise,
     // rounding and clamping in one load); the flicker is quantised to 0.5 % steps, one LUT each
-    const bucket = Math.round((p.rgb.exposureFlicker * g[key & TABLE_MASK]!) / FLICKER_STEP);
-    const lut = this.rgbLut(bucket);
-    const bytes = noiseBytes();
-    const rowBytes = width * 3;
-    for (let y = 0; y < height; y++) {
-      let o = hash32(key ^ Math.imul(y + 1, 0x27d4eb2d)) & TABLE_MASK;
-      const base = y * rowBytes;
-      for (let i = base, end = base + rowBytes; i < end; i += 3) {
-        rgb[i] = lut[(rgb[i]! << 8) | bytes[o]!]!;
-        rgb[i + 1] = lut[65536 | (rgb[i + 1]! << 8) | bytes[(o + 1) & TABLE_MASK]!]!;
-        rgb[i + 2] = lut[131072 | (rgb[i + 2]! << 8) | bytes[(o + 2) & TABLE_MASK]!]!;
-        o = (o + 3) & TABLE_MASK;
-      }
-    }
+    const bucket = Math.round((p.rgb.exposureFlicker * this.g[key & TABLE_MASK]!) / FLICKER_STEP);
+    rgbNoise(rgb, this.rgbLut(bucket), key);
     if (!depthMm) return;
     const n = width * height;
-    if (this.holeMask.length !== n) this.holeMask = new Uint8Array(n);
-    const dKey = hash32(key ^ 0xd3b7);
     const d = p.depth;
-    depthHoles(
+    // the thin width in this camera's pixels (the depth imager's pixels scaled by the focal lengths)
+    const T = Math.max(0, Math.floor((d.thinMaxPx * fxPx) / d.imagerFxPx + 0.5));
+    const pad = Math.max(1, T);
+    const padded = (width + 2 * pad) * (height + 2 * pad);
+    if (this.clean.length !== padded) this.clean = new Uint16Array(padded);
+    if (this.thinMark.length !== n) {
+      this.thinMark = new Uint8Array(n);
+      this.thinBg = new Uint16Array(n);
+    }
+    padCopy(depthMm, this.clean, width, height, pad);
+    depthPass(
+      this.clean,
       depthMm,
-      this.holeMask,
+      this.thinMark,
+      this.thinBg,
       width,
       height,
-      g,
-      dKey,
-      d.edgeStepMm,
-      d.thinStepMm,
-      this.thinT,
-      this.dropT,
+      pad,
+      T,
+      fxPx,
+      d,
+      hash32(key ^ 0xd3b7),
     );
-    depthNoise(depthMm, this.holeMask, width, height, g, dKey, d.baseMm, d.quadMmPerM2 * 1e-6, d.quantMm);
   }
 }
 
-/** Pass 1: which pixels have no return, judged on the clean image (edges, thin structures, dropout). */
-function depthHoles(
-  depthMm: Uint16Array,
-  hole: Uint8Array,
-  width: number,
-  height: number,
-  g: Float32Array,
-  dKey: number,
-  edge: number,
-  thin: number,
-  thinT: number,
-  dropT: number,
+/**
+ * The clean depth image with a border of `pad` pixels that repeat the edge pixels (so that
+ * outside the image counts as "the same depth": no steps, no thin runs at the border), and the
+ * neighbour reads of the depth pass need no bounds tests.
+ */
+function padCopy(src: Uint16Array, dst: Uint16Array, w: number, h: number, pad: number): void {
+  const pw = w + 2 * pad;
+  for (let y = 0; y < h; y++) {
+    const o = (y + pad) * pw + pad;
+    dst.set(src.subarray(y * w, y * w + w), o);
+    dst.fill(src[y * w]!, o - pad, o);
+    dst.fill(src[y * w + w - 1]!, o + w, o + w + pad);
+  }
+  for (let k = 0; k < pad; k++) {
+    dst.copyWithin(k * pw, pad * pw, pad * pw + pw);
+    dst.copyWithin((pad + h + k) * pw, (pad + h - 1) * pw, (pad + h) * pw);
+  }
+}
+
+/** widest image: a row of depth draws (two uniforms per pixel) must fit the doubled table */
+const MAX_WIDTH_PX = TABLE_SIZE / 2;
+
+/** bytes per RGB segment that shares one random offset into the noise table (a multiple of 12) */
+const RGB_SEGMENT = 3072;
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * RGB in place: byte i of a segment takes the noise byte at (segment offset + i) of the noise
+ * table through its channel's LUT. Four bytes per load on word-aligned little-endian buffers
+ * (the same output as the byte loop, which handles everything else). The per-segment loops are
+ * functions of their own: V8 optimises them far better than the same loop nested in the caller.
+ */
+function rgbNoise(rgb: Uint8Array, lut: Uint8Array, key: number): void {
+  const nb = noiseBytes();
+  const len = rgb.length;
+  const words = LITTLE_ENDIAN && rgb.byteOffset % 4 === 0;
+  const px = words ? new Int32Array(rgb.buffer, rgb.byteOffset, len >>> 2) : null;
+  const nz = words ? new Int32Array(nb.buffer, nb.byteOffset, nb.length >>> 2) : null;
+  for (let seg = 0, s0 = 0; s0 < len; seg++, s0 += RGB_SEGMENT) {
+    const o = hash32(key ^ Math.imul(seg + 1, 0x27d4eb2d)) & TABLE_MASK & ~3;
+    const s1 = Math.min(len, s0 + RGB_SEGMENT);
+    // 12 bytes = 3 words = 4 pixels per round
+    const whole = px && nz ? Math.floor((s1 - s0) / 12) : 0;
+    if (px && nz && whole > 0) rgbWords(px, nz, lut, s0 >>> 2, o >>> 2, whole);
+    rgbBytes(rgb, nb, lut, s0 + 12 * whole, s1, o + 12 * whole);
+  }
+}
+
+/** `rounds` × 3 words from word k on (noise words from m): channels 0 1 2 0 | 1 2 0 1 | 2 0 1 2 */
+function rgbWords(
+  px: Int32Array,
+  nz: Int32Array,
+  lut: Uint8Array,
+  k: number,
+  m: number,
+  rounds: number,
 ): void {
-  for (let y = 0; y < height; y++) {
-    const r = y * width;
-    let o = hash32(dKey ^ Math.imul(y + 1, 0x165667b1)) & TABLE_MASK;
-    for (let x = 0; x < width; x++) {
-      o = (o + 2) & TABLE_MASK;
-      const i = r + x;
-      const d = depthMm[i]!;
-      if (d === 0) {
-        hole[i] = 1;
-        continue;
-      }
-      let h = 0;
-      // the far side of a step has no return (the stereo occlusion shadow)
-      if (x + 1 < width) {
-        const v = depthMm[i + 1]!;
-        if (v !== 0 && d - v > edge) h = 1;
-      }
-      if (x > 0) {
-        const v = depthMm[i - 1]!;
-        if (v !== 0 && d - v > edge) h = 1;
-      }
-      if (y + 1 < height) {
-        const v = depthMm[i + width]!;
-        if (v !== 0 && d - v > edge) h = 1;
-      }
-      if (y > 0) {
-        const v = depthMm[i - width]!;
-        if (v !== 0 && d - v > edge) h = 1;
-      }
-      // a thin structure: both sides two pixels away are much farther (or empty)
-      if (h === 0 && x >= 2 && x + 2 < width) {
-        const a = depthMm[i - 2]!;
-        const b = depthMm[i + 2]!;
-        if ((a === 0 || a - d > thin) && (b === 0 || b - d > thin) && g[o]! > thinT) h = 1;
-      }
-      if (h === 0 && y >= 2 && y + 2 < height) {
-        const a = depthMm[i - 2 * width]!;
-        const b = depthMm[i + 2 * width]!;
-        if ((a === 0 || a - d > thin) && (b === 0 || b - d > thin) && g[(o + 7) & TABLE_MASK]! > thinT) h = 1;
-      }
-      if (h === 0 && g[(o + 1) & TABLE_MASK]! > dropT) h = 1;
-      hole[i] = h;
-    }
+  for (const end = k + 3 * rounds; k < end; k += 3, m += 3) {
+    const p0 = px[k]!;
+    const n0 = nz[m]!;
+    px[k] =
+      lut[((p0 << 8) & 0xff00) | (n0 & 255)]! |
+      (lut[65536 | (p0 & 0xff00) | ((n0 >>> 8) & 255)]! << 8) |
+      (lut[131072 | ((p0 >>> 8) & 0xff00) | ((n0 >>> 16) & 255)]! << 16) |
+      (lut[((p0 >>> 16) & 0xff00) | (n0 >>> 24)]! << 24);
+    const p1 = px[k + 1]!;
+    const n1 = nz[m + 1]!;
+    px[k + 1] =
+      lut[65536 | ((p1 << 8) & 0xff00) | (n1 & 255)]! |
+      (lut[131072 | (p1 & 0xff00) | ((n1 >>> 8) & 255)]! << 8) |
+      (lut[((p1 >>> 8) & 0xff00) | ((n1 >>> 16) & 255)]! << 16) |
+      (lut[65536 | ((p1 >>> 16) & 0xff00) | (n1 >>> 24)]! << 24);
+    const p2 = px[k + 2]!;
+    const n2 = nz[m + 2]!;
+    px[k + 2] =
+      lut[131072 | ((p2 << 8) & 0xff00) | (n2 & 255)]! |
+      (lut[(p2 & 0xff00) | ((n2 >>> 8) & 255)]! << 8) |
+      (lut[65536 | ((p2 >>> 8) & 0xff00) | ((n2 >>> 16) & 255)]! << 16) |
+      (lut[131072 | ((p2 >>> 16) & 0xff00) | (n2 >>> 24)]! << 24);
   }
 }
 
-/** Pass 2: noise σ = a + b·d² (d in mm, b per mm), quantisation to `q` mm, holes as 0. */
-function depthNoise(
-  depthMm: Uint16Array,
-  hole: Uint8Array,
-  width: number,
-  height: number,
-  g: Float32Array,
+/** bytes [i, end) one at a time, noise from j on; i − (segment start) is a multiple of 3 at a round's start */
+function rgbBytes(rgb: Uint8Array, nb: Uint8Array, lut: Uint8Array, i: number, end: number, j: number): void {
+  for (let c = 0; i < end; i++, j++) {
+    rgb[i] = lut[(c << 16) | (rgb[i]! << 8) | nb[j]!]!;
+    c = c === 2 ? 0 : c + 1;
+  }
+}
+
+type DepthParams = RealismParams["depth"];
+
+/**
+ * Depth in one pass over the pixels, reading the clean image `src` and writing `out`; rows are
+ * scanned right to left so that the occlusion shadow left of a near object and the thin runs
+ * found at their first pixel are marked ahead of the scan (`mark`, `bg`: cleared as consumed).
+ * Per pixel, judged on the clean image: no return below the minimum range, on the far side of a
+ * 4-neighbour step (and across the occlusion shadow), on a thin structure with probability
+ * thinDropout (or the background's depth with probability thinBackground), and at random
+ * (dropout); otherwise noise σ = a + b·z² and quantisation.
+ */
+function depthPass(
+  src: Uint16Array,
+  out: Uint16Array,
+  mark: Uint8Array,
+  bg: Uint16Array,
+  w: number,
+  h: number,
+  pad: number,
+  T: number,
+  fxPx: number,
+  p: DepthParams,
   dKey: number,
+): void {
+  const g = gaussians();
+  const u = uniforms16();
+  const holeU = Math.round(p.thinDropout * 65536);
+  const bgU = Math.round((p.thinDropout + p.thinBackground) * 65536);
+  const dropU = Math.round(p.dropout * 65536);
+  const pw = w + 2 * pad;
+  for (let y = 0; y < h; y++) {
+    depthRow(
+      src,
+      out,
+      mark,
+      bg,
+      g,
+      u,
+      w,
+      pw,
+      y * w,
+      (y + pad) * pw + pad,
+      hash32(dKey ^ Math.imul(y + 1, 0x3c6ef372)) & TABLE_MASK,
+      hash32(dKey ^ Math.imul(y + 1, 0x165667b1)) & TABLE_MASK,
+      p.baseMm,
+      p.quadMmPerM2 * 1e-6,
+      p.quantMm,
+      p.minRangeMm,
+      p.edgeStepMm,
+      p.thinStepMm,
+      T,
+      fxPx * p.baselineMm,
+      holeU,
+      bgU,
+      dropU,
+    );
+  }
+}
+
+/**
+ * One row of depthPass (a function of its own: V8 optimises it far better than a nested loop).
+ * r: the row's first pixel in `out`, `mark`, `bg`; sr: the same pixel in the padded `src` (row
+ * stride pw); og, ou: this row's offsets into the Gaussian and uniform tables; fB: disparity px ×
+ * depth mm.
+ */
+function depthRow(
+  src: Uint16Array,
+  out: Uint16Array,
+  mark: Uint8Array,
+  bg: Uint16Array,
+  g: Float32Array,
+  u: Uint16Array,
+  w: number,
+  pw: number,
+  r: number,
+  sr: number,
+  og: number,
+  ou: number,
   a: number,
   b: number,
   q: number,
+  minR: number,
+  edge: number,
+  thin: number,
+  T: number,
+  fB: number,
+  holeU: number,
+  bgU: number,
+  dropU: number,
 ): void {
-  for (let y = 0; y < height; y++) {
-    const r = y * width;
-    let o = hash32(dKey ^ Math.imul(y + 1, 0x3c6ef372)) & TABLE_MASK;
-    for (let x = 0; x < width; x++) {
-      o = (o + 1) & TABLE_MASK;
-      const i = r + x;
-      if (hole[i] === 1) {
-        depthMm[i] = 0;
+  // neighbours closer than this to d (in both directions) can make no edge and no thin run
+  const lim = Math.min(edge, thin);
+  const lim2 = 2 * lim;
+  // occlusion shadow: pixels left to blank, and the occluder's depth
+  let shadow = 0;
+  let occluder = 0;
+  // the clean depths right of, at and left of x slide along the row (one load per pixel)
+  let R = src[sr + w]!;
+  let C = src[sr + w - 1]!;
+  let L = 0;
+  for (let x = w - 1; x >= 0; x--, og++, ou += 2, R = C, C = L) {
+    const i = r + x;
+    const si = sr + x;
+    L = src[si - 1]!;
+    let d = C;
+    const m = mark[i]!;
+    if (m !== 0) mark[i] = 0;
+    if (d === 0 || d < minR) {
+      out[i] = 0;
+      shadow = 0;
+      continue;
+    }
+    const U = src[si - pw]!;
+    const D = src[si + pw]!;
+    // the common case, a smooth surface: every neighbour within `lim` (so none is 0 as d > lim),
+    // nothing marked, no shadow running: noise only (no branches on the four tests)
+    if (
+      (m | shadow) === 0 &&
+      d > lim &&
+      (((R - d + lim) >>> 0 <= lim2 ? 1 : 0) &
+        ((L - d + lim) >>> 0 <= lim2 ? 1 : 0) &
+        ((U - d + lim) >>> 0 <= lim2 ? 1 : 0) &
+        ((D - d + lim) >>> 0 <= lim2 ? 1 : 0)) ===
+        1
+    ) {
+      if (u[ou + 1]! < dropU) {
+        out[i] = 0;
         continue;
       }
-      const d = depthMm[i]!;
-      const v = d + (a + b * d * d) * g[o]!;
-      // round half up by truncation (Math.round costs 5× here); v < 0.5 clamps to 1 mm
+      const v = d + (a + b * d * d) * g[og]!;
       const qv = q === 1 ? (v + 0.5) | 0 : ((v / q + 0.5) | 0) * q;
-      depthMm[i] = qv < 1 ? 1 : Math.min(qv, 65535);
+      out[i] = qv < 1 ? 1 : Math.min(qv, 65535);
+      continue;
     }
+    const rStep = R !== 0 && d - R > edge;
+    let hole = rStep || (L !== 0 && d - L > edge) || (U !== 0 && d - U > edge) || (D !== 0 && d - D > edge);
+    if (rStep) {
+      // the right imager cannot see this far stretch behind the near object's left edge
+      shadow = Math.round(fB / R - fB / d) - 1;
+      occluder = R;
+    } else if (shadow > 0) {
+      if (d - occluder > edge) {
+        hole = true;
+        shadow--;
+      } else shadow = 0;
+    }
+    let isThin = m !== 0;
+    let behind = isThin ? bg[i]! : 0;
+    if (!hole && T > 0) {
+      // a thin run starts here (seen from the right, or from above): its far side within T px
+      if (!isThin && (R === 0 || R - d > thin)) {
+        for (let k = 1; k <= T; k++) {
+          const v = src[si - k]!;
+          if (v === 0 || v - d > thin) {
+            isThin = true;
+            behind = R === 0 ? v : v === 0 ? R : Math.min(v, R);
+            for (let j = 1; j < k; j++) {
+              mark[i - j] = 1;
+              bg[i - j] = behind;
+            }
+            break;
+          }
+          if (d - v > thin) break;
+        }
+      }
+      if (U === 0 || U - d > thin) {
+        for (let k = 1; k <= T; k++) {
+          const v = src[si + k * pw]!;
+          if (v === 0 || v - d > thin) {
+            const bv = U === 0 ? v : v === 0 ? U : Math.min(v, U);
+            if (!isThin) {
+              isThin = true;
+              behind = bv;
+            }
+            for (let j = 1; j < k; j++) {
+              const t = i + j * w;
+              if (mark[t] === 0) {
+                mark[t] = 1;
+                bg[t] = bv;
+              }
+            }
+            break;
+          }
+          if (d - v > thin) break;
+        }
+      }
+    }
+    if (!hole && isThin) {
+      const t = u[ou]!;
+      if (t < holeU) hole = true;
+      else if (t < bgU) {
+        if (behind === 0) hole = true;
+        else d = behind;
+      }
+    }
+    if (hole || u[ou + 1]! < dropU) {
+      out[i] = 0;
+      continue;
+    }
+    const v = d + (a + b * d * d) * g[og]!;
+    // round half up by truncation (Math.round costs 5× here); v < 0.5 clamps to 1 mm
+    const qv = q === 1 ? (v + 0.5) | 0 : ((v / q + 0.5) | 0) * q;
+    out[i] = qv < 1 ? 1 : Math.min(qv, 65535);
   }
 }
