@@ -52,7 +52,12 @@ describe("realtime setting on the sim (S = 1, wall clock)", () => {
     expect(res.statusCode).toBe(200);
     const card = res.json();
     expect(card.setting).toBe("realtime");
-    expect(card.realtime).toMatchObject({ slowdown: 1, control_period_s: 0.001, margin_steps: 2 });
+    expect(card.realtime).toMatchObject({
+      drive: "stepped",
+      slowdown: 1,
+      control_period_s: 0.001,
+      margin_steps: 2,
+    });
     expect(card.episode.realtime).toMatchObject({ slowdown: 1, committed_step: 0, late_steps: 0 });
   });
 
@@ -159,14 +164,27 @@ describe("realtime setting on the sim (S = 1, wall clock)", () => {
     expect(res.body.error.code).toBe("RB_ERR_REALTIME_ONLY");
   });
 
-  it("a real bench refuses the realtime setting with a clear coded error", async () => {
-    const real = new (g.gateway.constructor as typeof import("../gateway.ts").Gateway)(
-      { ...g.bench, simulated: false },
+  it("a backend without a realtime drive refuses the setting with a clear coded error", async () => {
+    const backend = g.bench.backend;
+    const without = Object.create(backend, { realtimeDrive: { value: undefined } }) as typeof backend;
+    const gw = new (g.gateway.constructor as typeof import("../gateway.ts").Gateway)(
+      { ...g.bench, backend: without },
       {},
     );
-    await expect(real.startEpisode({ task: "free-motion", setting: "realtime" })).rejects.toMatchObject({
+    await expect(gw.startEpisode({ task: "free-motion", setting: "realtime" })).rejects.toMatchObject({
       code: "RB_ERR_SETTING_UNAVAILABLE",
-      details: { setting: "realtime", reason: expect.stringMatching(/real bench .*not implemented/) },
+      details: { setting: "realtime", reason: expect.stringMatching(/has no realtime drive/) },
+    });
+    const unavailable = Object.create(backend, {
+      realtimeDrive: { value: () => ({ kind: "unavailable", reason: "not on this transport" }) },
+    }) as typeof backend;
+    const gw2 = new (g.gateway.constructor as typeof import("../gateway.ts").Gateway)(
+      { ...g.bench, backend: unavailable },
+      {},
+    );
+    await expect(gw2.startEpisode({ task: "free-motion", setting: "realtime" })).rejects.toMatchObject({
+      code: "RB_ERR_SETTING_UNAVAILABLE",
+      details: { setting: "realtime", reason: "not on this transport" },
     });
   });
 
