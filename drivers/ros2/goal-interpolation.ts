@@ -106,11 +106,17 @@ export function sampleKnots(
     return;
   }
   const first = points[0]!;
-  if (t < first.t) return hermite5(before, first, t, out);
+  if (t < first.t) {
+    hermite5(before, first, t, out);
+    return;
+  }
   for (let i = 0; i < n - 1; i++) {
     const a = points[i]!;
     const b = points[i + 1]!;
-    if (t >= a.t && t < b.t) return hermite5(a, b, t, out);
+    if (t >= a.t && t < b.t) {
+      hermite5(a, b, t, out);
+      return;
+    }
   }
   const last = points[n - 1]!;
   for (let j = 0; j < last.q.length; j++) out[j] = last.q[j]!;
