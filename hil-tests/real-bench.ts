@@ -27,7 +27,7 @@ import { fileURLToPath } from "node:url";
 import type { Calibration } from "../calibration/schema.ts";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { createSimBackend } from "../sim/sim-backend.ts";
-import { FrankaRosbridgeRig } from "./rigs/rosbridge/franka-rig.ts";
+import { type ArmGoalLogEntry, FrankaRosbridgeRig } from "./rigs/rosbridge/franka-rig.ts";
 import { buildSimavrRig, FIRMWARE_ELF, type SimavrRig, startSimavrRig } from "./rigs/simavr/simavr-rig.ts";
 
 export interface RealBenchOptions {
@@ -78,6 +78,10 @@ export interface RealBench {
   restartBuzzbox(): Promise<void>;
   /** close the rosbridge WebSocket and refuse new connections (false), or accept them again (true) */
   setRosReachable(up: boolean): Promise<void>;
+  /** arm goals reach the rig's controller `ms` late (a slow link; 0: at once) */
+  delayGoals(ms: number): Promise<void>;
+  /** what the rig's controller did with every arm goal, in arrival order */
+  goalLog(): Promise<ArmGoalLogEntry[]>;
   /** stop the rigs and remove the scratch folder (idempotent) */
   close(): Promise<void>;
 }
@@ -87,6 +91,8 @@ type Request =
   | { op: "killBuzzbox" }
   | { op: "restartBuzzbox" }
   | { op: "setRosReachable"; up: boolean }
+  | { op: "delayGoals"; ms: number }
+  | { op: "goalLog" }
   | { op: "close" };
 
 interface ChildHello {
@@ -215,6 +221,8 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
     killBuzzbox: async () => void (await call({ op: "killBuzzbox" })),
     restartBuzzbox: async () => void (await call({ op: "restartBuzzbox" })),
     setRosReachable: async (up) => void (await call({ op: "setRosReachable", up })),
+    delayGoals: async (ms) => void (await call({ op: "delayGoals", ms })),
+    goalLog: () => call({ op: "goalLog" }) as Promise<ArmGoalLogEntry[]>,
     close: async () => {
       if (closed) return;
       closed = true;
@@ -277,6 +285,8 @@ async function runChild(arg: string): Promise<void> {
       await startAvr();
     },
     setRosReachable: async (r) => rig.server.setReachable(r.up),
+    delayGoals: async (r) => rig.delayGoals(r.ms),
+    goalLog: async () => rig.goalLog.map((e) => ({ ...e })),
     close: async () => {
       await avr?.kill();
       avr = undefined;

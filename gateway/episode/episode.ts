@@ -538,6 +538,7 @@ export class Episode implements EpisodeView {
         lateToleranceS: setup.lateToleranceS,
         horizonSteps: setup.horizonSteps,
         watchdogS: setup.commandGapS,
+        streamed: setup.drive === "streamed",
       },
       backend.read(),
       (detail) => this.requestStop({ source: "watchdog", detail, data: { kind: "command_watchdog" } }),
