@@ -255,6 +255,6 @@ describe.sequential("realtime setting on the real backend wired to the rigs (str
     const end = contents.messages.find((m) => m.topic.endsWith("end"))?.data as Record<string, unknown>;
     expect(meta["realtime"]).toMatchObject({ drive: "streamed", slowdown: 1, margin_steps: 100 });
     expect(end["realtime"]).toMatchObject({ late_splices: 1 });
-    expect(end["realtime"].late_steps).toBeGreaterThanOrEqual(300);
+    expect((end["realtime"] as { late_steps: number }).late_steps).toBeGreaterThanOrEqual(300);
   });
 });
