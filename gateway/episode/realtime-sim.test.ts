@@ -188,6 +188,32 @@ describe("realtime setting on the sim (S = 1, wall clock)", () => {
     });
   });
 
+  it("a streamed drive (a real arm) runs at S = 1 with the margin its lead needs; another S is refused", async () => {
+    // the sim backend, told to say it streams (its own method shadowed on the instance, then restored)
+    const backend = g.bench.backend;
+    const never = (): Promise<never> => Promise.reject(new Error("not called: no chunk is sent"));
+    backend.realtimeDrive = () => ({
+      kind: "streamed",
+      motion: { leadS: 0.0305, replace: never, follow: never },
+    });
+    try {
+      const Gw = g.gateway.constructor as typeof import("../gateway.ts").Gateway;
+      const slow = new Gw(g.bench, { realtime: { slowdown: 2 } });
+      await expect(slow.startEpisode({ task: "free-motion", setting: "realtime" })).rejects.toMatchObject({
+        code: "RB_ERR_SETTING_UNAVAILABLE",
+        details: { setting: "realtime", reason: expect.stringMatching(/S = 1 .*S = 2/) },
+      });
+      const gw = new Gw(g.bench, {});
+      const ep = await gw.startEpisode({ task: "free-motion", setting: "realtime", seed: 1 });
+      expect(ep.config.realtime).toMatchObject({ drive: "streamed", slowdown: 1, marginSteps: 31 });
+      expect(ep.config.realtime!.measuredSpeed).toBeUndefined();
+      await ep.stopAndEnd({ source: "operator", detail: "test over" });
+    } finally {
+      delete (backend as { realtimeDrive?: unknown }).realtimeDrive;
+    }
+    expect(g.bench.backend.realtimeDrive?.()).toEqual({ kind: "stepped" });
+  });
+
   it("without a fixed S the sim's speed is measured once at the start and picks S", async () => {
     const gw = new (g.gateway.constructor as typeof import("../gateway.ts").Gateway)(g.bench, {});
     const ep = await gw.startEpisode({ task: "free-motion", setting: "realtime", seed: 1 });
