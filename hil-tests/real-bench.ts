@@ -50,6 +50,8 @@ export interface RealBenchOptions {
    * is seen from the port itself, and tests of the heartbeat set their own)
    */
   heartbeatTimeoutMs?: number;
+  /** how long the rig child may take to start, s (default 30; benchmarks on a loaded machine wait longer) */
+  startTimeoutS?: number;
 }
 
 /** What the simulator behind the rig is doing (test-only knowledge; an agent never sees it). */
@@ -154,7 +156,11 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
     }),
   );
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("the rig child did not start within 30 s")), 30_000);
+    const startS = opts.startTimeoutS ?? 30;
+    const timer = setTimeout(
+      () => reject(new Error(`the rig child did not start within ${startS} s`)),
+      startS * 1000,
+    );
     child.on("message", (m: ChildHello | ChildReply) => {
       if (m.op === "ready") {
         clearTimeout(timer);

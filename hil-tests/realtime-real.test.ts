@@ -125,10 +125,15 @@ describe.sequential("realtime setting on the real backend wired to the rigs (str
     const goals0 = (await rb.goalLog()).length;
     expect(goals0).toBeGreaterThanOrEqual(1); // the hold (and the homing goal when the arm had to move)
 
-    // chunk A: joint 0 forward 0.03 rad over 1.5 s
-    const a = await post("/v1/act", { type: "joint_position", dt: 0.05, rows: ramp(q0, 0.001, 30) });
+    // chunk A: joint 0 forward 0.03 rad over 1.5 s, from 400 steps ahead (a goal the controller
+    // got late would jump to where A is by then: with a lead of 400 ms a stalled event loop
+    // delays the switch, it does not make the arm jump)
+    const w = await post("/v1/observe", { advance_s: 0.01, cameras: [] });
+    const { res: a, at: atA } = await spliceAt((w.body.episode.realtime.committed_step as number) + 400, () =>
+      ramp(q0, 0.001, 30),
+    );
     expect(a.status, JSON.stringify(a.body)).toBe(200);
-    expect(a.body.start_step).toBeGreaterThanOrEqual(100);
+    expect(a.body.start_step).toBe(atA);
     expect(a.body.episode.realtime.queue_rows).toBeGreaterThan(0);
     for (let i = 0; i < 100 && (await rb.goalLog()).length === goals0; i++) await sleep(20);
     const afterA = (await rb.goalLog()).length;
