@@ -47,13 +47,17 @@ function ramp(from: number, step: number, n: number): number[][] {
   });
 }
 
-/** Splice `rows` at `at`, moving on to the earliest step the refusal names while the clock runs past it. */
+/** Splice `rows` at `at`, moving further ahead while the wall clock runs past the step asked for. */
 async function spliceAt(at: number, rows: (at: number) => number[][], dt = 0.05) {
   let res = { status: 0, body: {} as Record<string, any> };
   for (let attempt = 0; attempt < 5; attempt++) {
     res = await post("/v1/act", { type: "joint_position", dt, rows: rows(at), start_step: at });
-    if (res.status !== 409 || res.body.error.code !== "RB_ERR_SPLICE_MARGIN") break;
-    at = (res.body.error.details.earliest as number) + 100;
+    if (res.status !== 409) break;
+    // a loaded machine: the wall clock ran past the step meanwhile; go again further ahead
+    const code = res.body.error.code as string;
+    if (code === "RB_ERR_SPLICE_MARGIN") at = (res.body.error.details.earliest as number) + 300;
+    else if (code === "RB_ERR_SPLICE_PAST") at = (res.body.error.details.committed_step as number) + 500;
+    else break;
   }
   return { res, at };
 }
@@ -61,6 +65,7 @@ async function spliceAt(at: number, rows: (at: number) => number[][], dt = 0.05)
 async function waitQueueEmpty() {
   for (let i = 0; i < 200; i++) {
     const o = await post("/v1/observe", { advance_s: 0.05, cameras: [] });
+    if (o.status !== 200) throw new Error(`observe answered ${o.status}: ${await episodeNow()}`);
     if (o.body.episode.status !== "running" || o.body.episode.realtime.queue_rows === 0) return o;
   }
   throw new Error("the queue did not run out");
@@ -77,7 +82,10 @@ async function observeNow() {
 }
 
 beforeAll(async () => {
-  rb = await startRealBench({ seed: SEED, safety: { staleReadingTimeoutMs: 400 } });
+  // stale readings: the rig simulates the arm in a child process on the same shared machine; under
+  // heavy load its joint-state stream pauses for far longer than franka_ros2's at 1 kHz would,
+  // and this suite is about the stream, not about that limit (1.5 s here, 100 ms by default)
+  rb = await startRealBench({ seed: SEED, safety: { staleReadingTimeoutMs: 1500 }, startTimeoutS: 120 });
   const recordsDir = mkdtempSync(join(tmpdir(), "rt-real-records-"));
   const config = parseBenchConfig({ version: 1, ...rb.bench, recordsDir }, "test");
   g = await startGateway({
@@ -240,7 +248,9 @@ describe.sequential("realtime setting on the real backend wired to the rigs (str
       expect(a.status, JSON.stringify(a.body)).toBe(200);
       let rt = a.body.episode.realtime;
       for (let i = 0; i < 100 && rt.late_splices === 0; i++) {
-        rt = (await post("/v1/observe", { advance_s: 0.02, cameras: [] })).body.episode.realtime;
+        const o = await post("/v1/observe", { advance_s: 0.02, cameras: [] });
+        expect(o.status, await episodeNow()).toBe(200);
+        rt = o.body.episode.realtime;
       }
       expect(rt.late_splices).toBe(1);
       // sent at most one margin (100 steps) before its start, answered ≥ 400 ms after the send
