@@ -101,6 +101,8 @@ interface RunningGoal {
   settled: Promise<unknown>;
   /** a goal of the realtime stream (replaced by the next one), not an execute() */
   streamed?: boolean;
+  /** streamed: gateway time at which its preemption (the controller took the next goal) arrived */
+  preemptedAt?: number;
 }
 
 export class FrankaArmDriver extends LifecycleComponent {
@@ -374,19 +376,30 @@ export class FrankaArmDriver extends LifecycleComponent {
       FollowJointTrajectoryFeedback,
       FollowJointTrajectoryResult
     >(action, TYPES.fjt, goalMsg, { onFeedback: () => switched(this.now()) });
-    // the controller answers the preempted goal when it accepts this one
-    if (prev) void prev.settled.then(() => switched(this.now()));
+    // the controller answers the preempted goal when it accepts this one (a goal that ended on its
+    // own meanwhile says nothing about this one)
+    if (prev)
+      void prev.settled.then(() => {
+        if (prev.preemptedAt !== undefined) switched(prev.preemptedAt);
+      });
     // the gripper has its own action: one Move towards the stream's final opening when it changes
     const gEnd = traj.gripperWidthM[traj.count - 1]!;
     const gNow = this.latest?.gripperWidthM ?? gEnd;
     if (Number.isFinite(this.gripperWidthM) && Math.abs(gEnd - gNow) > 1e-4) {
       const durationS = Math.max(traj.periodS, traj.count * traj.periodS);
-      const speed = Math.min(this.robot.gripper.maxSpeedMps, Math.max(0.005, Math.abs(gEnd - gNow) / durationS));
+      const speed = Math.min(
+        this.robot.gripper.maxSpeedMps,
+        Math.max(0.005, Math.abs(gEnd - gNow) / durationS),
+      );
       this.transport
-        .sendActionGoal<GripperMoveGoal, unknown, GripperResult>(`${this.config.gripperNode}/move`, TYPES.move, {
-          width: gEnd,
-          speed,
-        })
+        .sendActionGoal<GripperMoveGoal, unknown, GripperResult>(
+          `${this.config.gripperNode}/move`,
+          TYPES.move,
+          {
+            width: gEnd,
+            speed,
+          },
+        )
         .result.catch(() => undefined);
     }
     const result = withCancelDeadline(handle.result, this.config.cancelTimeoutS);
@@ -407,6 +420,7 @@ export class FrankaArmDriver extends LifecycleComponent {
         if (out.status === GoalStatus.SUCCEEDED) switched(this.now());
         else if (out.status === GoalStatus.CANCELED) {
           // preempted by the next streamed goal (INVALID_GOAL) or cancelled by stop(): it ran
+          if (code === FJT_INVALID_GOAL) running.preemptedAt = this.now();
           if (code === FJT_INVALID_GOAL || cancelled) switched(this.now());
           else never(new Error(`${action}: cancelled before it ran`));
         } else {
