@@ -4,7 +4,7 @@
  * shell over this class, so everything here is testable without a server.
  */
 import { forwardKinematics } from "../robots/franka/kinematics.ts";
-import type { Backend } from "../seam/types.ts";
+import type { Backend, RealtimeDrive } from "../seam/types.ts";
 import { getTask } from "../tasks/registry.ts";
 import type { TaskContext, TaskDefinition } from "../tasks/types.ts";
 import type { EndReason, StartEpisodeRequest } from "./api/schemas.ts";
@@ -107,13 +107,7 @@ export class Gateway {
         reason: `task ${task.id} does not offer it`,
       });
     }
-    if (setting === "realtime" && !this.bench.simulated) {
-      throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", {
-        setting,
-        reason:
-          "realtime streaming to a real bench (FollowJointTrajectory goal replacement) is not implemented; the simulated bench runs it",
-      });
-    }
+    const drive = setting === "realtime" ? this.realtimeDriveOf(this.bench.backend) : undefined;
     const privileged = req.privileged ?? false;
     if (privileged && !this.bench.simulated) {
       throw new GatewayError("RB_ERR_PRIVILEGED_UNAVAILABLE", { reason: "the bench is not simulated" });
@@ -145,7 +139,7 @@ export class Gateway {
     };
     const instance = task.sampleInstance(seed, ctx);
     const limits = this.bench.limitsFor(seed);
-    const realtime = setting === "realtime" ? await this.realtimeSetup(backend) : undefined;
+    const realtime = drive ? await this.realtimeSetup(backend, drive) : undefined;
     const judge = task.createJudge(instance, ctx);
     this.frames.clear();
     const ep = new Episode({
@@ -185,8 +179,25 @@ export class Gateway {
    * its speed (sim s per wall s) picks S = 1 when it runs at least 3× faster than real time,
    * else the smallest S that leaves it that headroom. `opts.realtime` may fix S (tests, benches).
    */
-  private async realtimeSetup(backend: Backend): Promise<RealtimeSetup> {
+  private async realtimeSetup(
+    backend: Backend,
+    drive: Exclude<RealtimeDrive, { kind: "unavailable" }>,
+  ): Promise<RealtimeSetup> {
     const fixed = this.opts.realtime;
+    if (drive.kind === "streamed") {
+      // a real arm keeps its own time: S = 1; the margin covers the time a trajectory needs to
+      // reach the controller
+      const periodS = backend.describe().controlPeriodS;
+      return {
+        drive: "streamed",
+        slowdown: 1,
+        marginSteps: Math.max(fixed?.marginSteps ?? 2, Math.ceil(drive.motion.leadS / periodS - 1e-9)),
+        lateToleranceS: fixed?.lateToleranceS ?? 0.02,
+        horizonSteps: fixed?.horizonSteps ?? 30_000,
+        commandGapS: fixed?.commandGapS ?? 2,
+        ...(fixed?.clock ? { clock: fixed.clock } : {}),
+      };
+    }
     let slowdown = fixed?.slowdown;
     let measuredSpeed: number | undefined;
     if (slowdown === undefined) {
@@ -197,6 +208,7 @@ export class Gateway {
       slowdown = measuredSpeed >= 3 ? 1 : Math.ceil(3 / measuredSpeed);
     }
     return {
+      drive: "stepped",
       slowdown,
       marginSteps: fixed?.marginSteps ?? 2,
       lateToleranceS: fixed?.lateToleranceS ?? 0.02,
@@ -205,6 +217,28 @@ export class Gateway {
       ...(measuredSpeed !== undefined ? { measuredSpeed } : {}),
       ...(fixed?.clock ? { clock: fixed.clock } : {}),
     };
+  }
+
+  /**
+   * How the bench's backend runs the realtime queue; refuses with RB_ERR_SETTING_UNAVAILABLE
+   * (saying why) when it cannot, and a fixed S ≠ 1 on a streamed drive (a real arm keeps its time).
+   */
+  private realtimeDriveOf(backend: Backend): Exclude<RealtimeDrive, { kind: "unavailable" }> {
+    const drive: RealtimeDrive = backend.realtimeDrive?.() ?? {
+      kind: "unavailable",
+      reason: `the ${backend.kind} backend has no realtime drive`,
+    };
+    if (drive.kind === "unavailable") {
+      throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", { setting: "realtime", reason: drive.reason });
+    }
+    const s = this.opts.realtime?.slowdown;
+    if (drive.kind === "streamed" && s !== undefined && s !== 1) {
+      throw new GatewayError("RB_ERR_SETTING_UNAVAILABLE", {
+        setting: "realtime",
+        reason: `a real arm runs at S = 1 (its controller keeps its own time), S = ${s} was asked for`,
+      });
+    }
+    return drive;
   }
 
   get estop(): EstopState {

@@ -35,6 +35,14 @@ import { FakeFirmata } from "../drivers/firmata/fake-firmata.ts";
 import { parseFirmataContactResource } from "../drivers/firmata/resource.ts";
 
 const DT = FR3.controlPeriodS;
+/** one sample at the home pose (a stream needs at least one) */
+const EMPTY_ONE: JointTrajectory = {
+  periodS: DT,
+  count: 1,
+  q: Float64Array.from(FR3.homeQ),
+  gripperWidthM: new Float64Array(1),
+  rowEndIndex: [0],
+};
 const EMPTY: JointTrajectory = {
   periodS: DT,
   count: 0,
@@ -155,6 +163,11 @@ const COMPONENTS: Record<string, Entry> = {
       gripperGrasp: (c) => c.gripperGrasp(0.02),
       gripperHoming: (c) => c.gripperHoming(),
       gripperStop: (c) => c.gripperStop(),
+      follow: (c) => c.follow({ signal: AbortSignal.abort() }),
+      // the guard throws at once; an accepted stream goal is left to the controller (its answer is not awaited)
+      streamReplace: (c) => {
+        void c.streamReplace(EMPTY_ONE, 0, FR3.homeQ);
+      },
     },
   },
   "real backend": {

@@ -27,7 +27,7 @@ import { fileURLToPath } from "node:url";
 import type { Calibration } from "../calibration/schema.ts";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { createSimBackend } from "../sim/sim-backend.ts";
-import { FrankaRosbridgeRig } from "./rigs/rosbridge/franka-rig.ts";
+import { type ArmGoalLogEntry, FrankaRosbridgeRig } from "./rigs/rosbridge/franka-rig.ts";
 import { buildSimavrRig, FIRMWARE_ELF, type SimavrRig, startSimavrRig } from "./rigs/simavr/simavr-rig.ts";
 
 export interface RealBenchOptions {
@@ -50,6 +50,8 @@ export interface RealBenchOptions {
    * is seen from the port itself, and tests of the heartbeat set their own)
    */
   heartbeatTimeoutMs?: number;
+  /** how long the rig child may take to start, s (default 30; benchmarks on a loaded machine wait longer) */
+  startTimeoutS?: number;
 }
 
 /** What the simulator behind the rig is doing (test-only knowledge; an agent never sees it). */
@@ -78,6 +80,10 @@ export interface RealBench {
   restartBuzzbox(): Promise<void>;
   /** close the rosbridge WebSocket and refuse new connections (false), or accept them again (true) */
   setRosReachable(up: boolean): Promise<void>;
+  /** arm goals reach the rig's controller `ms` late (a slow link; 0: at once) */
+  delayGoals(ms: number): Promise<void>;
+  /** what the rig's controller did with every arm goal, in arrival order */
+  goalLog(): Promise<ArmGoalLogEntry[]>;
   /** stop the rigs and remove the scratch folder (idempotent) */
   close(): Promise<void>;
 }
@@ -87,6 +93,8 @@ type Request =
   | { op: "killBuzzbox" }
   | { op: "restartBuzzbox" }
   | { op: "setRosReachable"; up: boolean }
+  | { op: "delayGoals"; ms: number }
+  | { op: "goalLog" }
   | { op: "close" };
 
 interface ChildHello {
@@ -148,7 +156,11 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
     }),
   );
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("the rig child did not start within 30 s")), 30_000);
+    const startS = opts.startTimeoutS ?? 30;
+    const timer = setTimeout(
+      () => reject(new Error(`the rig child did not start within ${startS} s`)),
+      startS * 1000,
+    );
     child.on("message", (m: ChildHello | ChildReply) => {
       if (m.op === "ready") {
         clearTimeout(timer);
@@ -215,6 +227,8 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
     killBuzzbox: async () => void (await call({ op: "killBuzzbox" })),
     restartBuzzbox: async () => void (await call({ op: "restartBuzzbox" })),
     setRosReachable: async (up) => void (await call({ op: "setRosReachable", up })),
+    delayGoals: async (ms) => void (await call({ op: "delayGoals", ms })),
+    goalLog: () => call({ op: "goalLog" }) as Promise<ArmGoalLogEntry[]>,
     close: async () => {
       if (closed) return;
       closed = true;
@@ -277,6 +291,8 @@ async function runChild(arg: string): Promise<void> {
       await startAvr();
     },
     setRosReachable: async (r) => rig.server.setReachable(r.up),
+    delayGoals: async (r) => rig.delayGoals(r.ms),
+    goalLog: async () => rig.goalLog.map((e) => ({ ...e })),
     close: async () => {
       await avr?.kill();
       avr = undefined;

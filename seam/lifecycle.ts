@@ -60,6 +60,9 @@ export const LIFECYCLE_TABLE = {
   // commands: active only
   execute: ACTIVE,
   hold: ACTIVE,
+  /** realtime streaming (seam StreamingMotion): replace the streamed trajectory, watch it */
+  streamReplace: ACTIVE,
+  follow: ACTIVE,
   gripperMove: ACTIVE,
   gripperGrasp: ACTIVE,
   gripperHoming: ACTIVE,

@@ -187,6 +187,59 @@ export interface Backend {
    * `active`. Operator only.
    */
   recover?(): Promise<void>;
+  /**
+   * How this backend runs the realtime setting's step queue (see RealtimeDrive); absent: the
+   * backend cannot (the gateway refuses the setting with RB_ERR_SETTING_UNAVAILABLE). Pure:
+   * answers from the configuration, in any lifecycle state.
+   */
+  realtimeDrive?(): RealtimeDrive;
+}
+
+/**
+ * How a backend runs the realtime queue (the gateway's one RealtimeDriver keeps the queue, the
+ * splice rules, the pre-check from the commanded state, the watchdog and the counts either way):
+ * - `stepped`: the backend runs steps on demand (the sim): at each wake-up the gateway hands the
+ *   due steps to `execute()`; the bench advances only as fast as it is asked to.
+ * - `streamed`: the robot keeps its own time (a real arm): the gateway streams the queue ahead to
+ *   the robot's controller through `StreamingMotion` and watches the readings; S is 1.
+ * - `unavailable`: this backend cannot run the realtime setting; `reason` says why.
+ */
+export type RealtimeDrive =
+  | { kind: "stepped" }
+  | { kind: "streamed"; motion: StreamingMotion }
+  | { kind: "unavailable"; reason: string };
+
+/** When the controller had certainly switched to a streamed trajectory. */
+export interface StreamSwitch {
+  /**
+   * backend seconds by which the controller ran the new trajectory: the first answer the robot
+   * sent about it (an upper bound of the switch; the true switch is between the send and this)
+   */
+  switchedByS: number;
+}
+
+/**
+ * Capability of a backend whose realtime drive is `streamed`: trajectory replacement with a start
+ * time in the future (franka_ros2: a FollowJointTrajectory goal whose header stamp is in the
+ * future preempts the running goal; the controller samples the new trajectory at its own clock).
+ * Lifecycle: both calls need `active`; replace() also the allow-motion switch.
+ */
+export interface StreamingMotion {
+  /** how long before a sample is due the robot must have its trajectory, s (sets the splice margin) */
+  readonly leadS: number;
+  /**
+   * Replace everything the robot does from now on with `traj`: sample i is due at backend time
+   * `startS + (i + 1)·traj.periodS`; `before` is the target due at `startS` (the sample before
+   * sample 0, for the derivatives at the join). Samples already due when the robot gets it are
+   * run as the controller samples them (the robot keeps time). Sends at once; resolves when the
+   * robot has certainly switched (rejects when it never will: refused, connection lost).
+   */
+  replace(traj: JointTrajectory, startS: number, before: readonly number[]): Promise<StreamSwitch>;
+  /**
+   * Watch the streamed motion until `signal` aborts ("aborted"), `onTick` says stop / fault, or
+   * the robot faults ("fault"): `onTick` runs per measured reading (sample index −1).
+   */
+  follow(opts: ExecuteOptions): Promise<ExecuteResult>;
 }
 
 /**

@@ -26,6 +26,7 @@ import {
   type Frame,
   type JointReading,
   type JointTrajectory,
+  type RealtimeDrive,
   type SensorEvent,
   type SensorEventListener,
   type SimPowers,
@@ -260,6 +261,11 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
     return () => {
       this.listeners.delete(listener);
     };
+  }
+
+  /** The sim runs the realtime queue stepped: the gateway hands it the due steps (seam RealtimeDrive). */
+  realtimeDrive(): RealtimeDrive {
+    return { kind: "stepped" };
   }
 
   async stop(_reason: string): Promise<void> {

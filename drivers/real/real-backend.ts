@@ -34,8 +34,10 @@ import {
   type Frame,
   type JointReading,
   type JointTrajectory,
+  type RealtimeDrive,
   type SensorEvent,
   type SensorEventListener,
+  type StreamingMotion,
 } from "../../seam/types.ts";
 import { type Pose, poseToMat4 } from "../../robots/math.ts";
 import type { RobotModel } from "../../robots/types.ts";
@@ -270,6 +272,45 @@ export class RealBackend extends LifecycleComponent implements Backend {
     this.guard("hold");
     assertMotionArgs("hold", opts, seconds);
     return this.withMotion(opts, (o) => this.arm!.hold(seconds, o));
+  }
+
+  /**
+   * The realtime setting streams the queue to franka_ros2 (seam RealtimeDrive `streamed`):
+   * FollowJointTrajectory goal replacement with stamps in the future. Over rosbridge only: the
+   * native transport's stand-in (hil-tests/rigs/ros2) does not implement goal replacement, so
+   * realtime there is not validated and refused.
+   */
+  realtimeDrive(): RealtimeDrive {
+    if (this.cfg.ros.type !== "rosbridge") {
+      return {
+        kind: "unavailable",
+        reason: `realtime streaming is validated over rosbridge only (ros.type "${this.cfg.ros.type}": goal replacement untested on the native transport)`,
+      };
+    }
+    return { kind: "streamed", motion: this.streamingMotion() };
+  }
+
+  /** the StreamingMotion of this backend (one per realtime episode start) */
+  private streamingMotion(): StreamingMotion {
+    return {
+      leadS: this.cfg.franka.streamLeadS,
+      replace: async (traj, startS, before) => {
+        this.guard("streamReplace");
+        if (!this.cfg.allowMotion) throw new DeviceError("RB_ERR_MOTION_DISABLED", { operation: "stream" });
+        const arm = this.arm!;
+        // backend seconds → the controller's ROS clock (the stamp clock's offset: gateway − ROS)
+        const offset = arm.stampClock.offset;
+        if (Number.isNaN(offset)) {
+          throw new DeviceError("RB_ERR_ROS_NO_JOINT_STATE", { topic: this.cfg.franka.jointStatesTopic });
+        }
+        const { switchedByT } = await arm.streamReplace(traj, startS - offset, before);
+        return { switchedByS: switchedByT };
+      },
+      follow: (opts) => {
+        this.guard("follow");
+        return this.withMotion(opts, (o) => this.arm!.follow(o));
+      },
+    };
   }
 
   /** Hold position now: cancel the running goal and wait for it. Safe in any state, any number of times. */

@@ -28,6 +28,7 @@ import type { FrankaRosConfig } from "./franka-config.ts";
 import { parseFrankaRosConfig } from "./franka-config.ts";
 import {
   FJT_ERROR_CODES,
+  FJT_INVALID_GOAL,
   FJT_SUCCESSFUL,
   type FollowJointTrajectoryFeedback,
   type FollowJointTrajectoryGoal,
@@ -37,6 +38,7 @@ import {
   type GripperResult,
   type JointStateMsg,
   type TriggerResponse,
+  sToTime,
   timeToS,
 } from "./messages.ts";
 import { StampClock } from "./stamp-clock.ts";
@@ -97,6 +99,10 @@ const CANCEL_REJECTED = 1;
 interface RunningGoal {
   cancel(reason: "aborted" | "stopped" | "fault"): void;
   settled: Promise<unknown>;
+  /** a goal of the realtime stream (replaced by the next one), not an execute() */
+  streamed?: boolean;
+  /** streamed: gateway time at which its preemption (the controller took the next goal) arrived */
+  preemptedAt?: number;
 }
 
 export class FrankaArmDriver extends LifecycleComponent {
@@ -311,6 +317,161 @@ export class FrankaArmDriver extends LifecycleComponent {
       });
       opts.signal?.addEventListener("abort", onAbort);
       const timer = setTimeout(() => finish("completed"), seconds * 1000);
+      if (opts.signal?.aborted) finish("aborted");
+    });
+  }
+
+  /**
+   * Realtime streaming (joint_trajectory_controller goal replacement): send `traj` as a new
+   * FollowJointTrajectory goal whose `header.stamp` is `startStampS` (ROS seconds), so sample i is
+   * due at `startStampS + (i + 1)·periodS` on the controller's clock; `before` is the target due
+   * at the stamp (derivatives at the join). The controller preempts the goal it runs (that goal
+   * ends CANCELED with INVALID_GOAL "Current goal cancelled due to new incoming action." — a
+   * replacement, neither a stop nor a fault) and samples the new trajectory from then on: points
+   * already due are passed over as its clock says. A streamed goal that ends otherwise than
+   * SUCCEEDED or preempted/cancelled (rejected, aborted by a reflex) is a device fault.
+   *
+   * @returns resolves with the gateway time by which the controller certainly ran the new goal:
+   *   the first answer about it (the preempted goal's result, its own first feedback, or its
+   *   result); rejects when it never ran (refused, connection lost)
+   */
+  streamReplace(
+    traj: JointTrajectory,
+    startStampS: number,
+    before: readonly number[],
+  ): Promise<{ switchedByT: number }> {
+    this.guard("streamReplace");
+    const busy = this.goal;
+    if (busy && !busy.streamed) {
+      throw new DeviceError("RB_ERR_ROS_MOTION_BUSY", { action: this.config.trajectoryAction });
+    }
+    const action = this.config.trajectoryAction;
+    const goalMsg = buildFollowJointTrajectoryGoal(
+      traj,
+      { q: before },
+      this.jointNames,
+      this.config.goalPointPeriodS,
+      this.config.goalTimeToleranceS,
+    );
+    goalMsg.trajectory.header.stamp = sToTime(startStampS);
+    let switched: (t: number) => void = () => {};
+    let never: (e: Error) => void = () => {};
+    let known = false;
+    const evidence = new Promise<{ switchedByT: number }>((resolve, reject) => {
+      switched = (t) => {
+        if (known) return;
+        known = true;
+        resolve({ switchedByT: t });
+      };
+      never = (e) => {
+        if (known) return;
+        known = true;
+        reject(e);
+      };
+    });
+    evidence.catch(() => {}); // the caller may not wait for it; a fault is reported as an event
+    const prev = busy;
+    const handle = this.transport.sendActionGoal<
+      FollowJointTrajectoryGoal,
+      FollowJointTrajectoryFeedback,
+      FollowJointTrajectoryResult
+    >(action, TYPES.fjt, goalMsg, { onFeedback: () => switched(this.now()) });
+    // the controller answers the preempted goal when it accepts this one (a goal that ended on its
+    // own meanwhile says nothing about this one)
+    if (prev)
+      void prev.settled.then(() => {
+        if (prev.preemptedAt !== undefined) switched(prev.preemptedAt);
+      });
+    // the gripper has its own action: one Move towards the stream's final opening when it changes
+    const gEnd = traj.gripperWidthM[traj.count - 1]!;
+    const gNow = this.latest?.gripperWidthM ?? gEnd;
+    if (Number.isFinite(this.gripperWidthM) && Math.abs(gEnd - gNow) > 1e-4) {
+      const durationS = Math.max(traj.periodS, traj.count * traj.periodS);
+      const speed = Math.min(
+        this.robot.gripper.maxSpeedMps,
+        Math.max(0.005, Math.abs(gEnd - gNow) / durationS),
+      );
+      this.transport
+        .sendActionGoal<GripperMoveGoal, unknown, GripperResult>(
+          `${this.config.gripperNode}/move`,
+          TYPES.move,
+          {
+            width: gEnd,
+            speed,
+          },
+        )
+        .result.catch(() => undefined);
+    }
+    const result = withCancelDeadline(handle.result, this.config.cancelTimeoutS);
+    let cancelled = false;
+    const running: RunningGoal = {
+      streamed: true,
+      cancel: () => {
+        if (cancelled) return;
+        cancelled = true;
+        result.startDeadline();
+        handle.cancel();
+      },
+      settled: Promise.resolve(),
+    };
+    running.settled = result.promise.then(
+      (out) => {
+        const code = out.values?.error_code ?? Number.NaN;
+        if (out.status === GoalStatus.SUCCEEDED) switched(this.now());
+        else if (out.status === GoalStatus.CANCELED) {
+          // preempted by the next streamed goal (INVALID_GOAL) or cancelled by stop(): it ran
+          if (code === FJT_INVALID_GOAL) running.preemptedAt = this.now();
+          if (code === FJT_INVALID_GOAL || cancelled) switched(this.now());
+          else never(new Error(`${action}: cancelled before it ran`));
+        } else {
+          const name = FJT_ERROR_CODES[code] ?? describeOutcome(out);
+          const message = `${action}: streamed goal ${name}${out.values?.error_string ? ` (${out.values.error_string})` : ""}`;
+          never(new Error(message));
+          this.deviceFault(message, "franka");
+        }
+      },
+      (e: unknown) => never(e instanceof Error ? e : new Error(String(e))),
+    );
+    this.goal = running;
+    void running.settled.then(() => {
+      if (this.goal === running) this.goal = undefined;
+    });
+    return evidence;
+  }
+
+  /**
+   * Watch the streamed motion: `onTick` per joint state (sample index −1) until the signal
+   * aborts ("aborted"), a tick says stop / fault, or a fault event arrives ("fault"). Sends
+   * nothing.
+   */
+  follow(opts: ExecuteOptions = {}): Promise<ExecuteResult> {
+    this.guard("follow");
+    return new Promise<ExecuteResult>((resolve) => {
+      let done = false;
+      const finish = (outcome: ExecuteResult["outcome"], fault?: ExecuteResult["fault"]) => {
+        if (done) return;
+        done = true;
+        offReading();
+        offEvent();
+        opts.signal?.removeEventListener("abort", onAbort);
+        resolve({
+          outcome,
+          samplesExecuted: 0,
+          final: this.latest!,
+          frames: [],
+          ...(fault ? { fault } : {}),
+        });
+      };
+      const onAbort = () => finish("aborted");
+      const offReading = this.onReading((r) => {
+        const v = opts.onTick?.(r, -1) ?? "ok";
+        if (v === "stop") finish("stopped");
+        else if (v === "fault") finish("fault", { ...TICK_FAULT });
+      });
+      const offEvent = this.onEvent((e) => {
+        if (e.type === "fault") finish("fault", { device: e.device, message: e.message });
+      });
+      opts.signal?.addEventListener("abort", onAbort);
       if (opts.signal?.aborted) finish("aborted");
     });
   }

@@ -26,6 +26,13 @@ export const FrankaRosConfigSchema = z.strictObject({
   goalPointPeriodS: z.number().positive().max(0.1).default(0.01),
   /** goal_time_tolerance sent with each goal, s */
   goalTimeToleranceS: z.number().nonnegative().default(0.1),
+  /**
+   * realtime streaming: how long before a sample is due the controller must have its goal, s
+   * (transport latency plus jitter; sets the splice margin). A goal that arrives later makes
+   * joint_trajectory_controller jump to where the new trajectory is by then (a reflex when it
+   * moved away): the margin must cover the link's worst case, not its mean.
+   */
+  streamLeadS: z.number().positive().max(1).default(0.1),
   /** largest allowed distance between the measured state and the trajectory's first sample, rad */
   startToleranceRad: z.number().positive().default(0.02),
   /** configure() waits this long for the first joint state, s */

@@ -85,3 +85,86 @@ export function densifyGoal(
   }
   return { count, q };
 }
+
+/**
+ * How joint_trajectory_controller (ros2_controllers, `Trajectory::sample`) samples a trajectory
+ * at time `t`: before the first point's time, between the state it had when the trajectory took
+ * effect (`before`) and the first point; at or after a point's time, between that point and the
+ * next (points already past are passed over: the controller never goes back to them, nor to its
+ * own state); after the last point, the last point. Times are absolute (the same clock for all
+ * knots). Writes the positions into `out`. Pure, allocation-free.
+ */
+export function sampleKnots(
+  before: Knot,
+  points: readonly Knot[],
+  t: number,
+  out: Float64Array | number[],
+): void {
+  const n = points.length;
+  if (n === 0) {
+    for (let j = 0; j < before.q.length; j++) out[j] = before.q[j]!;
+    return;
+  }
+  const first = points[0]!;
+  if (t < first.t) {
+    hermite5(before, first, t, out);
+    return;
+  }
+  for (let i = 0; i < n - 1; i++) {
+    const a = points[i]!;
+    const b = points[i + 1]!;
+    if (t >= a.t && t < b.t) {
+      hermite5(a, b, t, out);
+      return;
+    }
+  }
+  const last = points[n - 1]!;
+  for (let j = 0; j < last.q.length; j++) out[j] = last.q[j]!;
+}
+
+/** quintic Hermite between two knots at time t (clamped to the segment), positions into `out` */
+function hermite5(k0: Knot, k1: Knot, t: number, out: Float64Array | number[]): void {
+  const T = k1.t - k0.t;
+  const u = T > 0 ? Math.min(1, Math.max(0, (t - k0.t) / T)) : 1;
+  const u2 = u * u;
+  const u3 = u2 * u;
+  const u4 = u3 * u;
+  const u5 = u4 * u;
+  const h00 = 1 - 10 * u3 + 15 * u4 - 6 * u5;
+  const h10 = u - 6 * u3 + 8 * u4 - 3 * u5;
+  const h20 = 0.5 * (u2 - 3 * u3 + 3 * u4 - u5);
+  const h01 = 10 * u3 - 15 * u4 + 6 * u5;
+  const h11 = -4 * u3 + 7 * u4 - 3 * u5;
+  const h21 = 0.5 * (u3 - 2 * u4 + u5);
+  for (let j = 0; j < k0.q.length; j++) {
+    out[j] =
+      h00 * k0.q[j]! +
+      h10 * T * (k0.v[j] ?? 0) +
+      h20 * T * T * (k0.a[j] ?? 0) +
+      h01 * k1.q[j]! +
+      h11 * T * (k1.v[j] ?? 0) +
+      h21 * T * T * (k1.a[j] ?? 0);
+  }
+}
+
+/**
+ * Goal points (times from the trajectory start) → knots on an absolute clock starting at
+ * `startS`; missing velocities by central differences (zero at the last point), missing
+ * accelerations zero.
+ */
+export function goalKnots(points: readonly GoalPointIn[], startS: number, dof: number): Knot[] {
+  const knots: Knot[] = points.map((p) => ({
+    t: startS + p.t,
+    q: p.positions,
+    v: p.velocities?.length === dof ? p.velocities : [],
+    a: p.accelerations?.length === dof ? p.accelerations : new Array(dof).fill(0),
+  }));
+  for (let k = 0; k < knots.length; k++) {
+    const kn = knots[k]!;
+    if (kn.v.length === dof) continue;
+    const prev = knots[k - 1];
+    const next = knots[k + 1];
+    kn.v = kn.q.map((_, j) => (next && prev ? (next.q[j]! - prev.q[j]!) / (next.t - prev.t) : 0));
+  }
+  return knots;
+}

@@ -52,8 +52,18 @@ export const EpisodeStatusSchema = z.object({
       slowdown: z.number().describe("S: one control step every S control periods of wall clock"),
       committed_step: z.number().int().describe("control steps handed to the robot so far"),
       queue_rows: z.number().int().describe("control steps queued after the committed step"),
-      late_steps: z.number().int().describe("steps that could not run on time"),
+      late_steps: z
+        .number()
+        .int()
+        .describe(
+          "steps that could not run on time (sim: late slots skipped; real arm: steps a late splice's controller ran from the old queue)",
+        ),
       stood_still_s: z.number().describe("wall seconds the bench stood still because of late steps"),
+      hold_steps: z.number().int().describe("steps that held the last target because the queue was empty"),
+      late_splices: z
+        .number()
+        .int()
+        .describe("real arm: splices whose trajectory reached the controller after their first step was due"),
     })
     .optional()
     .describe("realtime setting only"),
@@ -215,6 +225,11 @@ export const TaskCardSchema = z.object({
     .describe("what a player can see on the bench (task-specific; listed in the instruction)"),
   realtime: z
     .object({
+      drive: z
+        .enum(["stepped", "streamed"])
+        .describe(
+          "stepped: the simulator runs each due step; streamed: a real arm's controller gets the queue ahead of time (S = 1)",
+        ),
       slowdown: z.number().describe("S: one control step every S control periods of wall clock"),
       control_period_s: z.number(),
       margin_steps: z
@@ -227,7 +242,10 @@ export const TaskCardSchema = z.object({
         .describe("a splice starts at most this many steps after the committed step"),
       late_tolerance_s: z
         .number()
-        .describe("a step that cannot start within this of its slot is late (skipped, counted)"),
+        .optional()
+        .describe(
+          "stepped drive: a step that cannot start within this of its slot is late (skipped, counted)",
+        ),
       command_gap_s: z
         .number()
         .describe("empty queue and no chunk for this long: hold, then a watchdog stop"),

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { CodedError } from "../../seam/errors.ts";
-import type { Frame, JointReading, SensorEvent, TickVerdict } from "../../seam/types.ts";
+import type { Frame, JointReading, SensorEvent, StreamingMotion, TickVerdict } from "../../seam/types.ts";
 import type { TaskReading } from "../../tasks/types.ts";
 import type { ActRequest, EndReason, ObserveRequest, ReadingDto } from "../api/schemas.ts";
 import { GatewayError } from "../errors.ts";
@@ -80,6 +80,8 @@ export class Episode implements EpisodeView {
   private rt: RealtimeDriver | undefined;
   /** settles when the realtime loop has returned */
   private rtLoop: Promise<void> = Promise.resolve();
+  /** realtime on a streamed drive: the backend's streaming capability */
+  private stream: StreamingMotion | undefined;
   private readonly counts: EpisodeCounters = {
     steps: 0,
     resetsUsed: 0,
@@ -185,6 +187,8 @@ export class Episode implements EpisodeView {
       queue_rows: this.rt?.queueRows ?? 0,
       late_steps: c?.lateSteps ?? 0,
       stood_still_s: r6(c?.stoodStillS ?? 0),
+      hold_steps: c?.holdSteps ?? 0,
+      late_splices: c?.lateSplices ?? 0,
     };
   }
 
@@ -504,6 +508,7 @@ export class Episode implements EpisodeView {
     this.counts.clippedEntries += clipped.length;
     this.counts.steps++;
     rt.splice(traj, step);
+    this.streamSplice(rt, step);
     await this.flush();
     return {
       executed_rows: 0,
@@ -533,12 +538,21 @@ export class Episode implements EpisodeView {
         lateToleranceS: setup.lateToleranceS,
         horizonSteps: setup.horizonSteps,
         watchdogS: setup.commandGapS,
+        streamed: setup.drive === "streamed",
       },
       backend.read(),
       (detail) => this.requestStop({ source: "watchdog", detail, data: { kind: "command_watchdog" } }),
     );
     this.rt = rt;
     rt.start();
+    const drive = backend.realtimeDrive?.();
+    if (drive?.kind === "streamed") {
+      this.stream = drive.motion;
+      this.rtLoop = this.motion(null, (signal) => this.runStreamed(rt, drive.motion, signal)).catch(() => {
+        // a backend that threw has gone the fault way (requestStop) inside motion()
+      });
+      return rt;
+    }
     this.rtLoop = this.motion(null, (signal) =>
       rt.run(signal, async (traj) => {
         const res = await backend.execute(traj, { signal, onTick: (r) => this.tick(r, -1) });
@@ -549,6 +563,65 @@ export class Episode implements EpisodeView {
       // a backend that threw has gone the fault way (requestStop) inside motion()
     });
     return rt;
+  }
+
+  /**
+   * The realtime loop on a streamed drive (a real arm): the driver keeps the schedule, the queue,
+   * the watchdog and the counts as on the sim, but a wake-up sends nothing (the controller runs
+   * the steps from the trajectory streamed at the last splice); the readings pass the tick hook
+   * (safety monitor, task rules) as they arrive. When the loop ends the arm holds where it is.
+   */
+  private async runStreamed(rt: RealtimeDriver, motion: StreamingMotion, signal: AbortSignal): Promise<void> {
+    const backend = this.cfg.backend;
+    const watching = motion
+      .follow({ signal: AbortSignal.any([signal, rt.haltSignal]), onTick: (r) => this.tick(r, -1) })
+      .then(
+        (res) => {
+          if (res.outcome === "fault") this.requestStop(causeOfFault(res.fault));
+          rt.halt();
+        },
+        (e: unknown) => {
+          rt.halt();
+          throw e;
+        },
+      );
+    try {
+      await rt.run(signal, async (traj) => ({
+        outcome: "completed",
+        samplesExecuted: traj.count,
+        final: backend.read(),
+        frames: [],
+      }));
+    } finally {
+      rt.halt();
+      await watching.finally(() => backend.stop("realtime loop ended"));
+    }
+  }
+
+  /**
+   * Streamed drive: after a splice at `step`, stream the queue from the due step on (the rows
+   * before `step` are the ones the controller runs already, so an on-time switch is seamless).
+   * A splice the controller got after `step` was due is counted late by the steps it ran from
+   * the old queue; a trajectory it never got is a device fault.
+   */
+  private streamSplice(rt: RealtimeDriver, step: number): void {
+    const motion = this.stream;
+    if (!motion) return;
+    const backend = this.cfg.backend;
+    const clock = this.cfg.realtime?.clock ?? systemWallClock;
+    const from = Math.max(rt.committedStep, rt.dueStep());
+    const { traj, before } = rt.queueFrom(from);
+    const toBackend = (wallT: number) => backend.now() + (wallT - clock.now());
+    const startS = toBackend(rt.dueWall(from - 1));
+    const dueS = toBackend(rt.dueWall(step));
+    const periodS = traj.periodS;
+    motion.replace(traj, startS, before).then(
+      ({ switchedByS }) => rt.countLateSplice(Math.ceil((switchedByS - dueS) / periodS - 1e-9)),
+      (e: unknown) => {
+        const message = e instanceof Error ? e.message : String(e);
+        this.requestStop(causeOfFault({ device: backend.kind, message: `realtime stream: ${message}` }));
+      },
+    );
   }
 
   /** Stop the realtime loop (the robot holds its last target) and wait for it to return. */

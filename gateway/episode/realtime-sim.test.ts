@@ -52,7 +52,12 @@ describe("realtime setting on the sim (S = 1, wall clock)", () => {
     expect(res.statusCode).toBe(200);
     const card = res.json();
     expect(card.setting).toBe("realtime");
-    expect(card.realtime).toMatchObject({ slowdown: 1, control_period_s: 0.001, margin_steps: 2 });
+    expect(card.realtime).toMatchObject({
+      drive: "stepped",
+      slowdown: 1,
+      control_period_s: 0.001,
+      margin_steps: 2,
+    });
     expect(card.episode.realtime).toMatchObject({ slowdown: 1, committed_step: 0, late_steps: 0 });
   });
 
@@ -159,15 +164,54 @@ describe("realtime setting on the sim (S = 1, wall clock)", () => {
     expect(res.body.error.code).toBe("RB_ERR_REALTIME_ONLY");
   });
 
-  it("a real bench refuses the realtime setting with a clear coded error", async () => {
-    const real = new (g.gateway.constructor as typeof import("../gateway.ts").Gateway)(
-      { ...g.bench, simulated: false },
+  it("a backend without a realtime drive refuses the setting with a clear coded error", async () => {
+    const backend = g.bench.backend;
+    const without = Object.create(backend, { realtimeDrive: { value: undefined } }) as typeof backend;
+    const gw = new (g.gateway.constructor as typeof import("../gateway.ts").Gateway)(
+      { ...g.bench, backend: without },
       {},
     );
-    await expect(real.startEpisode({ task: "free-motion", setting: "realtime" })).rejects.toMatchObject({
+    await expect(gw.startEpisode({ task: "free-motion", setting: "realtime" })).rejects.toMatchObject({
       code: "RB_ERR_SETTING_UNAVAILABLE",
-      details: { setting: "realtime", reason: expect.stringMatching(/real bench .*not implemented/) },
+      details: { setting: "realtime", reason: expect.stringMatching(/has no realtime drive/) },
     });
+    const unavailable = Object.create(backend, {
+      realtimeDrive: { value: () => ({ kind: "unavailable", reason: "not on this transport" }) },
+    }) as typeof backend;
+    const gw2 = new (g.gateway.constructor as typeof import("../gateway.ts").Gateway)(
+      { ...g.bench, backend: unavailable },
+      {},
+    );
+    await expect(gw2.startEpisode({ task: "free-motion", setting: "realtime" })).rejects.toMatchObject({
+      code: "RB_ERR_SETTING_UNAVAILABLE",
+      details: { setting: "realtime", reason: "not on this transport" },
+    });
+  });
+
+  it("a streamed drive (a real arm) runs at S = 1 with the margin its lead needs; another S is refused", async () => {
+    // the sim backend, told to say it streams (its own method shadowed on the instance, then restored)
+    const backend = g.bench.backend;
+    const never = (): Promise<never> => Promise.reject(new Error("not called: no chunk is sent"));
+    backend.realtimeDrive = () => ({
+      kind: "streamed",
+      motion: { leadS: 0.0305, replace: never, follow: never },
+    });
+    try {
+      const Gw = g.gateway.constructor as typeof import("../gateway.ts").Gateway;
+      const slow = new Gw(g.bench, { realtime: { slowdown: 2 } });
+      await expect(slow.startEpisode({ task: "free-motion", setting: "realtime" })).rejects.toMatchObject({
+        code: "RB_ERR_SETTING_UNAVAILABLE",
+        details: { setting: "realtime", reason: expect.stringMatching(/S = 1 .*S = 2/) },
+      });
+      const gw = new Gw(g.bench, {});
+      const ep = await gw.startEpisode({ task: "free-motion", setting: "realtime", seed: 1 });
+      expect(ep.config.realtime).toMatchObject({ drive: "streamed", slowdown: 1, marginSteps: 31 });
+      expect(ep.config.realtime!.measuredSpeed).toBeUndefined();
+      await ep.stopAndEnd({ source: "operator", detail: "test over" });
+    } finally {
+      delete (backend as { realtimeDrive?: unknown }).realtimeDrive;
+    }
+    expect(g.bench.backend.realtimeDrive?.()).toEqual({ kind: "stepped" });
   });
 
   it("without a fixed S the sim's speed is measured once at the start and picks S", async () => {

@@ -20,6 +20,12 @@
  * the robot holds (the empty queue) and the driver asks for a stop (the episode turns it into
  * `requestStop({ source: "watchdog" })`).
  *
+ * Streamed drive (a real arm, seam RealtimeDrive `streamed`): the robot keeps its own time, so
+ * the schedule never moves on: a late wake-up commits every due step at once (the controller ran
+ * them from the trajectory streamed to it). The episode streams the queue from the due step on
+ * (`queueFrom`) after each splice; a splice the robot got after its first step was due is late
+ * by the steps it ran from the old queue instead (`countLateSplice`).
+ *
  * The wall clock is injected (tests drive a fake one); the driver allocates one trajectory per
  * wake-up, never per step.
  */
@@ -62,6 +68,8 @@ export interface RealtimeOptions {
   watchdogS: number;
   /** a splice may start at most this many steps after the committed step */
   horizonSteps: number;
+  /** the robot keeps its own time (streamed drive): late slots are never skipped */
+  streamed?: boolean;
 }
 
 /** Runs `n` dense samples on the backend (the episode passes its tick hook and abort signal). */
@@ -72,8 +80,13 @@ export interface RealtimeCounts {
   stepsRun: number;
   /** of them, steps that held because the queue was empty */
   holdSteps: number;
-  /** steps that could not be run on time */
+  /**
+   * steps that could not be run on time: stepped, late slots skipped; streamed, steps a late
+   * splice's robot ran from the old queue
+   */
   lateSteps: number;
+  /** streamed: splices the robot got after their first step was due */
+  lateSplices: number;
   /** wall seconds the bench stood still because of late steps */
   stoodStillS: number;
   /** chunks spliced in */
@@ -97,7 +110,14 @@ export class RealtimeDriver {
   /** aborted by halt(): ends the loop's sleep at once */
   private readonly halted = new AbortController();
   private waiters: { step: number; resolve: () => void }[] = [];
-  readonly counts: RealtimeCounts = { stepsRun: 0, holdSteps: 0, lateSteps: 0, stoodStillS: 0, splices: 0 };
+  readonly counts: RealtimeCounts = {
+    stepsRun: 0,
+    holdSteps: 0,
+    lateSteps: 0,
+    lateSplices: 0,
+    stoodStillS: 0,
+    splices: 0,
+  };
 
   constructor(
     private readonly clock: WallClock,
@@ -227,6 +247,47 @@ export class RealtimeDriver {
     this.lastChunkWall = this.clock.now();
   }
 
+  /** wall time at which the target of step `k` is due (the end of its slot) */
+  dueWall(k: number): number {
+    return this.t0Wall + (k + this.shiftSlots + 1) * this.slotS;
+  }
+
+  /**
+   * Streamed drive: the queue from step `from` (≥ the committed step) to its end, as dense
+   * samples (at least one: the held target when the queue ends before `from`), and the target
+   * of step `from − 1` (the sample before, for the derivatives at the join).
+   */
+  queueFrom(from: number): { traj: JointTrajectory; before: number[] } {
+    const dof = this.dof;
+    const skip = from - this.base;
+    if (skip < 0) throw new Error(`queueFrom(${from}) before the committed step ${this.base}`);
+    const n = Math.max(1, this.gQueue.length - skip);
+    const q = new Float64Array(n * dof);
+    const g = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const t = this.targetAt(from + i);
+      for (let j = 0; j < dof; j++) q[i * dof + j] = t.q[j]!;
+      g[i] = t.g;
+    }
+    const before = [...this.targetAt(from - 1).q];
+    return {
+      traj: { periodS: this.opts.periodS, count: n, q, gripperWidthM: g, rowEndIndex: [n - 1] },
+      before,
+    };
+  }
+
+  /** Streamed drive: a splice the robot got `steps` steps after its first step was due. */
+  countLateSplice(steps: number): void {
+    if (!(steps > 0)) return;
+    this.counts.lateSplices++;
+    this.counts.lateSteps += steps;
+  }
+
+  /** aborts when the driver halts */
+  get haltSignal(): AbortSignal {
+    return this.halted.signal;
+  }
+
   /** Resolves once step `step` has been committed (or the driver has stopped). */
   waitForStep(step: number): Promise<void> {
     if (this.base >= step || this.stopped) return Promise.resolve();
@@ -242,7 +303,7 @@ export class RealtimeDriver {
     const now = this.clock.now();
     // the next step is due at the end of its slot, t0 + (base + shift + 1)·slot; late ones are skipped
     let next = this.t0Wall + (this.base + this.shiftSlots + 1) * slot;
-    while (now - next > this.opts.lateToleranceS + 1e-9) {
+    while (!this.opts.streamed && now - next > this.opts.lateToleranceS + 1e-9) {
       this.shiftSlots++;
       this.counts.lateSteps++;
       this.counts.stoodStillS += slot;

@@ -52,6 +52,11 @@ export interface EpisodeSetup {
 
 /** How a realtime episode is paced (stated in the task card). */
 export interface RealtimeSetup {
+  /**
+   * how the backend runs the queue (seam RealtimeDrive): "stepped" (the sim runs the due steps
+   * on demand) or "streamed" (a real arm: the queue is streamed ahead to its controller, S = 1)
+   */
+  drive: "stepped" | "streamed";
   /** S ≥ 1: one control step every S control periods of wall clock */
   slowdown: number;
   /** a splice starts at least this many steps after the committed (or due) step */
@@ -99,4 +104,6 @@ export interface RealtimeStatus {
   queue_rows: number;
   late_steps: number;
   stood_still_s: number;
+  hold_steps: number;
+  late_splices: number;
 }

@@ -222,6 +222,7 @@ export class McapRecorder implements EpisodeObserver {
       ...(c.realtime
         ? {
             realtime: {
+              drive: c.realtime.drive,
               slowdown: c.realtime.slowdown,
               margin_steps: c.realtime.marginSteps,
               horizon_steps: c.realtime.horizonSteps,

@@ -61,8 +61,11 @@ export interface MetaMessage {
   provenance?: Provenance;
   /** joint-state batching of this record, s */
   joint_batch_s: number;
-  /** realtime setting: the pacing the task card stated (S, margin, horizon, tolerance, gap) */
-  realtime?: Record<string, number>;
+  /**
+   * realtime setting: the pacing the task card stated (drive "stepped" | "streamed", S, margin,
+   * horizon, tolerance, gap)
+   */
+  realtime?: Record<string, number | string>;
 }
 
 /** /operator/instance: the hidden instance parameters (operator-only; never shown to the agent). */

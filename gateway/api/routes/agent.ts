@@ -214,11 +214,12 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, op
 /** The realtime pacing as the task card states it. */
 function realtimeCard(rt: RealtimeSetup, gw: Gateway) {
   return {
+    drive: rt.drive,
     slowdown: rt.slowdown,
     control_period_s: gw.bench.backend.describe().controlPeriodS,
     margin_steps: rt.marginSteps,
     horizon_steps: rt.horizonSteps,
-    late_tolerance_s: rt.lateToleranceS,
+    ...(rt.drive === "stepped" ? { late_tolerance_s: rt.lateToleranceS } : {}),
     command_gap_s: rt.commandGapS,
     ...(rt.measuredSpeed !== undefined ? { measured_speed: rt.measuredSpeed } : {}),
   };

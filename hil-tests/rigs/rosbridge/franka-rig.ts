@@ -6,9 +6,16 @@
  * Served (names from the same resource config as the driver, defaults franka_ros2's):
  * - `<jointStatesTopic>` sensor_msgs/JointState of fr3_joint1…7 every `jointStateEveryTicks`
  *   control ticks of backend time; `<gripperNode>/joint_states` with both finger joints;
- * - `<trajectoryAction>` FollowJointTrajectory: goal points → dense samples (quintic Hermite
- *   from the measured state, see goal-interpolation.ts) → backend.execute; feedback per slice,
- *   result with error_code / error_string, cancel (holds the measured position), preemption;
+ * - `<trajectoryAction>` FollowJointTrajectory, as ros2_controllers' joint_trajectory_controller
+ *   (closed loop) behaves: a goal is validated (joint names, points, strictly increasing
+ *   time_from_start; a non-zero header.stamp whose trajectory ends in the past is rejected); an
+ *   accepted goal preempts the active one (that one ends CANCELED with INVALID_GOAL "Current goal
+ *   cancelled due to new incoming action."); the new trajectory takes effect at the next control
+ *   slice and starts at its header.stamp (zero: when it takes effect); each control tick samples
+ *   it at its time (goal-interpolation.ts `sampleKnots`: before the first point from the state at
+ *   take-effect, then between the points the time falls between: points already past are passed
+ *   over); feedback per slice, result with error_code / error_string; cancel holds the measured
+ *   position; a commanded step above 1.05 × the joint's velocity limit is a reflex (libfranka);
  * - `<gripperNode>/move`, `/grasp`, `/homing` actions and `/stop` service;
  * - `<errorRecoveryAction>` clears the rig's reflex state;
  * - per camera: `/<name>/image_raw/compressed` (JPEG via sharp) and `/<name>/camera_info`.
@@ -24,7 +31,8 @@
  * rigs/ros2/link-server.ts (`server` option).
  *
  * Fault injection: `server.setReachable(false|true)` (rosbridge also `killConnections()`),
- * `injectReflex(afterS, name)` (the next arm goal aborts after `afterS` with that reflex).
+ * `injectReflex(afterS, name)` (the next arm goal aborts after `afterS` with that reflex),
+ * `delayGoals(ms)` (arm goals reach the controller `ms` late: a slow link).
  */
 import sharp from "sharp";
 import type { Backend, Frame, JointTrajectory } from "../../../seam/types.ts";
@@ -33,6 +41,7 @@ import { FRANKA_ROS_TYPES } from "../../../drivers/ros2/franka-arm.ts";
 import { type FrankaRosConfigInput, parseFrankaRosConfig } from "../../../drivers/ros2/franka-config.ts";
 import {
   bytesToBase64,
+  FJT_INVALID_GOAL,
   FJT_INVALID_JOINTS,
   FJT_PATH_TOLERANCE_VIOLATED,
   FJT_SUCCESSFUL,
@@ -42,7 +51,7 @@ import {
   sToTime,
   timeToS,
 } from "../../../drivers/ros2/messages.ts";
-import { densifyGoal } from "../../../drivers/ros2/goal-interpolation.ts";
+import { goalKnots, type Knot, sampleKnots } from "../../../drivers/ros2/goal-interpolation.ts";
 import {
   type ActionGoalAnswer,
   type ActionHandler,
@@ -91,14 +100,29 @@ export interface FrankaRigOptions {
 }
 
 interface ArmGoal {
-  q: Float64Array;
-  count: number;
-  cursor: number;
+  /** header.stamp, rig (backend) seconds; undefined: starts when it takes effect */
+  startS: number | undefined;
+  /** goal points, times from the start (absolute once started) */
+  points: Knot[];
+  /** the state when the trajectory took effect (set then) */
+  before: Knot | undefined;
   signal: AbortSignal;
   names: string[];
-  reflex?: { atSample: number; name: string };
+  reflex?: { afterS: number; atS?: number; name: string };
   finish(a: ActionGoalAnswer): void;
   feedback(v: unknown): void;
+}
+
+/** What the rig's controller did with arm goals (tests read it). */
+export interface ArmGoalLogEntry {
+  /** rig seconds at which the goal reached the controller */
+  arrivedS: number;
+  /** rig seconds at which its trajectory starts (header.stamp, or when it took effect) */
+  startS?: number;
+  /** rig seconds at which it took effect (the next control slice) */
+  effectiveS?: number;
+  outcome?: "succeeded" | "preempted" | "canceled" | "aborted" | "rejected";
+  reason?: string;
 }
 
 interface GripperGoal {
@@ -145,6 +169,10 @@ export class FrankaRosbridgeRig {
   readonly publishLog = { jointState: new Map<number, number>(), frames: new Map<number, number>() };
   /** pacing: slices that finished later than their wall deadline */
   overruns = 0;
+  /** every arm goal, in arrival order (the last 256) */
+  readonly goalLog: ArmGoalLogEntry[] = [];
+  private goalDelayMs = 0;
+  private readonly logOf = new WeakMap<ArmGoal, ArmGoalLogEntry>();
 
   private constructor(server: RigServer, opts: FrankaRigOptions) {
     this.server = server;
@@ -189,6 +217,11 @@ export class FrankaRosbridgeRig {
   /** the next arm goal aborts after `afterS` of motion with reflex `name` */
   injectReflex(afterS: number, name = "cartesian_reflex"): void {
     this.pendingReflex = { afterS, name };
+  }
+
+  /** arm goals reach the controller `ms` later than they arrive (0: at once) */
+  delayGoals(ms: number): void {
+    this.goalDelayMs = Math.max(0, ms);
   }
 
   /** the reflex the rig is in (undefined when none) */
@@ -268,80 +301,107 @@ export class FrankaRosbridgeRig {
     );
   }
 
-  private onTrajectoryGoal(
+  private async onTrajectoryGoal(
     goal: FollowJointTrajectoryGoal,
     signal: AbortSignal,
     feedback: (v: unknown) => void,
   ): Promise<ActionGoalAnswer> {
+    if (this.goalDelayMs > 0) await sleep(this.goalDelayMs);
+    const log: ArmGoalLogEntry = { arrivedS: this.backend.now() };
+    this.goalLog.push(log);
+    if (this.goalLog.length > 256) this.goalLog.shift();
     const names = goal.trajectory?.joint_names ?? [];
     const order = this.jointNames.map((jn) => names.indexOf(jn));
+    const refuse = (code: number, reason: string): ActionGoalAnswer => {
+      log.outcome = "aborted";
+      log.reason = reason;
+      return { status: 6, values: { error_code: code, error_string: reason } };
+    };
     if (order.some((k) => k < 0) || names.length !== this.jointNames.length) {
-      return Promise.resolve({
-        status: 6,
-        values: {
-          error_code: FJT_INVALID_JOINTS,
-          error_string: `expected joints ${this.jointNames.join(",")}`,
-        },
-      });
+      return refuse(FJT_INVALID_JOINTS, `expected joints ${this.jointNames.join(",")}`);
     }
     if (this.reflex) {
-      return Promise.resolve({
-        status: 6,
-        values: {
-          error_code: FJT_PATH_TOLERANCE_VIOLATED,
-          error_string: `robot in reflex mode (${this.reflex}); run error recovery`,
-        },
-      });
+      return refuse(FJT_PATH_TOLERANCE_VIOLATED, `robot in reflex mode (${this.reflex}); run error recovery`);
     }
+    // joint_trajectory_controller validate_trajectory_msg: a refused goal is REJECTED (the active
+    // goal runs on); over rosbridge a rejected goal answers a failed action_result
+    const reject = (reason: string): never => {
+      log.outcome = "rejected";
+      log.reason = reason;
+      throw new Error(`goal rejected: ${reason}`);
+    };
+    const pts = goal.trajectory.points;
+    if (pts.length === 0) reject("empty trajectory");
     const pick = (arr: number[] | undefined) =>
       arr && arr.length === names.length ? order.map((k) => arr[k]!) : undefined;
-    const points = goal.trajectory.points.map((p) => ({
+    const points = pts.map((p) => ({
       positions: order.map((k) => p.positions[k]!),
       velocities: pick(p.velocities),
       accelerations: pick(p.accelerations),
       t: timeToS(p.time_from_start),
     }));
-    const m = this.backend.read();
-    const dense = densifyGoal({ q: m.q, dq: m.dq }, points, this.periodS);
-    // velocity limits: libfranka would stop with a reflex
-    const robot = this.backend.describe().robot;
-    const dof = this.jointNames.length;
-    for (let i = 0; i < dense.count; i++) {
-      for (let j = 0; j < dof; j++) {
-        const prev = i === 0 ? m.q[j]! : dense.q[(i - 1) * dof + j]!;
-        if (Math.abs(dense.q[i * dof + j]! - prev) / this.periodS > robot.joints[j]!.maxVelocity * 1.05) {
-          this.reflex = "joint_velocity_violation";
-          return Promise.resolve({
-            status: 6,
-            values: { error_code: FJT_PATH_TOLERANCE_VIOLATED, error_string: "joint_velocity_violation" },
-          });
-        }
-      }
+    for (let k = 1; k < points.length; k++) {
+      if (!(points[k]!.t > points[k - 1]!.t))
+        reject(`time_from_start of point ${k} is not after point ${k - 1}`);
     }
+    const stamp = goal.trajectory.header?.stamp;
+    const stampS = stamp ? timeToS(stamp) : 0;
+    const startS = stampS !== 0 ? stampS - this.epochS : undefined;
+    if (startS !== undefined && startS + points[points.length - 1]!.t < this.backend.now()) {
+      reject("trajectory with a non-zero start time ends in the past");
+    }
+    const dof = this.jointNames.length;
     return new Promise<ActionGoalAnswer>((resolve) => {
       const previous = this.arm;
       if (previous) {
         this.arm = undefined;
-        previous.finish({ status: 5, values: { error_code: FJT_SUCCESSFUL, error_string: "preempted" } });
+        this.endGoal(previous, "preempted", {
+          status: 5,
+          values: {
+            error_code: FJT_INVALID_GOAL,
+            error_string: "Current goal cancelled due to new incoming action.",
+          },
+        });
       }
       const g: ArmGoal = {
-        q: dense.q,
-        count: dense.count,
-        cursor: 0,
+        startS,
+        points: goalKnots(points, 0, dof),
+        before: undefined,
         signal,
         names: [...this.jointNames],
         finish: resolve,
         feedback,
       };
       if (this.pendingReflex) {
-        g.reflex = {
-          atSample: Math.round(this.pendingReflex.afterS / this.periodS),
-          name: this.pendingReflex.name,
-        };
+        g.reflex = { afterS: this.pendingReflex.afterS, name: this.pendingReflex.name };
         this.pendingReflex = undefined;
       }
+      this.logOf.set(g, log);
       this.arm = g;
     });
+  }
+
+  private endGoal(g: ArmGoal, outcome: NonNullable<ArmGoalLogEntry["outcome"]>, a: ActionGoalAnswer): void {
+    const log = this.logOf.get(g);
+    if (log) {
+      log.outcome = outcome;
+      const reason = (a.values as { error_string?: string } | undefined)?.error_string;
+      if (reason) log.reason = reason;
+    }
+    g.finish(a);
+  }
+
+  /** the goal takes effect now (backend time `nowS`, measured state `m`) */
+  private takeEffect(g: ArmGoal, nowS: number, m: { q: readonly number[]; dq: readonly number[] }): void {
+    const startS = g.startS ?? nowS;
+    for (const k of g.points) k.t += startS;
+    g.before = { t: nowS, q: [...m.q], v: [...m.dq], a: new Array(m.q.length).fill(0) };
+    if (g.reflex) g.reflex.atS = nowS + g.reflex.afterS;
+    const log = this.logOf.get(g);
+    if (log) {
+      log.startS = startS;
+      log.effectiveS = nowS;
+    }
   }
 
   private onGripperGoal(
@@ -376,20 +436,44 @@ export class FrankaRosbridgeRig {
     };
     const wall0 = performance.now();
     const b0 = this.backend.now();
+    const robot = this.backend.describe().robot;
+    const out = new Float64Array(dof);
+    /** the last commanded arm target (the velocity check compares each step with it) */
+    const lastCmd = Float64Array.from(this.holdQ);
     while (this.running) {
       this.handleCancels();
-      const arm = this.arm;
+      const nowS = this.backend.now();
+      let arm = this.arm;
+      if (arm && !arm.before) {
+        const m = this.backend.read();
+        this.takeEffect(arm, nowS, m);
+      }
       const grip = this.gripper;
+      let violated = false;
       for (let i = 0; i < nPer; i++) {
-        if (arm && arm.cursor + i < arm.count) {
-          for (let j = 0; j < dof; j++) q[i * dof + j] = arm.q[(arm.cursor + i) * dof + j]!;
-        } else {
-          const src =
-            arm && arm.count > 0 ? arm.q.subarray((arm.count - 1) * dof, arm.count * dof) : this.holdQ;
-          for (let j = 0; j < dof; j++) q[i * dof + j] = src[j]!;
+        if (arm) sampleKnots(arm.before!, arm.points, nowS + (i + 1) * this.periodS, out);
+        else for (let j = 0; j < dof; j++) out[j] = this.holdQ[j]!;
+        for (let j = 0; j < dof; j++) {
+          const prev = i === 0 ? lastCmd[j]! : q[(i - 1) * dof + j]!;
+          if (arm && Math.abs(out[j]! - prev) / this.periodS > robot.joints[j]!.maxVelocity * 1.05)
+            violated = true;
+          q[i * dof + j] = out[j]!;
         }
         w[i] = grip ? grip.w[Math.min(grip.cursor + i, grip.w.length - 1)]! : this.holdW;
       }
+      if (arm && violated) {
+        // libfranka would stop with a reflex: the arm holds where it is, the goal aborts
+        this.reflex = "joint_velocity_violation";
+        this.arm = undefined;
+        this.holdQ = [...this.backend.read().q];
+        this.endGoal(arm, "aborted", {
+          status: 6,
+          values: { error_code: FJT_PATH_TOLERANCE_VIOLATED, error_string: "joint_velocity_violation" },
+        });
+        arm = undefined;
+        for (let i = 0; i < nPer; i++) for (let j = 0; j < dof; j++) q[i * dof + j] = this.holdQ[j]!;
+      }
+      for (let j = 0; j < dof; j++) lastCmd[j] = q[(nPer - 1) * dof + j]!;
       const res = await this.backend.execute(traj, {
         onTick: (r) => {
           if (++this.tick % this.everyTicks === 0) this.publishJointState(r.t, r.q, r.dq, r.tau);
@@ -403,7 +487,6 @@ export class FrankaRosbridgeRig {
       }
       // arm goal progress
       if (arm && this.arm === arm) {
-        arm.cursor += nPer;
         arm.feedback({
           header: { stamp: sToTime(this.stampOf(r.t)), frame_id: "" },
           joint_names: arm.names,
@@ -411,16 +494,23 @@ export class FrankaRosbridgeRig {
           actual: { positions: r.q, velocities: r.dq },
           error: { positions: r.q.map((v, j) => q[(nPer - 1) * dof + j]! - v) },
         });
-        if (this.reflex || (arm.reflex && arm.cursor >= arm.reflex.atSample)) {
+        const endS = arm.points[arm.points.length - 1]!.t;
+        if (this.reflex || (arm.reflex?.atS !== undefined && r.t >= arm.reflex.atS)) {
           const name = this.reflex ?? arm.reflex!.name;
           this.reflex = name;
           this.arm = undefined;
           this.holdQ = [...r.q];
-          arm.finish({ status: 6, values: { error_code: FJT_PATH_TOLERANCE_VIOLATED, error_string: name } });
-        } else if (arm.cursor >= arm.count) {
+          this.endGoal(arm, "aborted", {
+            status: 6,
+            values: { error_code: FJT_PATH_TOLERANCE_VIOLATED, error_string: name },
+          });
+        } else if (r.t >= endS - 1e-9) {
           this.arm = undefined;
-          this.holdQ = Array.from(arm.q.subarray((arm.count - 1) * dof, arm.count * dof));
-          arm.finish({ status: 4, values: { error_code: FJT_SUCCESSFUL, error_string: "" } });
+          this.holdQ = [...arm.points[arm.points.length - 1]!.q];
+          this.endGoal(arm, "succeeded", {
+            status: 4,
+            values: { error_code: FJT_SUCCESSFUL, error_string: "" },
+          });
         }
       }
       if (grip && this.gripper === grip) {
@@ -453,7 +543,10 @@ export class FrankaRosbridgeRig {
     if (arm?.signal.aborted) {
       this.arm = undefined;
       this.holdQ = [...this.backend.read().q];
-      arm.finish({ status: 5, values: { error_code: FJT_SUCCESSFUL, error_string: "canceled" } });
+      this.endGoal(arm, "canceled", {
+        status: 5,
+        values: { error_code: FJT_SUCCESSFUL, error_string: "canceled" },
+      });
     }
     const g = this.gripper;
     if (g?.signal.aborted) {

@@ -1,0 +1,57 @@
+/**
+ * The real backend's realtime drive (seam RealtimeDrive): streamed over rosbridge (goal
+ * replacement, the lead from the bench file), refused with a reason on the native transport, whose
+ * franka_ros2 stand-in (hil-tests/rigs/ros2/franka_stand_in.py) does not implement goal
+ * replacement. Pure: answered from the configuration before anything is connected.
+ */
+import { describe, expect, it } from "vitest";
+import { FR3 } from "../../robots/franka/models.ts";
+import { createRealBackend } from "./real-backend.ts";
+import { parseRealBackendConfig } from "./real-bench-config.ts";
+
+describe("real backend realtime drive", () => {
+  it("over rosbridge: streamed, with the bench file's stream lead", () => {
+    const b = createRealBackend(
+      parseRealBackendConfig({
+        type: "real",
+        ros: { type: "rosbridge", url: "ws://127.0.0.1:1" },
+        franka: { streamLeadS: 0.2 },
+      }),
+      { robot: FR3 },
+    );
+    const d = b.realtimeDrive();
+    expect(d.kind).toBe("streamed");
+    if (d.kind !== "streamed") return;
+    expect(d.motion.leadS).toBe(0.2);
+    // nothing is connected: streaming is refused by the lifecycle, naming the state
+    const traj = {
+      periodS: 0.001,
+      count: 1,
+      q: new Float64Array(7),
+      gripperWidthM: new Float64Array(1),
+      rowEndIndex: [0],
+    };
+    return expect(d.motion.replace(traj, 0, new Array(7).fill(0))).rejects.toMatchObject({
+      name: "LifecycleError",
+      message: expect.stringMatching(/unconfigured/),
+    });
+  });
+
+  it("on the native transport: unavailable, saying why (the gateway answers RB_ERR_SETTING_UNAVAILABLE)", () => {
+    const b = createRealBackend(parseRealBackendConfig({ type: "real", ros: { type: "rclnodejs" } }), {
+      robot: FR3,
+    });
+    expect(b.realtimeDrive()).toEqual({
+      kind: "unavailable",
+      reason: expect.stringMatching(/rosbridge only .*rclnodejs.*goal replacement untested/),
+    });
+  });
+
+  it("a stream lead outside (0, 1] s is a bench-file error", () => {
+    for (const streamLeadS of [0, -0.1, 2]) {
+      expect(() =>
+        parseRealBackendConfig({ type: "real", ros: { type: "rclnodejs" }, franka: { streamLeadS } }),
+      ).toThrow(/streamLeadS/);
+    }
+  });
+});
