@@ -123,6 +123,35 @@ export class BenchApi {
     return { reading, images };
   }
 
+  /** Depth frames (z-depth in mm, 0 = no return) of the named cameras, with the reading of that instant. */
+  async captureDepth(
+    cameras: string[],
+  ): Promise<{ reading: Reading; depth: Map<string, { width: number; height: number; mm: Uint16Array }> }> {
+    const o = await this.json<{ readings: Reading[]; frames: Array<{ camera: string; depth?: string }> }>(
+      "POST",
+      "/v1/observe",
+      { cameras, depth: true, encoding: "png" },
+    );
+    const depth = new Map<string, { width: number; height: number; mm: Uint16Array }>();
+    for (const f of o.frames) {
+      if (!f.depth) continue;
+      const r = await this.call("GET", f.depth, undefined, "agent");
+      if (r.status !== 200 || !(r.body instanceof Uint8Array))
+        throw new ApiError(r.status, "HTTP", `frame ${f.depth} could not be fetched`);
+      const { data, info } = await sharp(r.body)
+        .toColourspace("grey16")
+        .raw({ depth: "ushort" })
+        .toBuffer({ resolveWithObject: true });
+      const mm = new Uint16Array(info.width * info.height);
+      for (let i = 0; i < mm.length; i++) mm[i] = data.readUInt16LE(i * 2);
+      depth.set(f.camera, { width: info.width, height: info.height, mm });
+    }
+    const reading = o.readings[o.readings.length - 1];
+    if (!reading)
+      throw new CodedError("RB_ERR_CALIB_BAD_INPUT", { what: "observe", reason: "no reading returned" });
+    return { reading, depth };
+  }
+
   act(
     dt: number,
     rows: number[][],

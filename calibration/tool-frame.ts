@@ -76,7 +76,7 @@ export function fitRingCircle(
     });
   // a first axis from the plane of the points near the nominal ring
   n = planeNormal(kept, n);
-  for (let pass = 0; pass < 6; pass++) {
+  for (let pass = 0; pass < 8; pass++) {
     // Gauss–Newton on (c, two tilts of n, R), numeric Jacobian
     for (let it = 0; it < 15; it++) {
       const [u, v] = basisOf(n);
@@ -119,11 +119,12 @@ export function fitRingCircle(
       R = RR;
       if (Math.hypot(dx[0]!, dx[1]!, dx[2]!) < 1e-9 && Math.hypot(dx[3]!, dx[4]!) < 1e-9) break;
     }
-    // trim: keep points within 3 robust sigmas (at least trimM) of the circle
+    // trim: halve the accepted distance each pass down to trimM (the handle's cap, stray pixels),
+    // or 3 robust sigmas when the points scatter more than that
     const d = points.map((p) => circleDistance(p, c, n, R));
     const near = d.filter((x) => x < band).sort((a, b) => a - b);
     const med = near[Math.floor(near.length / 2)] ?? band;
-    const lim = Math.max(opts.trimM ?? 0.0005, 3 * 1.4826 * med);
+    const lim = Math.max(opts.trimM ?? 0.001, Math.min(band / 2 ** (pass + 1), 3 * 1.4826 * med));
     const next = points.filter((_, i) => d[i]! < lim);
     const same = next.length === kept.length;
     kept = next;
@@ -134,7 +135,7 @@ export function fitRingCircle(
         what: "ring points after trimming",
         needed: minPoints,
       });
-    if (same && pass > 0) break;
+    if (same && pass > 3) break;
   }
   const rms = Math.sqrt(kept.reduce((s, p) => s + circleDistance(p, c, n, R) ** 2, 0) / kept.length);
   return {
