@@ -39,7 +39,11 @@ describe("board registration (Kabsch)", () => {
 
   it("with ±1 mm touches the board centre lands within 1 mm and the residuals show the error", () => {
     const r = registerBoardPoints(pairs(0.001, 7));
-    const err = Math.hypot(r.baseFromBoard[3]! - truth[3]!, r.baseFromBoard[7]! - truth[7]!, r.baseFromBoard[11]! - truth[11]!);
+    const err = Math.hypot(
+      r.baseFromBoard[3]! - truth[3]!,
+      r.baseFromBoard[7]! - truth[7]!,
+      r.baseFromBoard[11]! - truth[11]!,
+    );
     expect(err).toBeLessThan(0.001);
     expect(r.rmsMm).toBeGreaterThan(0.1);
     expect(r.residuals.map((x) => x.name)).toEqual(["A", "B", "C", "D"]);
@@ -47,7 +51,12 @@ describe("board registration (Kabsch)", () => {
 
   it("a scaled mark set shows in Umeyama's scale", () => {
     const p = pairs(0).map((x) => ({ ...x, board: x.board.map((v) => v / 1.01) as Vec3 }));
-    expect(kabsch(p.map((x) => x.board), p.map((x) => x.base)).scale).toBeCloseTo(1.01, 6);
+    expect(
+      kabsch(
+        p.map((x) => x.board),
+        p.map((x) => x.base),
+      ).scale,
+    ).toBeCloseTo(1.01, 6);
   });
 
   it("refuses two marks, collinear marks and a touch far from the rest, with codes", () => {
@@ -55,11 +64,16 @@ describe("board registration (Kabsch)", () => {
       expect.objectContaining({ code: "RB_ERR_CALIB_TOO_FEW_POINTS" }),
     );
     const line = pairs(0).map((p, i) => ({ ...p, board: [0.1 * i, 0.05 * i, 0] as Vec3 }));
-    expect(() => registerBoardPoints(line)).toThrow(expect.objectContaining({ code: "RB_ERR_CALIB_DEGENERATE" }));
+    expect(() => registerBoardPoints(line)).toThrow(
+      expect.objectContaining({ code: "RB_ERR_CALIB_DEGENERATE" }),
+    );
     const bad = pairs(0);
     bad[2] = { ...bad[2]!, base: [bad[2]!.base[0] + 0.02, bad[2]!.base[1], bad[2]!.base[2]] };
     expect(() => registerBoardPoints(bad)).toThrow(
-      expect.objectContaining({ code: "RB_ERR_CALIB_OUTLIER_POSE", message: expect.stringContaining("mark C") }),
+      expect.objectContaining({
+        code: "RB_ERR_CALIB_OUTLIER_POSE",
+        message: expect.stringContaining("mark C"),
+      }),
     );
   });
 });

@@ -31,7 +31,9 @@ function perturbed(p: Calibration["tool"]["loopPoseFlange"], mm: number, deg: nu
   const n = Math.hypot(...axis);
   const R = rotvecToMat3(axis.map((v) => (v / n) * ((deg * Math.PI) / 180)));
   const Rm = rotationOf(m);
-  const out = [0, 1, 2].flatMap((r) => [0, 1, 2].map((c) => R[r * 3]! * Rm[c]! + R[r * 3 + 1]! * Rm[3 + c]! + R[r * 3 + 2]! * Rm[6 + c]!));
+  const out = [0, 1, 2].flatMap((r) =>
+    [0, 1, 2].map((c) => R[r * 3]! * Rm[c]! + R[r * 3 + 1]! * Rm[3 + c]! + R[r * 3 + 2]! * Rm[6 + c]!),
+  );
   const d = mm / 1000 / Math.sqrt(3);
   return rigid(out, [m[3]! + d, m[7]! - d, m[11]! + d]);
 }
@@ -50,7 +52,8 @@ describe("tool-side calibration on the sim through the API", () => {
     const want = poseToMat4(b.truth.tool.loopPoseFlange);
     const errMm = Math.hypot(got[3]! - want[3]!, got[7]! - want[7]!, got[11]! - want[11]!) * 1000;
     const axisDeg =
-      (Math.acos(Math.min(1, vdot([got[2]!, got[6]!, got[10]!], [want[2]!, want[6]!, want[10]!]))) * 180) / Math.PI;
+      (Math.acos(Math.min(1, vdot([got[2]!, got[6]!, got[10]!], [want[2]!, want[6]!, want[10]!]))) * 180) /
+      Math.PI;
     console.log("tool frame", { errMm, axisDeg, ...r.report, perView: r.report.perView.length });
     expect(errMm).toBeLessThan(0.5);
     expect(axisDeg).toBeLessThan(1);
@@ -77,7 +80,9 @@ describe("tool-side calibration on the sim through the API", () => {
     const truthLine = centreline(truth.wire.pointsBase);
     const taughtLine = centreline(r.calibration.wire.pointsBase);
     const startErr = Math.hypot(
-      ...(pointAt(taughtLine, r.report.startMarkM).map((v, k) => v - pointAt(truthLine, truth.wire.startMarkM)[k]!) as Vec3),
+      ...(pointAt(taughtLine, r.report.startMarkM).map(
+        (v, k) => v - pointAt(truthLine, truth.wire.startMarkM)[k]!,
+      ) as Vec3),
     );
     console.log("wire teaching", {
       rmsToTruthMm: d.rmsM * 1000,
@@ -93,7 +98,9 @@ describe("tool-side calibration on the sim through the API", () => {
     expect(r.report.poses).toBeGreaterThanOrEqual(15);
     expect(r.report.checkpointsM).toHaveLength(truth.wire.checkpointCount);
     expect(r.report.checkpointsM.at(-1)).toBeCloseTo(r.report.endMarkM, 9);
-    expect(Math.abs(r.report.endMarkM - r.report.startMarkM - (truth.wire.endMarkM - truth.wire.startMarkM))).toBeLessThan(0.015);
+    expect(
+      Math.abs(r.report.endMarkM - r.report.startMarkM - (truth.wire.endMarkM - truth.wire.startMarkM)),
+    ).toBeLessThan(0.015);
   }, 900_000);
 
   it("board registration: the board within 1 mm from four touched marks with 0.5 mm pointing error; bad input coded", async () => {

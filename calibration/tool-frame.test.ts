@@ -54,9 +54,9 @@ describe("tool frame: ring circle fit", () => {
   });
 
   it("too few points near the nominal ring is a coded error", () => {
-    expect(() =>
-      fitRingCircle(cloud(0).slice(0, 20), { centre, axis, radiusM: R }),
-    ).toThrow(expect.objectContaining({ code: "RB_ERR_CALIB_TOO_FEW_POINTS" }));
+    expect(() => fitRingCircle(cloud(0).slice(0, 20), { centre, axis, radiusM: R })).toThrow(
+      expect.objectContaining({ code: "RB_ERR_CALIB_TOO_FEW_POINTS" }),
+    );
     // the nominal ring 5 cm away: nothing of the cloud is near it
     expect(() =>
       fitRingCircle(cloud(0), { centre: [centre[0] + 0.05, centre[1], centre[2]], axis, radiusM: R }),

@@ -82,7 +82,11 @@ export function fitRingCircle(
       const [u, v] = basisOf(n);
       const params = (x: readonly number[]) => {
         const cc: Vec3 = [c[0] + x[0]!, c[1] + x[1]!, c[2] + x[2]!];
-        const nn = unit([n[0] + u[0] * x[3]! + v[0] * x[4]!, n[1] + u[1] * x[3]! + v[1] * x[4]!, n[2] + u[2] * x[3]! + v[2] * x[4]!]);
+        const nn = unit([
+          n[0] + u[0] * x[3]! + v[0] * x[4]!,
+          n[1] + u[1] * x[3]! + v[1] * x[4]!,
+          n[2] + u[2] * x[3]! + v[2] * x[4]!,
+        ]);
         return { cc, nn, RR: R + x[5]! };
       };
       const JtJ = new Array<number>(36).fill(0);
@@ -149,6 +153,9 @@ export function fitRingCircle(
 }
 
 /** Distance of a point from a circle, m (exported for residual reports). */
-export function ringPointDistance(p: readonly number[], fit: Pick<CircleFit, "centre" | "axis" | "radiusM">): number {
+export function ringPointDistance(
+  p: readonly number[],
+  fit: Pick<CircleFit, "centre" | "axis" | "radiusM">,
+): number {
   return circleDistance(p, fit.centre, fit.axis, fit.radiusM);
 }

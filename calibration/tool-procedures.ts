@@ -84,22 +84,22 @@ export async function calibrateToolFrame(
   opts: { cameras?: string[]; poses?: number; around?: number[] } = {},
 ): Promise<{ calibration: Calibration; report: ToolFrameReport }> {
   const t0 = performance.now();
-  const cams = (opts.cameras ?? cal.cameras.filter((c) => c.extrinsics.mount === "world" && c.depth).map((c) => c.name)).map(
-    (name) => {
-      const c = cal.cameras.find((x) => x.name === name);
-      if (!c)
-        throw new CodedError("RB_ERR_CALIB_BAD_INPUT", {
-          what: "camera",
-          reason: `no camera "${name}" in the calibration file (have: ${cal.cameras.map((x) => x.name).join(", ")})`,
-        });
-      if (c.extrinsics.mount !== "world" || !c.depth)
-        throw new CodedError("RB_ERR_CALIB_BAD_INPUT", {
-          what: "camera",
-          reason: `camera "${name}" is not a fixed depth camera; the tool frame is measured with calibrated fixed RGB-D cameras`,
-        });
-      return c;
-    },
-  );
+  const cams = (
+    opts.cameras ?? cal.cameras.filter((c) => c.extrinsics.mount === "world" && c.depth).map((c) => c.name)
+  ).map((name) => {
+    const c = cal.cameras.find((x) => x.name === name);
+    if (!c)
+      throw new CodedError("RB_ERR_CALIB_BAD_INPUT", {
+        what: "camera",
+        reason: `no camera "${name}" in the calibration file (have: ${cal.cameras.map((x) => x.name).join(", ")})`,
+      });
+    if (c.extrinsics.mount !== "world" || !c.depth)
+      throw new CodedError("RB_ERR_CALIB_BAD_INPUT", {
+        what: "camera",
+        reason: `camera "${name}" is not a fixed depth camera; the tool frame is measured with calibrated fixed RGB-D cameras`,
+      });
+    return c;
+  });
   if (cams.length === 0)
     throw new CodedError("RB_ERR_CALIB_BAD_INPUT", {
       what: "cameras",
@@ -207,7 +207,15 @@ function ringPoints(
   const camFromFlange = mat4RigidInverse(flangeFromCam);
   const c = mat4Point(camFromFlange, col(nominalLoop, 3));
   const proj = projectCameraPoint(
-    { width: img.width, height: img.height, fx: K.fxPx, fy: K.fyPx, cx: K.cxPx, cy: K.cyPx, distortion: K.distortion },
+    {
+      width: img.width,
+      height: img.height,
+      fx: K.fxPx,
+      fy: K.fyPx,
+      cx: K.cxPx,
+      cy: K.cyPx,
+      distortion: K.distortion,
+    },
     c,
   );
   if (!proj?.inImage) return [];
@@ -233,7 +241,11 @@ function ringPoints(
         [xn, yn] = un;
       }
       const ray = unit([xn, yn, 1]);
-      const p: Vec3 = [xn * zM + ray[0] * wireRadiusM, yn * zM + ray[1] * wireRadiusM, zM + ray[2] * wireRadiusM];
+      const p: Vec3 = [
+        xn * zM + ray[0] * wireRadiusM,
+        yn * zM + ray[1] * wireRadiusM,
+        zM + ray[2] * wireRadiusM,
+      ];
       if (vnorm(vsub(p, c)) > reach) continue;
       out.push(mat4Point(flangeFromCam, p));
     }

@@ -44,7 +44,9 @@ describe("wire teaching fit", () => {
     expect(d.rmsM).toBeLessThan(0.0002);
     expect(d.maxM).toBeLessThan(0.0006);
     // arc-length parameterised: equal spacing, lengths agree with the truth
-    const seg = fit.points.slice(1).map((p, i) => Math.hypot(...(p.map((v, k) => v - fit.points[i]![k]!) as Vec3)));
+    const seg = fit.points
+      .slice(1)
+      .map((p, i) => Math.hypot(...(p.map((v, k) => v - fit.points[i]![k]!) as Vec3)));
     expect(Math.max(...seg) - Math.min(...seg)).toBeLessThan(1e-4);
     // the taught poses run from the wire's start to within one step of its end
     expect(Math.abs(fit.lengthM - 0.012 * (t.length - 1))).toBeLessThan(0.002);
@@ -67,16 +69,24 @@ describe("wire teaching fit", () => {
 
   it("refuses too few poses, a gap and a pose far from the rest, with codes", () => {
     const t = taught(0.012, 0);
-    expect(() => fitWire(t.slice(0, 3))).toThrow(expect.objectContaining({ code: "RB_ERR_CALIB_TOO_FEW_POINTS" }));
+    expect(() => fitWire(t.slice(0, 3))).toThrow(
+      expect.objectContaining({ code: "RB_ERR_CALIB_TOO_FEW_POINTS" }),
+    );
     const gap = [...t.slice(0, 8), ...t.slice(12)];
     expect(() => fitWire(gap)).toThrow(
-      expect.objectContaining({ code: "RB_ERR_CALIB_PATH_GAP", message: expect.stringContaining("#7 and #8") }),
+      expect.objectContaining({
+        code: "RB_ERR_CALIB_PATH_GAP",
+        message: expect.stringContaining("#7 and #8"),
+      }),
     );
     for (const i of [1, 10, t.length - 1]) {
       const far = t.map((p) => [...p] as Vec3);
       far[i]![2] += 0.008;
       expect(() => fitWire(far)).toThrow(
-        expect.objectContaining({ code: "RB_ERR_CALIB_OUTLIER_POSE", message: expect.stringContaining(`#${i} `) }),
+        expect.objectContaining({
+          code: "RB_ERR_CALIB_OUTLIER_POSE",
+          message: expect.stringContaining(`#${i} `),
+        }),
       );
     }
   });

@@ -61,7 +61,12 @@ interface Spline {
 function basis(s: number): [number[], number[], number[]] {
   const t = 1 - s;
   return [
-    [(t * t * t) / 6, (3 * s * s * s - 6 * s * s + 4) / 6, (-3 * s * s * s + 3 * s * s + 3 * s + 1) / 6, (s * s * s) / 6],
+    [
+      (t * t * t) / 6,
+      (3 * s * s * s - 6 * s * s + 4) / 6,
+      (-3 * s * s * s + 3 * s * s + 3 * s + 1) / 6,
+      (s * s * s) / 6,
+    ],
     [(-t * t) / 2, (3 * s * s - 4 * s) / 2, (-3 * s * s + 2 * s + 1) / 2, (s * s) / 2],
     [t, 3 * s - 2, -3 * s + 1, s],
   ];

@@ -18,7 +18,13 @@ import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { BenchApi, fetchTransport, type Pose, type Reading } from "../calibration/api-client.ts";
 import type { Calibration } from "../calibration/schema.ts";
-import { type BoardMark, loopTipLocal, type TeachOperator, type TeachStep, type TouchOperator } from "../calibration/tool-procedures.ts";
+import {
+  type BoardMark,
+  loopTipLocal,
+  type TeachOperator,
+  type TeachStep,
+  type TouchOperator,
+} from "../calibration/tool-procedures.ts";
 import { AGENT_TOKEN, OPERATOR_TOKEN, testGateway, type TestGateway } from "../compose/testing.ts";
 import { FR3 } from "../robots/franka/models.ts";
 import {
@@ -140,7 +146,9 @@ function circleCentre2d(ps: ReadonlyArray<[number, number]>): [number, number] {
   }
   // 3 × 3 solve by Cramer's rule
   const det = (m: number[]) =>
-    m[0]! * (m[4]! * m[8]! - m[5]! * m[7]!) - m[1]! * (m[3]! * m[8]! - m[5]! * m[6]!) + m[2]! * (m[3]! * m[7]! - m[4]! * m[6]!);
+    m[0]! * (m[4]! * m[8]! - m[5]! * m[7]!) -
+    m[1]! * (m[3]! * m[8]! - m[5]! * m[6]!) +
+    m[2]! * (m[3]! * m[7]! - m[4]! * m[6]!);
   const d = det(A);
   const sub = (k: number) => A.map((v, i) => (i % 3 === k ? b[Math.floor(i / 3)]! : v));
   return [-det(sub(0)) / d / 2, -det(sub(1)) / d / 2];
@@ -259,7 +267,12 @@ export class ProbingTeacher implements TeachOperator {
     const res = await this.api.act(dt, rows);
     if (res.episode.status !== "running") throw new Error(`probe ended the episode: ${res.episode.reason}`);
     let hitT: number | null = null;
-    for (const e of res.events as unknown as Array<{ type: string; t: number; data?: { closed?: boolean }; closed?: boolean }>) {
+    for (const e of res.events as unknown as Array<{
+      type: string;
+      t: number;
+      data?: { closed?: boolean };
+      closed?: boolean;
+    }>) {
       if (e.type !== "contact") continue;
       const closed = e.data?.closed ?? e.closed ?? false;
       if (closed && hitT === null && !this.contactClosed) hitT = e.t;
