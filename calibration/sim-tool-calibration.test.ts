@@ -4,10 +4,19 @@
  * procedures themselves get the flange poses and the operator's actions only).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { mat4Mul, mat4Point, mat4RigidInverse, poseToMat4, type Vec3, vdot } from "../robots/math.ts";
+import {
+  mat4Mul,
+  mat4Point,
+  mat4RigidInverse,
+  mat4ToPose,
+  poseToMat4,
+  type Vec3,
+  vdot,
+} from "../robots/math.ts";
 import {
   liftLoop,
   PointingToucher,
+  perturbPose,
   ProbingTeacher,
   type ToolCalibrationBench,
   toolCalibrationBench,
@@ -24,28 +33,13 @@ afterEach(async () => {
   b = undefined;
 });
 
-/** A pose moved by `mm` along (1, −1, 1)/√3 and turned by `deg` about (0.3, 1, 0.2). */
-function perturbed(p: Calibration["tool"]["loopPoseFlange"], mm: number, deg: number) {
-  const m = poseToMat4(p);
-  const axis = [0.3, 1, 0.2];
-  const n = Math.hypot(...axis);
-  const R = rotvecToMat3(axis.map((v) => (v / n) * ((deg * Math.PI) / 180)));
-  const Rm = rotationOf(m);
-  const out = [0, 1, 2].flatMap((r) =>
-    [0, 1, 2].map((c) => R[r * 3]! * Rm[c]! + R[r * 3 + 1]! * Rm[3 + c]! + R[r * 3 + 2]! * Rm[6 + c]!),
-  );
-  const d = mm / 1000 / Math.sqrt(3);
-  return rigid(out, [m[3]! + d, m[7]! - d, m[11]! + d]);
-}
-
 describe("tool-side calibration on the sim through the API", () => {
   it("tool frame: the loop centre within 0.5 mm from the fixed depth cameras, starting 4 mm and 3° off", async () => {
     b = await toolCalibrationBench();
     await liftLoop(b.api);
-    const { mat4ToPose } = await import("../robots/math.ts");
     const nominal: Calibration = {
       ...b.truth,
-      tool: { ...b.truth.tool, loopPoseFlange: mat4ToPose(perturbed(b.truth.tool.loopPoseFlange, 4, 3)) },
+      tool: { ...b.truth.tool, loopPoseFlange: perturbPose(b.truth.tool.loopPoseFlange, 4, 3) },
     };
     const r = await calibrateToolFrame(b.api, nominal, { poses: 12 });
     const got = poseToMat4(r.calibration.tool.loopPoseFlange);
@@ -108,7 +102,6 @@ describe("tool-side calibration on the sim through the API", () => {
     const truth = b.truth;
     // the file's board before registration: 6 mm and 2° off
     const bp = poseToMat4(truth.board.poseWorld);
-    const { mat4ToPose } = await import("../robots/math.ts");
     const off = mat4Mul(rigid(rotvecToMat3([0, 0, (2 * Math.PI) / 180]), [0.004, -0.0045, 0]), bp);
     const nominal: Calibration = { ...truth, board: { ...truth.board, poseWorld: mat4ToPose(off) } };
     // too few marks: refused before anything moves

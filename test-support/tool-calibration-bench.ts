@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { BenchApi, fetchTransport, type Pose, type Reading } from "../calibration/api-client.ts";
+import { rigid, rotationOf, rotvecToMat3 } from "../calibration/linalg.ts";
 import type { Calibration } from "../calibration/schema.ts";
 import {
   type BoardMark,
@@ -106,6 +107,23 @@ export async function liftLoop(api: BenchApi, liftM = 0.15): Promise<number[]> {
     r = await api.moveTo(await ikTool(api, tool, r.q));
   }
   return r.q;
+}
+
+/**
+ * A nominal value a lab might start from: `pose` moved by `mm` along (1, −1, 1)/√3 and turned by
+ * `deg` about (0.3, 1, 0.2) (both applied in the pose's parent frame).
+ */
+export function perturbPose(pose: Pose, mm: number, deg: number): Pose {
+  const m = poseToMat4(pose);
+  const axis = [0.3, 1, 0.2];
+  const n = Math.hypot(...axis);
+  const R = rotvecToMat3(axis.map((v) => (v / n) * ((deg * Math.PI) / 180)));
+  const Rm = rotationOf(m);
+  const out = [0, 1, 2].flatMap((r) =>
+    [0, 1, 2].map((c) => R[r * 3]! * Rm[c]! + R[r * 3 + 1]! * Rm[3 + c]! + R[r * 3 + 2]! * Rm[6 + c]!),
+  );
+  const d = mm / 1000 / Math.sqrt(3);
+  return mat4ToPose(rigid(out, [m[3]! + d, m[7]! - d, m[11]! + d])) as Pose;
 }
 
 const minJerk = (s: number) => s * s * s * (10 - 15 * s + 6 * s * s);
