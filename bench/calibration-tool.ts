@@ -69,12 +69,12 @@ try {
     clearanceM: truth.tool.loopInnerRadiusM - truth.wire.wireRadiusM,
   });
   const t0 = performance.now();
-  const r = await teachWire(b.api, cal, teacher);
+  const r = await teachWire(b.api, cal, teacher, { see: true });
   const s = (performance.now() - t0) / 1000;
   const d = centrelineDistance(r.fit.points, truth.wire.pointsBase);
   console.log(
     `wire teaching (${r.report.poses} poses centred by buzz-contact probing, ${f(r.report.lengthM, 3)} m): ${f(s, 1)} s (${f(s / r.report.poses, 2)} s per pose); ` +
-      `centreline vs truth ${f(d.rmsM * 1000)} mm RMS, ${f(d.maxM * 1000)} mm max (target 0.5 mm RMS); residuals ${f(r.report.rmsResidualMm)} mm RMS, worst ${f(r.report.worstResidualMm)} mm; largest clearance violation ${f(r.report.largestClearanceViolationMm)} mm; marks ${f(r.report.startMarkM)}…${f(r.report.endMarkM)} m`,
+      `centreline vs truth ${f(d.rmsM * 1000)} mm RMS, ${f(d.maxM * 1000)} mm max (target 0.5 mm RMS); residuals ${f(r.report.rmsResidualMm)} mm RMS, worst ${f(r.report.worstResidualMm)} mm; largest clearance violation ${f(r.report.largestClearanceViolationMm)} mm; marks ${f(r.report.startMarkM)}…${f(r.report.endMarkM)} m; taught vs seen by depth: ${(r.report.seen ?? []).map((c) => `${c.camera} ${f(c.rmsMm, 2)} mm RMS (${c.points} px)`).join(", ")}`,
   );
 } finally {
   await b.close();

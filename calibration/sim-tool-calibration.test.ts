@@ -23,7 +23,13 @@ import {
 } from "../test-support/tool-calibration-bench.ts";
 import { mat3ToRotvec, rigid, rotationOf, rotvecToMat3 } from "./linalg.ts";
 import type { Calibration } from "./schema.ts";
-import { calibrateToolFrame, defaultBoardMarks, registerBoard, teachWire } from "./tool-procedures.ts";
+import {
+  calibrateToolFrame,
+  defaultBoardMarks,
+  registerBoard,
+  seeWire,
+  teachWire,
+} from "./tool-procedures.ts";
 import { centreline, pointAt } from "./wire-geometry.ts";
 import { centrelineDistance } from "./wire-teach.ts";
 
@@ -69,7 +75,7 @@ describe("tool-side calibration on the sim through the API", () => {
       teachLengthM: truth.wire.endMarkM - truth.wire.startMarkM,
       clearanceM: truth.tool.loopInnerRadiusM - truth.wire.wireRadiusM,
     });
-    const r = await teachWire(b.api, nominal, teacher);
+    const r = await teachWire(b.api, nominal, teacher, { see: true });
     const d = centrelineDistance(r.fit.points, truth.wire.pointsBase);
     const truthLine = centreline(truth.wire.pointsBase);
     const taughtLine = centreline(r.calibration.wire.pointsBase);
@@ -87,6 +93,17 @@ describe("tool-side calibration on the sim through the API", () => {
       residualsMm: r.report.residualsMm.map((x) => +x.toFixed(3)),
     });
     expect(d.rmsM).toBeLessThan(0.0005);
+    // taught against seen: the fixed depth cameras see the wire where it was taught
+    const seen = r.report.seen!.filter((c) => c.points >= 100);
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    for (const c of seen) expect(c.rmsMm).toBeLessThan(1.5);
+    // and they see it when a taught line is 3 mm off
+    const off = await seeWire(
+      b.api,
+      nominal,
+      r.fit.points.map((p) => [p[0], p[1], p[2] + 0.003] as Vec3),
+    );
+    for (const c of seen) expect(off.find((o) => o.camera === c.camera)!.rmsMm).toBeGreaterThan(c.rmsMm + 1);
     expect(startErr).toBeLessThan(0.001);
     expect(r.report.largestClearanceViolationMm).toBe(0);
     expect(r.report.poses).toBeGreaterThanOrEqual(15);
@@ -104,6 +121,11 @@ describe("tool-side calibration on the sim through the API", () => {
     const bp = poseToMat4(truth.board.poseWorld);
     const off = mat4Mul(rigid(rotvecToMat3([0, 0, (2 * Math.PI) / 180]), [0.004, -0.0045, 0]), bp);
     const nominal: Calibration = { ...truth, board: { ...truth.board, poseWorld: mat4ToPose(off) } };
+    // the tool frame from a camera that is no fixed depth camera: refused before anything moves
+    await expect(calibrateToolFrame(b.api, nominal, { cameras: ["wrist"] })).rejects.toMatchObject({
+      code: "RB_ERR_CALIB_BAD_INPUT",
+      message: expect.stringMatching(/not a fixed depth camera/),
+    });
     // too few marks: refused before anything moves
     await expect(
       registerBoard(b.api, nominal, defaultBoardMarks(nominal).slice(0, 2), { touch: async () => {} }),

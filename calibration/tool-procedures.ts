@@ -36,7 +36,8 @@ import { projectCameraPoint } from "./projection.ts";
 import { registerBoardPoints, type RegistrationOptions, type RegistrationResult } from "./registration.ts";
 import type { Calibration, CameraCalibration } from "./schema.ts";
 import { fitRingCircle, ringPointDistance } from "./tool-frame.ts";
-import { fitWire, type WireFit, type WireFitOptions } from "./wire-teach.ts";
+import { centreline, pointAt } from "./wire-geometry.ts";
+import { centrelineDistance, fitWire, type WireFit, type WireFitOptions } from "./wire-teach.ts";
 
 const unit = (a: readonly number[]): Vec3 => vscale(a, 1 / vnorm(a));
 const col = (m: Mat4, c: number): Vec3 => [m[c]!, m[4 + c]!, m[8 + c]!];
@@ -221,7 +222,7 @@ function ringPoints(
   if (!proj?.inImage) return [];
   const reach = majorM + 0.012;
   const rPx = (reach * K.fxPx) / proj.depthM;
-  const dist = parseDistortion(K.distortion);
+  const back = backProjector(cam, wireRadiusM);
   const out: Vec3[] = [];
   const u0 = Math.max(0, Math.floor(proj.u - rPx));
   const u1 = Math.min(img.width - 1, Math.ceil(proj.u + rPx));
@@ -230,25 +231,136 @@ function ringPoints(
   for (let v = v0; v <= v1; v++)
     for (let u = u0; u <= u1; u++) {
       const mm = img.mm[v * img.width + u]!;
-      if (mm === 0) continue;
-      const zM = mm / 1000;
-      if (Math.abs(zM - proj.depthM) > reach) continue;
-      let xn = (u - K.cxPx) / K.fxPx;
-      let yn = (v - K.cyPx) / K.fyPx;
-      if (dist) {
-        const un = undistortPoint(dist, xn, yn, 1e-7);
-        if (!un) continue;
-        [xn, yn] = un;
-      }
-      const ray = unit([xn, yn, 1]);
-      const p: Vec3 = [
-        xn * zM + ray[0] * wireRadiusM,
-        yn * zM + ray[1] * wireRadiusM,
-        zM + ray[2] * wireRadiusM,
-      ];
-      if (vnorm(vsub(p, c)) > reach) continue;
+      if (mm === 0 || Math.abs(mm / 1000 - proj.depthM) > reach) continue;
+      const p = back(u, v, mm);
+      if (!p || vnorm(vsub(p, c)) > reach) continue;
       out.push(mat4Point(flangeFromCam, p));
     }
+  return out;
+}
+
+/**
+ * Depth pixel → the centreline point of the thin round part it shows, camera optical frame: the
+ * surface point (pixel ray at the z-depth, lens undistorted) pushed `radiusM` further along the
+ * ray (the camera sees the near side). Null when the pixel cannot be undistorted.
+ */
+function backProjector(
+  cam: CameraCalibration,
+  radiusM: number,
+): (u: number, v: number, mm: number) => Vec3 | null {
+  const K = cam.intrinsics;
+  const dist = parseDistortion(K.distortion);
+  return (u, v, mm) => {
+    const zM = mm / 1000;
+    let xn = (u - K.cxPx) / K.fxPx;
+    let yn = (v - K.cyPx) / K.fyPx;
+    if (dist) {
+      const un = undistortPoint(dist, xn, yn, 1e-7);
+      if (!un) return null;
+      [xn, yn] = un;
+    }
+    const ray = unit([xn, yn, 1]);
+    return [xn * zM + ray[0] * radiusM, yn * zM + ray[1] * radiusM, zM + ray[2] * radiusM];
+  };
+}
+
+/** What one camera's depth shows of the taught wire. */
+export interface SeenWire {
+  camera: string;
+  /** depth pixels of the wire found near the taught centreline */
+  points: number;
+  /** their distances from the taught centreline, mm */
+  rmsMm: number;
+  medianMm: number;
+}
+
+/**
+ * Taught against seen: every fixed depth camera's pixels within `tubeM` of the taught centreline
+ * (less the loop's surroundings: it sits on the wire), moved to the wire's centreline, and their
+ * distance from the taught one. A disagreement well above the depth noise says the teaching (or
+ * the camera calibration) is off.
+ */
+export async function seeWire(
+  api: BenchApi,
+  cal: Calibration,
+  pointsBase: readonly Vec3[],
+  opts: { cameras?: string[]; tubeM?: number } = {},
+): Promise<SeenWire[]> {
+  const tube = opts.tubeM ?? 0.005;
+  const cams = cal.cameras.filter(
+    (c) => c.extrinsics.mount === "world" && c.depth && (!opts.cameras || opts.cameras.includes(c.name)),
+  );
+  if (cams.length === 0) return [];
+  const { reading, depth } = await api.captureDepth(cams.map((c) => c.name));
+  const flange = poseToMat4((await api.fk(reading.q)).flange);
+  const loopCentre = col(mat4Mul(flange, poseToMat4(cal.tool.loopPoseFlange)), 3);
+  const keepAway = cal.tool.loopInnerRadiusM + cal.tool.handleLengthM + 0.01;
+  const line = centreline(pointsBase);
+  const samples = [...Array(Math.max(2, Math.ceil(line.lengthM / 0.002)) + 1).keys()].map((i, _, a) =>
+    pointAt(line, (line.lengthM * i) / (a.length - 1)),
+  );
+  const baseFromWorld = mat4RigidInverse(poseToMat4(cal.robotBasePoseWorld));
+  const out: SeenWire[] = [];
+  for (const cam of cams) {
+    const img = depth.get(cam.name);
+    if (!img) continue;
+    const ext = cam.extrinsics as Extract<CameraCalibration["extrinsics"], { mount: "world" }>;
+    const baseFromCam = mat4Mul(baseFromWorld, poseToMat4(ext.poseWorld));
+    const camFromBase = mat4RigidInverse(baseFromCam);
+    const K = cam.intrinsics;
+    const intr = {
+      width: img.width,
+      height: img.height,
+      fx: K.fxPx,
+      fy: K.fyPx,
+      cx: K.cxPx,
+      cy: K.cyPx,
+      distortion: K.distortion,
+    };
+    const back = backProjector(cam, cal.wire.wireRadiusM);
+    const seen = new Set<number>();
+    const d: number[] = [];
+    for (const s of samples) {
+      if (vnorm(vsub(s, loopCentre)) < keepAway) continue;
+      const pc = mat4Point(camFromBase, s);
+      const pr = projectCameraPoint(intr, pc);
+      if (!pr?.inImage) continue;
+      const r = Math.ceil((tube * K.fxPx) / pr.depthM);
+      for (
+        let v = Math.max(0, Math.round(pr.v) - r);
+        v <= Math.min(img.height - 1, Math.round(pr.v) + r);
+        v++
+      )
+        for (
+          let u = Math.max(0, Math.round(pr.u) - r);
+          u <= Math.min(img.width - 1, Math.round(pr.u) + r);
+          u++
+        ) {
+          const k = v * img.width + u;
+          if (seen.has(k)) continue;
+          seen.add(k);
+          const mm = img.mm[k]!;
+          if (mm === 0) continue;
+          const p = back(u, v, mm);
+          if (!p) continue;
+          const pb = mat4Point(baseFromCam, p);
+          if (vnorm(vsub(pb, loopCentre)) < keepAway) continue;
+          const dist = centrelineDistance([pb], pointsBase).maxM;
+          if (dist < tube) d.push(dist * 1000);
+        }
+    }
+    if (d.length === 0) {
+      out.push({ camera: cam.name, points: 0, rmsMm: Number.NaN, medianMm: Number.NaN });
+      continue;
+    }
+    d.sort((a, b) => a - b);
+    out.push({
+      camera: cam.name,
+      points: d.length,
+      rmsMm: Math.sqrt(d.reduce((a, x) => a + x * x, 0) / d.length),
+      medianMm: d[Math.floor(d.length / 2)]!,
+    });
+  }
   return out;
 }
 
@@ -282,6 +394,8 @@ export interface WireTeachReport {
   /** arc lengths of the scoring checkpoints, m */
   checkpointsM: number[];
   maxCurvaturePerM: number;
+  /** taught against seen by each fixed depth camera (only with `see`) */
+  seen?: SeenWire[];
   elapsedS: number;
 }
 
@@ -294,7 +408,11 @@ export async function teachWire(
   api: BenchApi,
   cal: Calibration,
   operator: TeachOperator,
-  opts: WireFitOptions & { maxPoses?: number } = {},
+  opts: WireFitOptions & {
+    maxPoses?: number;
+    /** compare the taught centreline with what the fixed depth cameras see (seeWire) */
+    see?: boolean;
+  } = {},
 ): Promise<{ calibration: Calibration; report: WireTeachReport; fit: WireFit; taught: Vec3[] }> {
   const t0 = performance.now();
   const loop = poseToMat4(cal.tool.loopPoseFlange);
@@ -331,8 +449,10 @@ export async function teachWire(
     endMarkM,
     checkpointsM: [...Array(n).keys()].map((k) => startMarkM + ((endMarkM - startMarkM) * (k + 1)) / n),
     maxCurvaturePerM: fit.maxCurvaturePerM,
+    ...(opts.see ? { seen: await seeWire(api, cal, fit.points) } : {}),
     elapsedS: (performance.now() - t0) / 1000,
   };
+  const seenRms = (report.seen ?? []).filter((x) => x.points > 0).map((x) => x.rmsMm);
   const calibration: Calibration = {
     ...cal,
     wire: { ...cal.wire, pointsBase: fit.points, startMarkM, endMarkM },
@@ -345,6 +465,7 @@ export async function teachWire(
         worstResidualMm: fit.worstResidualMm,
         largestClearanceViolationMm: report.largestClearanceViolationMm,
         maxCurvaturePerM: fit.maxCurvaturePerM,
+        ...(seenRms.length ? { seenWorstCameraRmsMm: Math.max(...seenRms) } : {}),
       }),
     ],
   };

@@ -141,6 +141,10 @@ export function addToolCommands(
       "--calibration <file>",
       "the bench's calibration file, tool frame calibrated (read; never overwritten)",
     )
+    .option(
+      "--see",
+      "afterwards, compare the taught centreline with what the fixed depth cameras see (report: seen)",
+    )
     .option("--max-gap-mm <mm>", "largest distance between taught poses, mm", (v) => Number(v), 30)
     .option("--min-bend-radius-mm <mm>", "the wire bends no tighter than this, mm", (v) => Number(v), 20)
     .option("--out <file>", "output calibration file (default: the next free version name)")
@@ -165,7 +169,7 @@ export function addToolCommands(
                 return step;
               },
             },
-            { maxGapM: o.maxGapMm / 1000, minBendRadiusM: o.minBendRadiusMm / 1000 },
+            { maxGapM: o.maxGapMm / 1000, minBendRadiusM: o.minBendRadiusMm / 1000, see: !!o.see },
           );
           finish(out, r.calibration, o.reportDir, "wire-teach", r.report);
         } finally {
