@@ -4,7 +4,7 @@
  * the robot between prompts.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import { mat4Point, poseToMat4 } from "../robots/math.ts";
 import {
   liftLoop,
   PointingToucher,
+  perturbPose,
   type ToolCalibrationBench,
   toolCalibrationBench,
 } from "../test-support/tool-calibration-bench.ts";
@@ -72,6 +73,45 @@ describe("calibrate tool-frame | wire-teach | board-register", () => {
       expect(r.stdout).toMatch(/--calibration/);
     }
   }, 120_000);
+
+  it("tool-frame: moves the wrist itself and writes the measured loop frame (within 0.5 mm) with provenance", async () => {
+    await liftLoop(b.api);
+    // the file a lab starts from: the loop 4 mm and 3° off
+    const dir = mkdtempSync(join(tmpdir(), "rg-toolcal-tf-"));
+    const nominalFile = join(dir, "calibration.json");
+    writeFileSync(
+      nominalFile,
+      JSON.stringify({
+        ...b.truth,
+        tool: { ...b.truth.tool, loopPoseFlange: perturbPose(b.truth.tool.loopPoseFlange, 4, 3) },
+      }),
+    );
+    const out = join(dir, "calibration.v2.json");
+    const r = await cli([
+      "tool-frame",
+      "--url",
+      b.url,
+      "--agent-token",
+      AGENT_TOKEN,
+      "--calibration",
+      nominalFile,
+      "--poses",
+      "8",
+      "--report-dir",
+      dir,
+    ]);
+    expect(JSON.parse(r.stdout).calibration).toBe(out);
+    expect(r.status, r.stderr).toBe(0);
+    const cal = readCalibration(out);
+    const got = poseToMat4(cal.tool.loopPoseFlange);
+    const want = poseToMat4(b.truth.tool.loopPoseFlange);
+    expect(Math.hypot(got[3]! - want[3]!, got[7]! - want[7]!, got[11]! - want[11]!)).toBeLessThan(0.0005);
+    expect(cal.provenance!.at(-1)!.procedure).toMatch(
+      /^tool frame: loop ring from depth of front, side, top at 8/,
+    );
+    expect(JSON.parse(r.stdout).residuals.rmsMm).toBeGreaterThan(0);
+    expect(existsSync(join(dirname(out), "calibration-tool-frame.report.json"))).toBe(true);
+  }, 600_000);
 
   it("board-register: prompts per mark, writes the next version with the board within 1 mm; refuses to overwrite", async () => {
     await liftLoop(b.api, 0.08);
