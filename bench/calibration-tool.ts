@@ -51,6 +51,13 @@ try {
     `tool frame (${r.report.views} wrist poses, cameras ${r.report.cameras.join("+")}, ${r.report.points} ring points): ${f(s, 1)} s; ` +
       `centre error ${f(errMm)} mm (target 0.5 mm), axis error ${f(axisDeg)}°; residuals: ${f(r.report.rmsMm)} mm RMS point-to-ring, radius ${f(r.report.radiusErrorMm)} mm; nominal was ${f(r.report.centreChangeMm, 2)} mm off`,
   );
+  const t1 = performance.now();
+  const w = await calibrateToolFrame(b.api, nominal, { cameras: ["wrist"], poses: 1 });
+  const sw = (performance.now() - t1) / 1000;
+  const gw = poseToMat4(w.calibration.tool.loopPoseFlange);
+  console.log(
+    `tool frame (wrist camera, 1 pose, ${w.report.points} ring points): ${f(sw, 1)} s; centre error ${f(Math.hypot(gw[3]! - want[3]!, gw[7]! - want[7]!, gw[11]! - want[11]!) * 1000)} mm (target 0.5 mm); residuals ${f(w.report.rmsMm)} mm RMS`,
+  );
   tool = r.calibration.tool;
 } finally {
   await b.close();

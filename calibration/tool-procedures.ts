@@ -5,7 +5,8 @@
  * (that is the file being calibrated): every pose is the flange pose of the measured joints.
  *
  * - `calibrateToolFrame`: the loop centre and axis in the flange frame, from depth frames of
- *   calibrated fixed cameras at K wrist poses (calibration/tool-frame.ts fits the ring).
+ *   calibrated fixed cameras at K wrist poses, or of the calibrated wrist camera (one pose is
+ *   enough) (calibration/tool-frame.ts fits the ring).
  * - `teachWire`: the operator brings the loop, centred on the wire, to pose after pose; each
  *   is recorded; the centreline is fitted (calibration/wire-teach.ts).
  * - `registerBoard`: the operator touches ≥ 3 marks with the loop's tip; Kabsch fit
@@ -73,9 +74,11 @@ export interface ToolFrameReport {
 }
 
 /**
- * The loop frame from fixed depth cameras: the robot turns the wrist through K poses around its
+ * The loop frame from depth cameras: the robot turns the wrist through K poses around its
  * current pose (the loop clear of the wire, in view of the cameras); at each, every depth pixel
- * near the file's loop is moved into the flange frame; the ring is fitted to all of them. The
+ * near the file's loop is moved into the flange frame (a fixed camera through the FK of that
+ * pose, the wrist camera through its flange mount); the ring is fitted to all of them. Default
+ * cameras: every fixed depth camera. The
  * loop's x axis (towards the tip, away from the handle) keeps the file's direction, made
  * orthogonal to the fitted axis: a ring alone does not show it.
  */
@@ -94,10 +97,10 @@ export async function calibrateToolFrame(
         what: "camera",
         reason: `no camera "${name}" in the calibration file (have: ${cal.cameras.map((x) => x.name).join(", ")})`,
       });
-    if (c.extrinsics.mount !== "world" || !c.depth)
+    if (!c.depth)
       throw new CodedError("RB_ERR_CALIB_BAD_INPUT", {
         what: "camera",
-        reason: `camera "${name}" is not a fixed depth camera; the tool frame is measured with calibrated fixed RGB-D cameras`,
+        reason: `camera "${name}" delivers no depth; the tool frame is measured with calibrated RGB-D cameras (fixed, or the wrist camera)`,
       });
     return c;
   });
@@ -129,8 +132,12 @@ export async function calibrateToolFrame(
     for (const cam of cams) {
       const img = depth.get(cam.name);
       if (!img) continue;
-      const ext = cam.extrinsics as Extract<CameraCalibration["extrinsics"], { mount: "world" }>;
-      const flangeFromCam = mat4Mul(flangeFromBase, mat4Mul(baseFromWorld, poseToMat4(ext.poseWorld)));
+      // a fixed camera through the FK of this pose; the wrist camera rides on the flange
+      const ext = cam.extrinsics;
+      const flangeFromCam =
+        ext.mount === "world"
+          ? mat4Mul(flangeFromBase, mat4Mul(baseFromWorld, poseToMat4(ext.poseWorld)))
+          : poseToMat4(ext.poseFlange);
       for (const p of ringPoints(cam, img, flangeFromCam, nominal, major, tool.loopWireRadiusM)) {
         points.push(p);
         viewOf.push(`${id}/${cam.name}`);

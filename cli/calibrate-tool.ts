@@ -109,14 +109,17 @@ export function addToolCommands(
     cmd
       .command("tool-frame")
       .description(
-        "measure the loop's centre and axis in the flange frame with the calibrated fixed depth cameras: first jog the loop clear of the wire (about 15 cm above it) where the cameras see it; the robot then turns the wrist through --poses poses around that pose; writes a new calibration version (tool.loopPoseFlange) with residuals",
+        "measure the loop's centre and axis in the flange frame with calibrated depth cameras (fixed ones, or the wrist camera): first jog the loop clear of the wire (about 15 cm above it) where the cameras see it; the robot then turns the wrist through --poses poses around that pose; writes a new calibration version (tool.loopPoseFlange) with residuals",
       ),
   )
     .requiredOption(
       "--calibration <file>",
       "the bench's calibration file, cameras calibrated (read; never overwritten)",
     )
-    .option("--camera <names...>", "fixed depth cameras to use (default: every one)")
+    .option(
+      "--camera <names...>",
+      "depth cameras to use: fixed ones, or the wrist camera (calibrated on the flange; --poses 1 is enough) (default: every fixed depth camera)",
+    )
     .option("--poses <n>", "wrist poses to visit", (v) => Number.parseInt(v, 10), 12)
     .option("--out <file>", "output calibration file (default: the next free version name)")
     .option("--report-dir <dir>", "where the report JSON goes", ".")
