@@ -106,7 +106,7 @@ export function kabsch(board: readonly Vec3[], base: readonly Vec3[]): { m: Mat4
     R[3]! * ca[0] + R[4]! * ca[1] + R[5]! * ca[2],
     R[6]! * ca[0] + R[7]! * ca[1] + R[8]! * ca[2],
   ];
-  // Umeyama's scale: trace(R S) / Σ|a|²  (the largest eigenvalue of N equals trace(Rᵀ·Sᵀ…))
+  // Umeyama's scale: Σ b'·(R a') / Σ|a'|², and N's largest eigenvalue is that Σ b'·(R a')
   const scale = varA > 0 ? eig.values[3]! / varA : 1;
   return { m: rigid(R, vsub(cb, Rca)), scale };
 }
