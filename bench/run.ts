@@ -25,6 +25,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   "observe-load": { file: "observe-load.ts" },
   farm: { file: "farm.ts", args: ["12"] },
   calibration: { file: "calibration.ts", args: ["30"] },
+  "calibration-tool": { file: "calibration-tool.ts" },
   "sensor-realism": { file: "sensor-realism.ts" },
   shadow: { file: "shadow.ts" },
   realtime: { file: "realtime.ts" },

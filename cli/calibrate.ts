@@ -5,6 +5,7 @@
  *   board through K poses around its current pose, everything through a running gateway's API.
  * - `intrinsics`: intrinsics only, from the API (as `camera`) or from a folder of images.
  * - `check`: one frame per camera, warn when a camera moved; overlay PNGs.
+ * - `tool-frame`, `wire-teach`, `board-register`: the tool-side procedures (cli/calibrate-tool.ts).
  * - `diff`: what changed between two calibration files.
  * Results are written as a new calibration version; an existing file is never overwritten.
  */
@@ -19,6 +20,7 @@ import {
   writeCalibration,
 } from "../calibration/calibration-file.ts";
 import { calibrateCamera } from "../calibration/camera-procedure.ts";
+import { addToolCommands } from "./calibrate-tool.ts";
 import { checkCameras } from "../calibration/check.ts";
 import { coverageMap, fitIntrinsics } from "../calibration/intrinsics.ts";
 import { Command, InvalidArgumentError } from "commander";
@@ -305,6 +307,8 @@ export function calibrateCommand(): Command {
         process.exitCode = checks.some((c) => c.warning) ? 1 : 0;
       }),
     );
+
+  addToolCommands(cmd, coded, gatewayOptions);
 
   cmd
     .command("diff")

@@ -509,6 +509,26 @@ export const ERRORS = {
     message: "Calibration of {camera} did not converge ({reason})",
     hint: "Use more views with more varied board orientations; views where the board is small or seen edge-on carry little information.",
   },
+  RB_ERR_CALIB_TOO_FEW_POINTS: {
+    status: 422,
+    message: "{procedure}: {got} usable {what}, at least {needed} needed",
+    hint: "Record more: board registration needs ≥ 3 touched marks, wire teaching ≥ 4 taught poses from the start to the end of the wire, the tool frame enough views in which a camera sees the loop.",
+  },
+  RB_ERR_CALIB_DEGENERATE: {
+    status: 422,
+    message: "{procedure}: the input is degenerate ({reason})",
+    hint: "Use marks that span an area (not on one line; ≥ 20 mm from the line through the others) and poses that differ in orientation; see the procedure's --help.",
+  },
+  RB_ERR_CALIB_PATH_GAP: {
+    status: 422,
+    message: "Wire teaching: {gapMm} mm between taught poses {from} and {to} (at most {maxGapMm} mm allowed)",
+    hint: "Teach more poses in the named stretch (jog the loop there and record it centred on the wire), or raise --max-gap-mm if the wire is straight there.",
+  },
+  RB_ERR_CALIB_OUTLIER_POSE: {
+    status: 422,
+    message: "{procedure}: {which} lies {distanceMm} mm from the fit through the rest (at most {limitMm} mm)",
+    hint: "Re-record the named pose (it was probably recorded before the robot settled, off the wire, or at the wrong mark) or drop it, then run the procedure again.",
+  },
   // sim-vs-real tools (robot-gateway replay, sysid, compare; compose/twin/)
   RB_ERR_TWIN_INPUT: {
     status: 400,
