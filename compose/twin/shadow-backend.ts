@@ -2,8 +2,9 @@
  * Shadow twin: a composite Backend in which the bench ("real", the primary) executes and a sim
  * twin receives the same accepted trajectory in lockstep from the same measured start state. The
  * gateway sees only the primary (its readings, frames, events, time); the twin's divergence is
- * kept per chunk and per trial, and announced as an `instrument` event named `twin_divergence`
- * (source "twin"), which the recorder writes with the episode's events.
+ * kept per chunk and per trial and handed to `onDivergence` listeners (the shadow observer records
+ * it on the record's /twin/divergence channel). It never goes through the sensor events: those
+ * reach the agent, and the divergence (e.g. contacts the twin predicted) must not before the end.
  *
  * Lockstep: before each execute/hold the twin is put at the primary's measured state; each time
  * the primary reports a tick for sample i the twin steps through every sample up to i
@@ -21,7 +22,6 @@ import type {
   Frame,
   JointReading,
   JointTrajectory,
-  SensorEvent,
   SensorEventListener,
 } from "../../seam/types.ts";
 import type { LifecycleState } from "../../seam/lifecycle.ts";
@@ -43,6 +43,7 @@ export interface ChunkDivergence extends DivergenceSummary {
 export class ShadowBackend implements Backend {
   readonly kind: Backend["kind"];
   private readonly listeners = new Set<SensorEventListener>();
+  private readonly divergenceListeners = new Set<(c: ChunkDivergence) => void>();
   private readonly chunks: ChunkDivergence[] = [];
   private trialAcc: DivergenceAccumulator | null = null;
   private current: DivergenceAccumulator | null = null;
@@ -158,6 +159,14 @@ export class ShadowBackend implements Backend {
     return frames;
   }
 
+  /** called at the end of every chunk with its divergence; returns the unsubscribe */
+  onDivergence(listener: (c: ChunkDivergence) => void): () => void {
+    this.divergenceListeners.add(listener);
+    return () => {
+      this.divergenceListeners.delete(listener);
+    };
+  }
+
   /** divergence of every chunk since the last reset */
   chunkDivergence(): readonly ChunkDivergence[] {
     return this.chunks;
@@ -241,27 +250,7 @@ export class ShadowBackend implements Backend {
   }
 
   private announce(c: ChunkDivergence): void {
-    const e: SensorEvent = {
-      type: "instrument",
-      t: this.primary.now(),
-      name: "twin_divergence",
-      source: "twin",
-      values: {
-        chunk: c.chunk,
-        samples: c.samples,
-        joint_rms_max_rad: Math.max(...c.joint.rmsRad),
-        joint_max_rad: Math.max(...c.joint.maxRad),
-        tool_rms_mm: c.toolMm.rms,
-        tool_max_mm: c.toolMm.max,
-        contacts_real: c.contacts.real.length,
-        contacts_twin: c.contacts.twin.length,
-        contacts_matched: c.contacts.matched.length,
-        predicted_not_seen: c.contacts.predictedNotSeen.length,
-        seen_not_predicted: c.contacts.seenNotPredicted.length,
-        ...(c.progress ? { progress_real: c.progress.real, progress_twin: c.progress.twin } : {}),
-      },
-    };
-    for (const l of this.listeners) l(e);
+    for (const l of this.divergenceListeners) l(c);
   }
 }
 
