@@ -6,10 +6,10 @@
  * it on the record's /twin/divergence channel). It never goes through the sensor events: those
  * reach the agent, and the divergence (e.g. contacts the twin predicted) must not before the end.
  *
- * Lockstep: before each execute/hold the twin is put at the primary's measured state; each time
- * the primary reports a tick for sample i the twin steps through every sample up to i
- * (synchronously, in the primary's control loop: its cost is bench/shadow.ts's figure), and the
- * pair of readings is compared. Frames: whenever the primary captures, the twin renders the same
+ * Lockstep: before each execute/hold the twin is put at the primary's measured state; the
+ * primary's reading of each sample i is kept, and when the primary's motion returns the twin steps
+ * through the same samples (in slices that yield to the event loop; its cost is bench/shadow.ts's
+ * figure) and each pair of readings at the same sample is compared. Frames: whenever the primary captures, the twin renders the same
  * cameras at the same sample and the masks are compared.
  */
 import type { Mat4 } from "../../robots/math.ts";
@@ -86,7 +86,13 @@ export class ShadowBackend implements Backend {
   }
   async activate(): Promise<void> {
     await this.primary.activate();
-    if (this.twin.lifecycle === "inactive") await this.twin.activate();
+    if (this.twin.lifecycle === "inactive") {
+      await this.twin.activate();
+      // warm the twin's physics (JIT) up now: its first steps run inside the primary's control
+      // loop, and a cold start there stalled a real bench's reading stream for ~0.6 s (stale-reading
+      // stop on the rig). The twin is put at the primary's state before every chunk anyway.
+      await this.twin.hold(0.25);
+    }
   }
   async deactivate(): Promise<void> {
     await this.primary.deactivate();
@@ -212,31 +218,39 @@ export class ShadowBackend implements Backend {
     const cap = opts.capture;
     const twinFrames: Frame[][] = [];
     if (cap) twinFrames.push(this.twin.renderNow(cap.cameras, false));
-    let stepped = 0;
-    let twinReading: JointReading = this.twin.read();
-    const advance = (upTo: number) => {
-      while (stepped <= upTo && stepped < count) {
-        twinReading = step(stepped);
-        stepped++;
-        if (cap && stepped % cap.everyTicks === 0) twinFrames.push(this.twin.renderNow(cap.cameras, false));
-      }
-    };
+    // the primary's control loop only keeps its readings by sample (allocation-free); the twin
+    // steps after the primary's motion, in slices that yield, so a real bench's reading stream is
+    // never held up by the twin (stepping inside the loop stalled the rig's ROS readings for
+    // 0.6–0.8 s on a loaded machine: stale-reading stops). Same samples, same pairs, same result.
+    const realQ = new Float64Array(count * 7);
+    const seen = new Uint8Array(count);
     const outer = opts.onTick;
     let res: ExecuteResult;
     try {
       res = await run({
         ...opts,
         onTick: (r, i) => {
-          advance(i);
-          acc.addSample(r.q, twinReading.q);
+          if (i >= 0 && i < count) {
+            for (let j = 0; j < 7; j++) realQ[i * 7 + j] = r.q[j]!;
+            seen[i] = 1;
+          }
           return outer ? outer(r, i) : "ok";
         },
       });
+      // the twin sees exactly the samples the primary executed
+      let yieldAt = performance.now() + 5;
+      for (let i = 0; i < Math.min(res.samplesExecuted, count); i++) {
+        const tw = step(i);
+        if (cap && (i + 1) % cap.everyTicks === 0) twinFrames.push(this.twin.renderNow(cap.cameras, false));
+        if (seen[i]) acc.addSample(realQ.subarray(i * 7, i * 7 + 7), tw.q);
+        if (performance.now() >= yieldAt) {
+          await new Promise<void>((r) => setImmediate(r));
+          yieldAt = performance.now() + 5;
+        }
+      }
     } finally {
       this.current = null;
     }
-    // the twin sees exactly the samples the primary executed
-    advance(res.samplesExecuted - 1);
     const perCapture = Math.max(1, twinFrames[0]?.length ?? 1);
     res.frames.forEach((f, k) => {
       const tw = twinFrames[Math.floor(k / perCapture)];
