@@ -33,7 +33,8 @@ import { type RealBench, startRealBench } from "./real-bench.ts";
 /**
  * The stale-reading limit is raised further than real-buzz-wire.test.ts's 400 ms: this suite
  * runs the rig child, simavr, the gateway and the twin on one shared 2-core machine, and with the
- * machine loaded (load average ~17 seen) the rig's ROS stream paused for 400–760 ms. The limit
+ * machine loaded (load average ~17 seen) the rig's ROS stream paused for 400–760 ms and the
+ * simavr box's lines for over 2 s (its heartbeat gets 5 s here). The limit
  * is the safety monitor's, not a measurement: the test asserts nothing about time.
  */
 const SAFETY = { staleReadingTimeoutMs: 3000 };
@@ -46,7 +47,7 @@ describe.sequential("shadow twin on the real backend (rosbridge rig + simavr box
   let rb: RealBench | undefined;
   let g: TestGateway | undefined;
   beforeAll(async () => {
-    rb = await startRealBench({ seed, safety: SAFETY, shadow: { type: "sim" } });
+    rb = await startRealBench({ seed, safety: SAFETY, shadow: { type: "sim" }, heartbeatTimeoutMs: 5000 });
   }, 60_000);
   afterAll(async () => {
     await g?.close();
