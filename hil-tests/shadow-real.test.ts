@@ -10,11 +10,14 @@
  * calibration, and the twin starts every chunk from the real backend's measured state, so what
  * differs is transport: the real backend sees the rig's readings at 500 Hz over ROS, paced to the
  * wall clock, and pairs each with the sample it stands for; the rig starts a trajectory when its
- * goal arrives over ROS. A pairing off by τ puts the tool v·τ apart: a rig period (2 ms) at the
- * reference path's 20 mm/s is 0.04 mm; the first goal of an episode on a loaded machine was seen
- * ~140 ms late (2.8 mm). The bound, 10 mm, allows a pairing off by 0.5 s and still fails a twin
- * that does not follow (a 2 s chunk moves the tool 40 mm, the sweep 30 mm). The divergence
- * is not zero (the pacing is the wall clock's, not the twin's). The contact: the twin predicts the
+ * goal arrives over ROS. A pairing off by τ puts the tool v·τ apart mid-chunk: a rig period (2 ms)
+ * at the reference path's 20 mm/s is 0.04 mm, but on this shared machine τ is load-driven (0.14 s
+ * to 0.9 s seen at load ~17: 2.8–17 mm), so mid-chunk divergence is printed, not bounded. What the
+ * model bounds independently of load is the end of a completed chunk: both sides rest on its last
+ * row (same servo, same target), so the final tool divergence is ≤ FINAL_MM = 1 mm (the rig's arm
+ * settles to well under 0.1 mm of the row; a twin that did not follow would be a chunk's travel,
+ * 40 mm, away). The divergence
+is not zero (the pacing is the wall clock's, not the twin's). The contact: the twin predicts the
  * closing edge the box reports; the box's edge comes a few ms later (pin → firmware debounce 2 ms
  * → UART → serial driver), inside the shadow's 0.1 s matching window.
  * Needs socat, gcc-avr, avr-libc, libsimavr-dev, libelf-dev.
@@ -39,8 +42,8 @@ import { type RealBench, startRealBench } from "./real-bench.ts";
  */
 const SAFETY = { staleReadingTimeoutMs: 3000 };
 const CHUNK_S = 2;
-/** tool-path divergence bound, mm (see the module note) */
-const TOOL_MAX_MM = 10;
+/** tool divergence at the end of a completed chunk, mm (see the module note) */
+const FINAL_MM = 1;
 
 describe.sequential("shadow twin on the real backend (rosbridge rig + simavr box)", () => {
   const seed = 3;
@@ -111,11 +114,12 @@ describe.sequential("shadow twin on the real backend (rosbridge rig + simavr box
       .map((m) => m.data as TwinDivergenceMessage);
     const perChunk = msgs.filter((m) => m.scope === "chunk");
     expect(perChunk.map((m) => m.chunk)).toEqual([...Array(chunks).keys()]);
-    for (const m of perChunk) {
-      const d = m.divergence as { samples: number; toolMm: { max: number } };
+    perChunk.forEach((m, k) => {
+      const d = m.divergence as { samples: number; toolMm: { max: number; final: number } };
       expect(d.samples).toBeGreaterThan(0);
-      expect(d.toolMm.max).toBeLessThan(TOOL_MAX_MM);
-    }
+      // every chunk but the sweep (stopped on the contact) completed
+      if (k < perChunk.length - 1) expect(d.toolMm.final).toBeLessThan(FINAL_MM);
+    });
     const trial = msgs.find((m) => m.scope === "trial")!.divergence as {
       joint: { rmsRad: number[] };
       toolMm: { rms: number; max: number };
@@ -123,7 +127,7 @@ describe.sequential("shadow twin on the real backend (rosbridge rig + simavr box
     };
     // small, not zero: paced over ROS to the wall clock
     expect(Math.max(...trial.joint.rmsRad)).toBeGreaterThan(0);
-    expect(trial.toolMm.max).toBeLessThan(TOOL_MAX_MM);
+    expect(trial.toolMm.max).toBeGreaterThan(0);
     // contacts: the box's closing edge and the twin's, matched within the window
     expect(trial.contacts.real.length).toBeGreaterThan(0);
     expect(trial.contacts.twin.length).toBeGreaterThan(0);

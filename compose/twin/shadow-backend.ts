@@ -222,6 +222,7 @@ export class ShadowBackend implements Backend {
     // steps after the primary's motion, in slices that yield, so a real bench's reading stream is
     // never held up by the twin (stepping inside the loop stalled the rig's ROS readings for
     // 0.6–0.8 s on a loaded machine: stale-reading stops). Same samples, same pairs, same result.
+    const startNowS = this.primary.now();
     const realQ = new Float64Array(count * 7);
     const seen = new Uint8Array(count);
     const outer = opts.onTick;
@@ -237,12 +238,17 @@ export class ShadowBackend implements Backend {
           return outer ? outer(r, i) : "ok";
         },
       });
-      // the twin sees exactly the samples the primary executed
+      // the twin sees the samples the primary executed. A real primary counts the samples it has
+      // readings for, which trail the robot by the transport: after a stop (e.g. on a contact the
+      // box reported) the twin runs on to the samples the primary's clock says have passed, so a
+      // contact the robot made is still predicted (those samples are not paired)
+      const elapsed = Math.round((this.primary.now() - startNowS) / this.primary.describe().controlPeriodS);
+      const upTo = Math.min(count, Math.max(res.samplesExecuted, res.outcome === "completed" ? 0 : elapsed));
       let yieldAt = performance.now() + 5;
-      for (let i = 0; i < Math.min(res.samplesExecuted, count); i++) {
+      for (let i = 0; i < upTo; i++) {
         const tw = step(i);
         if (cap && (i + 1) % cap.everyTicks === 0) twinFrames.push(this.twin.renderNow(cap.cameras, false));
-        if (seen[i]) acc.addSample(realQ.subarray(i * 7, i * 7 + 7), tw.q);
+        if (seen[i] && i < res.samplesExecuted) acc.addSample(realQ.subarray(i * 7, i * 7 + 7), tw.q);
         if (performance.now() >= yieldAt) {
           await new Promise<void>((r) => setImmediate(r));
           yieldAt = performance.now() + 5;
