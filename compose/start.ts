@@ -73,17 +73,23 @@ export interface StartedGateway {
 
 /** The bench file's observers: one McapRecorder per episode into its records folder. */
 export function defaultObservers(config: BenchConfig): ObserverFactory {
-  return (_e, bench) => [
-    ...recorderObservers({
+  return (_e, bench) => {
+    const recorders = recorderObservers({
       recordsDir: resolve(config.recordsDir),
       ...(bench.provenance ? { provenance: bench.provenance } : {}),
       taskBench: bench.taskBench,
-    })(),
-    // a shadow bench: the twin's divergence beside the record
-    ...(bench.backend instanceof ShadowBackend
-      ? [shadowObserver(bench.backend, resolve(config.recordsDir))]
-      : []),
-  ];
+    })();
+    // a shadow bench: the twin's divergence on the record's own channel, in result.json and
+    // beside the record; its observer ends before the recorder closes
+    return bench.backend instanceof ShadowBackend
+      ? [
+          shadowObserver(bench.backend, resolve(config.recordsDir), {
+            ...(recorders[0] ? { recorder: recorders[0] } : {}),
+          }),
+          ...recorders,
+        ]
+      : recorders;
+  };
 }
 
 /** What an observer left behind, for those that say (McapRecorder.done). */

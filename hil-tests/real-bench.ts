@@ -52,6 +52,11 @@ export interface RealBenchOptions {
   heartbeatTimeoutMs?: number;
   /** how long the rig child may take to start, s (default 30; benchmarks on a loaded machine wait longer) */
   startTimeoutS?: number;
+  /**
+   * bench-file `shadow` block: a sim twin (built from the same calibration file) receives every
+   * accepted trajectory in lockstep with the real backend (compose/twin/shadow-backend.ts)
+   */
+  shadow?: Record<string, unknown>;
 }
 
 /** What the simulator behind the rig is doing (test-only knowledge; an agent never sees it). */
@@ -214,6 +219,7 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
     },
     calibration: calibrationPath,
     ...(opts.safety ? { safety: opts.safety } : {}),
+    ...(opts.shadow ? { shadow: opts.shadow } : {}),
     task: { id: "buzz-wire", seed: opts.seed, level: opts.level ?? "joint_position" },
   };
 

@@ -40,6 +40,9 @@ export interface RecordedEpisode {
   /** readings: episode seconds, joint positions (7 per sample) */
   t: number[];
   q: number[][];
+  /** joint velocities (7 per sample), rad/s, and gripper openings, m, of the same readings */
+  dq: number[][];
+  gripper: number[];
   /** contact closing edges, episode seconds */
   contacts: number[];
 }
@@ -50,6 +53,8 @@ export async function loadRecordedEpisode(path: string): Promise<RecordedEpisode
   const commands: CommandMessage[] = [];
   const t: number[] = [];
   const q: number[][] = [];
+  const dq: number[][] = [];
+  const gripper: number[] = [];
   const contacts: number[] = [];
   for (const m of rec.messages) {
     if (m.topic === TOPICS.meta) meta = m.data as MetaMessage;
@@ -61,6 +66,8 @@ export async function loadRecordedEpisode(path: string): Promise<RecordedEpisode
       for (let i = 0; i < b.n; i++) {
         t.push(b.t[i]!);
         q.push(Array.from(b.q.subarray(i * b.dof, i * b.dof + 7)));
+        dq.push(Array.from(b.dq.subarray(i * b.dof, i * b.dof + 7)));
+        gripper.push(b.gripperWidthM[i]!);
       }
     } else if (m.topic === TOPICS.events) {
       const e = m.data as EventMessage;
@@ -69,7 +76,7 @@ export async function loadRecordedEpisode(path: string): Promise<RecordedEpisode
   }
   if (!meta)
     throw new CodedError("RB_ERR_TWIN_INPUT", { tool: "replay", path, reason: "no /episode/meta message" });
-  return { path, meta, commands, t, q, contacts };
+  return { path, meta, commands, t, q, dq, gripper, contacts };
 }
 
 export interface ReplayOutcome {

@@ -2,13 +2,14 @@
  * Shadow twin: a composite Backend in which the bench ("real", the primary) executes and a sim
  * twin receives the same accepted trajectory in lockstep from the same measured start state. The
  * gateway sees only the primary (its readings, frames, events, time); the twin's divergence is
- * kept per chunk and per trial, and announced as an `instrument` event named `twin_divergence`
- * (source "twin"), which the recorder writes with the episode's events.
+ * kept per chunk and per trial and handed to `onDivergence` listeners (the shadow observer records
+ * it on the record's /twin/divergence channel). It never goes through the sensor events: those
+ * reach the agent, and the divergence (e.g. contacts the twin predicted) must not before the end.
  *
- * Lockstep: before each execute/hold the twin is put at the primary's measured state; each time
- * the primary reports a tick for sample i the twin steps through every sample up to i
- * (synchronously, in the primary's control loop: its cost is bench/shadow.ts's figure), and the
- * pair of readings is compared. Frames: whenever the primary captures, the twin renders the same
+ * Lockstep: before each execute/hold the twin is put at the primary's measured state; the
+ * primary's reading of each sample i is kept, and when the primary's motion returns the twin steps
+ * through the same samples (in slices that yield to the event loop; its cost is bench/shadow.ts's
+ * figure) and each pair of readings at the same sample is compared. Frames: whenever the primary captures, the twin renders the same
  * cameras at the same sample and the masks are compared.
  */
 import type { Mat4 } from "../../robots/math.ts";
@@ -21,7 +22,6 @@ import type {
   Frame,
   JointReading,
   JointTrajectory,
-  SensorEvent,
   SensorEventListener,
 } from "../../seam/types.ts";
 import type { LifecycleState } from "../../seam/lifecycle.ts";
@@ -43,6 +43,7 @@ export interface ChunkDivergence extends DivergenceSummary {
 export class ShadowBackend implements Backend {
   readonly kind: Backend["kind"];
   private readonly listeners = new Set<SensorEventListener>();
+  private readonly divergenceListeners = new Set<(c: ChunkDivergence) => void>();
   private readonly chunks: ChunkDivergence[] = [];
   private trialAcc: DivergenceAccumulator | null = null;
   private current: DivergenceAccumulator | null = null;
@@ -85,7 +86,13 @@ export class ShadowBackend implements Backend {
   }
   async activate(): Promise<void> {
     await this.primary.activate();
-    if (this.twin.lifecycle === "inactive") await this.twin.activate();
+    if (this.twin.lifecycle === "inactive") {
+      await this.twin.activate();
+      // warm the twin's physics (JIT) up now: its first steps run inside the primary's control
+      // loop, and a cold start there stalled a real bench's reading stream for ~0.6 s (stale-reading
+      // stop on the rig). The twin is put at the primary's state before every chunk anyway.
+      await this.twin.hold(0.25);
+    }
   }
   async deactivate(): Promise<void> {
     await this.primary.deactivate();
@@ -158,6 +165,14 @@ export class ShadowBackend implements Backend {
     return frames;
   }
 
+  /** called at the end of every chunk with its divergence; returns the unsubscribe */
+  onDivergence(listener: (c: ChunkDivergence) => void): () => void {
+    this.divergenceListeners.add(listener);
+    return () => {
+      this.divergenceListeners.delete(listener);
+    };
+  }
+
   /** divergence of every chunk since the last reset */
   chunkDivergence(): readonly ChunkDivergence[] {
     return this.chunks;
@@ -203,31 +218,45 @@ export class ShadowBackend implements Backend {
     const cap = opts.capture;
     const twinFrames: Frame[][] = [];
     if (cap) twinFrames.push(this.twin.renderNow(cap.cameras, false));
-    let stepped = 0;
-    let twinReading: JointReading = this.twin.read();
-    const advance = (upTo: number) => {
-      while (stepped <= upTo && stepped < count) {
-        twinReading = step(stepped);
-        stepped++;
-        if (cap && stepped % cap.everyTicks === 0) twinFrames.push(this.twin.renderNow(cap.cameras, false));
-      }
-    };
+    // the primary's control loop only keeps its readings by sample (allocation-free); the twin
+    // steps after the primary's motion, in slices that yield, so a real bench's reading stream is
+    // never held up by the twin (stepping inside the loop stalled the rig's ROS readings for
+    // 0.6–0.8 s on a loaded machine: stale-reading stops). Same samples, same pairs, same result.
+    const startNowS = this.primary.now();
+    const realQ = new Float64Array(count * 7);
+    const seen = new Uint8Array(count);
     const outer = opts.onTick;
     let res: ExecuteResult;
     try {
       res = await run({
         ...opts,
         onTick: (r, i) => {
-          advance(i);
-          acc.addSample(r.q, twinReading.q);
+          if (i >= 0 && i < count) {
+            for (let j = 0; j < 7; j++) realQ[i * 7 + j] = r.q[j]!;
+            seen[i] = 1;
+          }
           return outer ? outer(r, i) : "ok";
         },
       });
+      // the twin sees the samples the primary executed. A real primary counts the samples it has
+      // readings for, which trail the robot by the transport: after a stop (e.g. on a contact the
+      // box reported) the twin runs on to the samples the primary's clock says have passed, so a
+      // contact the robot made is still predicted (those samples are not paired)
+      const elapsed = Math.round((this.primary.now() - startNowS) / this.primary.describe().controlPeriodS);
+      const upTo = Math.min(count, Math.max(res.samplesExecuted, res.outcome === "completed" ? 0 : elapsed));
+      let yieldAt = performance.now() + 5;
+      for (let i = 0; i < upTo; i++) {
+        const tw = step(i);
+        if (cap && (i + 1) % cap.everyTicks === 0) twinFrames.push(this.twin.renderNow(cap.cameras, false));
+        if (seen[i] && i < res.samplesExecuted) acc.addSample(realQ.subarray(i * 7, i * 7 + 7), tw.q);
+        if (performance.now() >= yieldAt) {
+          await new Promise<void>((r) => setImmediate(r));
+          yieldAt = performance.now() + 5;
+        }
+      }
     } finally {
       this.current = null;
     }
-    // the twin sees exactly the samples the primary executed
-    advance(res.samplesExecuted - 1);
     const perCapture = Math.max(1, twinFrames[0]?.length ?? 1);
     res.frames.forEach((f, k) => {
       const tw = twinFrames[Math.floor(k / perCapture)];
@@ -241,27 +270,7 @@ export class ShadowBackend implements Backend {
   }
 
   private announce(c: ChunkDivergence): void {
-    const e: SensorEvent = {
-      type: "instrument",
-      t: this.primary.now(),
-      name: "twin_divergence",
-      source: "twin",
-      values: {
-        chunk: c.chunk,
-        samples: c.samples,
-        joint_rms_max_rad: Math.max(...c.joint.rmsRad),
-        joint_max_rad: Math.max(...c.joint.maxRad),
-        tool_rms_mm: c.toolMm.rms,
-        tool_max_mm: c.toolMm.max,
-        contacts_real: c.contacts.real.length,
-        contacts_twin: c.contacts.twin.length,
-        contacts_matched: c.contacts.matched.length,
-        predicted_not_seen: c.contacts.predictedNotSeen.length,
-        seen_not_predicted: c.contacts.seenNotPredicted.length,
-        ...(c.progress ? { progress_real: c.progress.real, progress_twin: c.progress.twin } : {}),
-      },
-    };
-    for (const l of this.listeners) l(e);
+    for (const l of this.divergenceListeners) l(c);
   }
 }
 

@@ -141,12 +141,16 @@ export function fitServo(
     kpRange?: [number, number];
     iterations?: number;
     priorKp?: readonly number[];
+    /** false: choose the delay with the raw gains (the caller gates them: excite.ts fitTimeline) */
+    gate?: boolean;
   } = {},
-): ServoModel & { sse: number; identified: boolean[] } {
+): ServoModel & { sse: number; identified: boolean[]; rawKp: number[]; interior: boolean[] } {
   const [lo, hi] = opts.kpRange ?? [10, 0.95 / dtS];
   const iters = opts.iterations ?? 28;
   const phi = (Math.sqrt(5) - 1) / 2;
-  let best: (ServoModel & { sse: number; identified: boolean[] }) | null = null;
+  let best:
+    | (ServoModel & { sse: number; identified: boolean[]; rawKp: number[]; interior: boolean[] })
+    | null = null;
   for (let d = 0; d <= (opts.maxDelayTicks ?? 12); d++) {
     // golden section on log kp, all joints at once
     const a = new Array(7).fill(Math.log(lo));
@@ -203,11 +207,15 @@ export function fitServo(
       (k, j) => !atEdge(k) && priorE[j]! > 0 && (priorE[j]! - fitE[j]!) / priorE[j]! >= 0.02,
     );
     const chosen = kp.map((k, j) => (identified[j] ? k : prior[j]!));
-    const sse = servoError(segs, base, { kpPerJoint: chosen, delayTicks: d }, dtS).sse.reduce(
-      (s, v) => s + v,
-      0,
-    );
-    if (!best || sse < best.sse) best = { kpPerJoint: chosen, delayTicks: d, sse, identified };
+    const sse = servoError(
+      segs,
+      base,
+      { kpPerJoint: opts.gate === false ? kp : chosen, delayTicks: d },
+      dtS,
+    ).sse.reduce((s, v) => s + v, 0);
+    const interior = kp.map((k) => !atEdge(k));
+    if (!best || sse < best.sse)
+      best = { kpPerJoint: chosen, delayTicks: d, sse, identified, rawKp: kp, interior };
   }
   return best!;
 }

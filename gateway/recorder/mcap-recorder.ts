@@ -160,6 +160,7 @@ export class McapRecorder implements EpisodeObserver {
   private recordPath = "";
   private resultPath = "";
   private result: EpisodeResult | undefined;
+  private readonly resultExtras: Partial<EpisodeResult> = {};
   private jointNames: string[] = [];
   /** resolves when record.mcap is closed and result.json written (or recording failed) */
   readonly done: Promise<RecordOutcome>;
@@ -323,6 +324,20 @@ export class McapRecorder implements EpisodeObserver {
     }
   }
 
+  /**
+   * A message on a channel another observer owns (e.g. the shadow twin's /twin/divergence),
+   * written in order with the episode's own messages. Ignored after the end.
+   */
+  recordJson(topic: string, schema: SchemaDef, tS: number, payload: unknown): void {
+    if (this.closed) return;
+    this.json(topic, schema, tS, payload);
+  }
+
+  /** Fields another observer adds to result.json (call before this recorder's onEnd). */
+  addToResult(extra: Pick<EpisodeResult, "twin_divergence">): void {
+    Object.assign(this.resultExtras, extra);
+  }
+
   onSubmit(ep: Episode, answer: unknown, evidence: readonly string[]): void {
     const t = ep.t();
     this.json(TOPICS.submission, SCHEMAS.submission, t, { t, answer, evidence: [...evidence] });
@@ -377,9 +392,9 @@ export class McapRecorder implements EpisodeObserver {
             { reason: end.reason, ...(end.detail ? { detail: end.detail } : {}), tS: t },
             this.opts.provenance,
           );
-    this.result = result;
+    this.result = { ...result, ...this.resultExtras };
     this.json(TOPICS.end, SCHEMAS.end, t, end);
-    this.json(TOPICS.result, SCHEMAS.result, t, result);
+    this.json(TOPICS.result, SCHEMAS.result, t, this.result);
     this.push({ kind: "close" });
   }
 

@@ -30,6 +30,8 @@ export const TOPICS = {
   submission: "/submission",
   end: "/episode/end",
   result: "/result",
+  /** a shadow bench's twin divergence, per chunk and per trial (compose/twin/observer.ts) */
+  twinDivergence: "/twin/divergence",
 } as const;
 
 /** camera topic for a camera name */
@@ -66,6 +68,21 @@ export interface MetaMessage {
    * horizon, tolerance, gap)
    */
   realtime?: Record<string, number | string>;
+}
+
+/**
+ * /twin/divergence: what the shadow twin predicted against what the bench did (compose/twin/divergence.ts
+ * DivergenceSummary, NaN as null). One message per chunk (`scope: "chunk"`, at the chunk's end)
+ * and one for the whole trial at the end (`scope: "trial"`).
+ */
+export interface TwinDivergenceMessage {
+  scope: "chunk" | "trial";
+  /** episode seconds */
+  t: number;
+  /** chunk index since the episode start (chunk scope) */
+  chunk?: number;
+  kind?: "execute" | "hold";
+  divergence: Record<string, unknown>;
 }
 
 /** /operator/instance: the hidden instance parameters (operator-only; never shown to the agent). */
@@ -259,4 +276,27 @@ export const SCHEMAS = {
   }),
   end: obj("robot_gateway.EpisodeEnd", "end reason and counters"),
   result: obj("robot_gateway.Result", "result.json"),
+  twinDivergence: obj("robot_gateway.TwinDivergence", "shadow twin divergence, per chunk and per trial", {
+    scope: { type: "string", enum: ["chunk", "trial"] },
+    t: { type: "number" },
+    chunk: { type: "integer" },
+    kind: { type: "string", enum: ["execute", "hold"] },
+    divergence: {
+      type: "object",
+      properties: {
+        samples: { type: "integer" },
+        joint: {
+          type: "object",
+          properties: {
+            rmsRad: { type: "array", items: { type: ["number", "null"] } },
+            maxRad: { type: "array", items: { type: ["number", "null"] } },
+          },
+        },
+        toolMm: { type: "object" },
+        contacts: { type: "object" },
+        progress: { type: ["object", "null"] },
+        images: { type: "array" },
+      },
+    },
+  }),
 } as const;

@@ -95,6 +95,11 @@ export interface EpisodeResult {
   };
   counters: { refusals: number; clipped_entries: number; safety_stops: number };
   software?: { name: string; version: string };
+  /**
+   * a shadow bench: the trial's twin divergence headline (joint/tool/contact/progress figures;
+   * the full summary is on the record's /twin/divergence channel). Written at the end only.
+   */
+  twin_divergence?: Record<string, number | null>;
   bench?: string;
   config_hashes?: { bench_sha256: string; safety_limits_sha256: string };
   /**
