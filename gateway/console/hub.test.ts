@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { MirrorBackend } from "../../drivers/mirror/mirror-backend.ts";
 import { type TestGateway, testGateway } from "../../compose/testing.ts";
 import { api } from "../../test-support/api.ts";
 
@@ -78,5 +79,37 @@ describe("console live state on the buzz-wire bench", () => {
     }
     const unknown = await g.app.inject({ url: "/v1/admin/cameras/nope/image", headers: g.operator });
     expect(unknown.json().error.code).toBe("RB_ERR_UNKNOWN_CAMERA");
+  });
+});
+
+describe("console buzz-box state from the backend's own events", () => {
+  it("sees contact edges and device links between episodes, on the last episode's clock", async () => {
+    const m = await testGateway({ backend: { type: "mirror" } });
+    try {
+      const backend = m.gateway.bench.backend as MirrorBackend;
+      const ep = m.gateway.requireEpisode();
+      await m.gateway.stopAndEnd({ source: "operator", detail: "test" });
+      expect(m.gateway.episode?.isEnded).toBe(true);
+      const t = backend.now();
+      backend.emit({ type: "contact", t, closed: true, source: "buzzbox" });
+      backend.emit({ type: "fault", t, device: "buzzbox", message: "port closed" });
+      let s = m.gateway.console.snapshot(m.gateway);
+      expect(s.buzzbox).toMatchObject({
+        contact: true,
+        lamp: true,
+        source: "buzzbox",
+        links: { buzzbox: false },
+      });
+      const last = s.sensor_events.at(-1)!;
+      expect(last.episode).toBe(ep.id.slice(0, 8));
+      expect(last.t).toBeCloseTo(t - ep.t0S, 6);
+      backend.emit({ type: "instrument", t, name: "buzzbox.link", values: { up: 1 }, source: "buzzbox" });
+      backend.emit({ type: "contact", t, closed: false, source: "buzzbox" });
+      s = m.gateway.console.snapshot(m.gateway);
+      expect(s.buzzbox).toMatchObject({ contact: false, lamp: false, links: { buzzbox: true } });
+      expect(s.sensor_events.map((e) => e.kind)).toEqual(["contact", "fault", "link", "contact"]);
+    } finally {
+      await m.close();
+    }
   });
 });

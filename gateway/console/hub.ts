@@ -2,9 +2,15 @@
  * The operator console's live view of the bench: what the arm, the cameras, the buzz box, the
  * safety supervisor and the episode are doing, built on demand for whoever watches.
  *
- * Cost when nobody watches: none in the control loop. The hub's episode observer has no
- * per-reading hook; it keeps only the rare events (sensor, safety, start, end) in small rings.
- * Readings are sampled by the viewers' own poll (`backend.read()`, the latest measured state).
+ * Cost when nobody watches: none in the control loop. The hub has no per-reading hook: its
+ * episode observer keeps only the rare events (safety, start, end) in small rings, and its
+ * backend listener the sensor events (contact edges, device faults, link changes — a few per
+ * trial). Readings are sampled by the viewers' own poll (`backend.read()`, the latest measured
+ * state); images are captured on a viewer's request. bench/console-cost.ts measures both claims.
+ *
+ * The sensor events come from the backend itself, not from the episode, so the buzz box's
+ * contact and link are live between episodes too (a contact that opens while the arm is driven
+ * home is seen).
  */
 import { projectCameraPoint } from "../../calibration/projection.ts";
 import { worldFromCamera } from "../../calibration/camera-pose.ts";
@@ -12,6 +18,7 @@ import { jacobian } from "../../robots/franka/jacobian.ts";
 import { forwardKinematics } from "../../robots/franka/kinematics.ts";
 import { mat4Mul, mat4Point, mat4RigidInverse, poseToMat4 } from "../../robots/math.ts";
 import type { Backend, SensorEvent } from "../../seam/types.ts";
+import type { TwinView } from "../bench.ts";
 import type { Mat4 } from "../../robots/math.ts";
 import type { EpisodeObserver } from "../episode/observer.ts";
 import type { EpisodeView as Episode, SafetyEventDto } from "../episode/view.ts";
@@ -25,7 +32,9 @@ const RING = 50;
 const TRACK = 4000;
 
 export interface LiveEvent {
-  /** episode seconds (or backend seconds when no episode runs) */
+  /** the episode whose clock `t` is on (its id's first 8 characters); none: backend seconds */
+  episode?: string;
+  /** episode seconds (or backend seconds before the first episode) */
   t: number;
   kind: string;
   message: string;
@@ -41,6 +50,8 @@ export interface LiveSource {
   readonly bench: {
     readonly name: string;
     readonly backend: Backend;
+    /** a shadow twin beside the bench (sim and real side by side) */
+    readonly twin?: TwinView;
     readonly toolFromFlange: Mat4;
     readonly limits: EffectiveLimits;
     limitsFor(seed: number): EffectiveLimits;
@@ -55,6 +66,10 @@ export class ConsoleHub {
   private readonly safety: LiveEvent[] = [];
   private contactClosed = false;
   private contactSource: string | undefined;
+  /** link state per device, from `<device>.link` instrument events and device faults */
+  private readonly links = new Map<string, boolean>();
+  private episodeNow: () => Episode | undefined = () => undefined;
+  private detach: (() => void) | undefined;
   private trackEpisode: string | undefined;
   private readonly track: number[][] = [];
   private lastTrackT = Number.NEGATIVE_INFINITY;
@@ -66,13 +81,13 @@ export class ConsoleHub {
       this.trackEpisode = ep.id;
       this.lastTrackT = Number.NEGATIVE_INFINITY;
     },
-    onEvent: (ep, e) => this.onSensor(ep, e),
-    onSafety: (_ep, e: SafetyEventDto) =>
-      push(this.safety, { t: e.t, kind: e.kind, message: e.message }, RING),
+    onSafety: (ep, e: SafetyEventDto) =>
+      push(this.safety, { episode: ep.id.slice(0, 8), t: e.t, kind: e.kind, message: e.message }, RING),
     onEnd: (ep) =>
       push(
         this.safety,
         {
+          episode: ep.id.slice(0, 8),
           t: r6(ep.t()),
           kind: "episode_end",
           message: `${ep.endReason}${ep.endDetail ? `: ${ep.endDetail}` : ""}`,
@@ -80,6 +95,22 @@ export class ConsoleHub {
         RING,
       ),
   };
+
+  /**
+   * Listen to the bench's sensor events (contact, faults, link changes); `episode` names the
+   * running or last episode, whose clock the events are shown on. Once per hub.
+   */
+  attach(backend: Backend, episode: () => Episode | undefined): void {
+    if (this.detach) throw new Error("the console hub is already attached to a backend");
+    this.episodeNow = episode;
+    this.detach = backend.onEvent((e) => this.onSensor(e));
+  }
+
+  /** Stop listening (the gateway shuts down). */
+  close(): void {
+    this.detach?.();
+    this.detach = undefined;
+  }
 
   /** A viewer connected; returns the function that disconnects it. */
   watch(): () => void {
@@ -95,26 +126,34 @@ export class ConsoleHub {
     return this.viewers;
   }
 
-  private onSensor(ep: Episode, e: SensorEvent): void {
-    const t = r6(e.t - ep.t0S);
+  private onSensor(e: SensorEvent): void {
+    // episode seconds of the running or last episode; backend seconds before the first
+    const ep = this.episodeNow();
+    const at = ep ? { episode: ep.id.slice(0, 8), t: r6(e.t - ep.t0S) } : { t: r6(e.t) };
     switch (e.type) {
       case "contact":
         this.contactClosed = e.closed;
         this.contactSource = e.source;
         push(
           this.sensor,
-          { t, kind: "contact", message: `${e.closed ? "closed" : "open"} (${e.source})` },
+          { ...at, kind: "contact", message: `${e.closed ? "closed" : "open"} (${e.source})` },
           RING,
         );
         return;
       case "collision":
-        push(this.sensor, { t, kind: "collision", message: `${e.link} × ${e.other}` }, RING);
+        push(this.sensor, { ...at, kind: "collision", message: `${e.link} × ${e.other}` }, RING);
         return;
       case "fault":
-        push(this.sensor, { t, kind: "fault", message: `${e.device}: ${e.message}` }, RING);
+        this.links.set(e.device, false);
+        push(this.sensor, { ...at, kind: "fault", message: `${e.device}: ${e.message}` }, RING);
         return;
-      case "instrument":
+      case "instrument": {
+        if (!e.name.endsWith(".link")) return;
+        const up = e.values.up === 1;
+        this.links.set(e.name.slice(0, -".link".length), up);
+        push(this.sensor, { ...at, kind: "link", message: `${e.name} ${up ? "up" : "down"}` }, RING);
         return;
+      }
     }
   }
 
@@ -189,6 +228,8 @@ export class ConsoleHub {
         ...(this.contactSource ? { source: this.contactSource } : {}),
         // lamp and buzzer follow the contact in the box's automatic mode
         lamp: this.contactClosed,
+        /** devices whose link was reported: false after a fault until the link is back */
+        links: Object.fromEntries(this.links),
       },
       sensor_events: this.sensor.slice(-20),
       safety_events: this.safety.slice(-20),
@@ -209,6 +250,7 @@ export class ConsoleHub {
         : null,
       cameras: desc.cameras.map((c) => ({ name: c.name, width: c.width, height: c.height, depth: c.depth })),
       tool_path_px: overlays,
+      twin: bench.twin ? bench.twin.divergence() : null,
       viewers: this.viewers,
     };
   }

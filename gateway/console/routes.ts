@@ -8,6 +8,7 @@
  *
  * - GET /v1/admin/live?hz=N   — newline-delimited JSON, one live state per line, N per second (1–30)
  * - GET /v1/admin/cameras/:name/image?depth=1 — a fresh capture as JPEG (depth as a colour map)
+ * - GET /v1/admin/twin/cameras/:name/image — the shadow twin's render of that camera (shadow benches)
  * - GET /v1/admin/episodes/:id/record — the episode's MCAP record
  * - GET /v1/admin/episodes/:id/grade  — the offline grade of that record against result.json
  */
@@ -114,7 +115,27 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRouteOpti
       },
     );
 
+    /** A capture shared by every viewer that asks for the same image within CAPTURE_SHARE_MS. */
     const captures = new Map<string, { at: number; body: Promise<Buffer> }>();
+    const shared = (key: string, make: () => Promise<Buffer>): Promise<Buffer> => {
+      const now = Date.now();
+      let c = captures.get(key);
+      if (!c || now - c.at > CAPTURE_SHARE_MS) {
+        const body = make();
+        c = { at: now, body };
+        captures.set(key, c);
+        body.catch(() => captures.delete(key));
+      }
+      return c.body;
+    };
+    const cameraOr404 = (name: string) => {
+      const cam = gw.bench.backend.describe().cameras.find((c) => c.name === name);
+      if (!cam) throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: name });
+      return cam;
+    };
+    const jpeg = (reply: FastifyReply, body: Buffer) =>
+      reply.type("image/jpeg").header("cache-control", "no-store").send(body);
+
     r.get(
       "/v1/admin/cameras/:name/image",
       {
@@ -125,8 +146,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRouteOpti
       },
       async (req, reply) => {
         const { name } = req.params;
-        const cam = gw.bench.backend.describe().cameras.find((c) => c.name === name);
-        if (!cam) throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: name });
+        const cam = cameraOr404(name);
         const depth = req.query.depth === "1";
         if (depth && !cam.depth)
           throw new GatewayError("RB_ERR_NO_DEPTH", {
@@ -137,33 +157,43 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRouteOpti
               .map((c) => c.name)
               .join(", "),
           });
-        const key = `${name}|${depth}`;
-        const now = Date.now();
-        let c = captures.get(key);
-        if (!c || now - c.at > CAPTURE_SHARE_MS) {
-          const body = (async () => {
-            const [f] = await gw.bench.backend.capture([name], { depth });
-            if (!f) throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: name });
-            const img =
-              depth && f.depthMm
-                ? {
-                    kind: "raw" as const,
-                    width: f.depthMm.width,
-                    height: f.depthMm.height,
-                    channels: 3 as const,
-                    data: depthColourMap(f.depthMm.data),
-                  }
-                : f.rgb;
-            return (await encodeImage(img, "jpeg", 80)).data;
-          })();
-          c = { at: now, body };
-          captures.set(key, c);
-          body.catch(() => captures.delete(key));
-        }
-        return reply
-          .type("image/jpeg")
-          .header("cache-control", "no-store")
-          .send(await c.body);
+        // on a shadow bench the bench's own frames: what the console watches is never compared with the twin
+        const twin = gw.bench.twin;
+        const capture = (cams: readonly string[], o: { depth: boolean }) =>
+          twin ? twin.captureBench(cams, o) : gw.bench.backend.capture(cams, o);
+        const body = shared(`${name}|${depth}`, async () => {
+          const [f] = await capture([name], { depth });
+          if (!f) throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: name });
+          const img =
+            depth && f.depthMm
+              ? {
+                  kind: "raw" as const,
+                  width: f.depthMm.width,
+                  height: f.depthMm.height,
+                  channels: 3 as const,
+                  data: depthColourMap(f.depthMm.data),
+                }
+              : f.rgb;
+          return (await encodeImage(img, "jpeg", 80)).data;
+        });
+        return jpeg(reply, await body);
+      },
+    );
+
+    r.get(
+      "/v1/admin/twin/cameras/:name/image",
+      { schema: { params: z.object({ name: z.string().max(100) }) } },
+      async (req, reply) => {
+        const { name } = req.params;
+        const twin = gw.bench.twin;
+        if (!twin) throw new GatewayError("RB_ERR_NO_TWIN", { bench: gw.bench.name });
+        cameraOr404(name);
+        const body = shared(`twin|${name}`, async () => {
+          const [f] = twin.captureTwin([name]);
+          if (!f) throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: name });
+          return (await encodeImage(f.rgb, "jpeg", 80)).data;
+        });
+        return jpeg(reply, await body);
       },
     );
 

@@ -1,0 +1,209 @@
+/**
+ * What the operator console costs (issue #15: "no measurable cost to the control loop when
+ * nobody watches, and ≤ 5 % to act latency with one viewer").
+ *
+ * 1. Act latency with 0 viewers vs 1 viewer: one fixed chunk (the arm holds its pose for
+ *    ROWS × DT s; 4 cameras) on the simulated buzz-wire bench (`npm start`'s), POST /v1/act over
+ *    loopback HTTP, N calls per condition. The viewer is Debian's Chromium on /console (the page
+ *    itself: the NDJSON live stream at 10 Hz and every camera polled every 200 ms, each a fresh
+ *    render on the sim); "0 viewers" is the same browser on about:blank. The conditions alternate
+ *    in rounds so the shared machine's load drifts over both alike. Target: p50 ≤ +5 %.
+ *    The browser runs on the same 2 cores here; a viewer on another machine would cost less.
+ * 2. Control-loop cost with nobody watching: CPU time per control step of a long chunk on the
+ *    mirror backend (the cheapest loop, so any per-step work shows), with the hub as shipped
+ *    (its episode observer and backend listener attached, no viewer) vs the hub absent (both
+ *    detached), alternating rounds. Reference: the spread between two halves of the same
+ *    condition ("noise") — a cost below it is not measurable.
+ * Usage: node --import tsx bench/console-cost.ts [calls=60] [rounds=6]
+ */
+import { Agent, request } from "node:http";
+import { performance } from "node:perf_hooks";
+import type { Page } from "playwright-core";
+import { OPERATOR_TOKEN, type TestGateway, testGateway } from "../compose/testing.ts";
+import type { EpisodeObserver } from "../gateway/episode/observer.ts";
+import { launchChromium, loginConsole } from "../test-support/console-browser.ts";
+import { pct } from "./stats.ts";
+
+const calls = Number(process.argv[2] ?? 60);
+const rounds = Number(process.argv[3] ?? 6);
+const ROWS = 10;
+const DT = 0.05;
+
+const holdBody = (g: TestGateway, rows = ROWS, dt = DT) => {
+  const r = g.gateway.bench.backend.read();
+  return JSON.stringify({
+    type: "joint_position",
+    dt,
+    rows: Array.from({ length: rows }, () => [...r.q, r.gripperWidthM]),
+  });
+};
+
+async function fresh(g: TestGateway): Promise<void> {
+  const ep = g.gateway.episode;
+  if (!ep || ep.isEnded || ep.timeLeftS() < 30) await g.gateway.startEpisode();
+}
+
+/** one POST /v1/act over loopback HTTP, wall ms */
+function act(url: URL, agent: Agent, auth: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = request(
+      url,
+      {
+        method: "POST",
+        agent,
+        headers: {
+          authorization: auth,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          res.statusCode === 200
+            ? resolve(performance.now() - t0)
+            : reject(new Error(`${res.statusCode}: ${Buffer.concat(chunks).toString()}`)),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+// ───────────────────────────── 1. act latency, 0 vs 1 viewer ─────────────────────────────
+
+const sim = await testGateway({ backend: { type: "sim" }, task: { id: "buzz-wire", seed: 1 } });
+const address = await sim.app.listen({ host: "127.0.0.1", port: 0 });
+const actUrl = new URL("/v1/act", address);
+const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+const browser = await launchChromium();
+const page: Page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+const cams = sim.gateway.bench.backend.describe().cameras.length;
+
+async function viewers(n: 0 | 1): Promise<void> {
+  if (n === 1) {
+    await loginConsole(page, address, OPERATOR_TOKEN);
+    await page.waitForSelector('[data-testid^="camera-img-"]', { timeout: 30_000 });
+  } else await page.goto("about:blank");
+  // the live stream's close reaches the server a moment later
+  const end = Date.now() + 10_000;
+  while (sim.gateway.console.watching !== n) {
+    if (Date.now() > end)
+      throw new Error(`expected ${n} viewers, the hub counts ${sim.gateway.console.watching}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function actRound(n: number, out: number[]): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    await fresh(sim);
+    out.push(await act(actUrl, keepAlive, sim.agent.authorization, holdBody(sim)));
+  }
+}
+
+// warm-up: JIT, the renderer, the page's modules
+await viewers(1);
+await actRound(10, []);
+await viewers(0);
+await actRound(10, []);
+
+const lat: Record<0 | 1, number[]> = { 0: [], 1: [] };
+const perRound = Math.max(1, Math.round(calls / rounds));
+for (let k = 0; k < rounds; k++) {
+  for (const n of (k % 2 === 0 ? [0, 1] : [1, 0]) as (0 | 1)[]) {
+    await viewers(n);
+    await actRound(perRound, lat[n]);
+  }
+}
+await viewers(0);
+await browser.close();
+keepAlive.destroy();
+await sim.close();
+
+const p = (xs: number[], q: number) => pct(xs, q).toFixed(2).padStart(8);
+console.log(
+  `act latency: ${ROWS} rows × ${DT} s (${(ROWS * DT) / 0.001} control steps) holding the pose, sim buzz-wire bench, ` +
+    `${cams} cameras, loopback HTTP, ${lat[0].length} calls per condition in ${rounds} alternating rounds`,
+);
+console.log(`  0 viewers                       p50 ${p(lat[0], 50)} ms  p99 ${p(lat[0], 99)} ms`);
+console.log(`  1 viewer (Chromium on /console) p50 ${p(lat[1], 50)} ms  p99 ${p(lat[1], 99)} ms`);
+const added = (q: number) => (pct(lat[1], q) / pct(lat[0], q) - 1) * 100;
+console.log(
+  `  added by the viewer             p50 ${added(50).toFixed(1).padStart(6)} %     p99 ${added(99).toFixed(1).padStart(6)} %   (target p50 ≤ 5 %)`,
+);
+
+// ───────────────────────────── 2. control loop, nobody watching ─────────────────────────────
+
+const LOOP_ROWS = 50;
+const LOOP_DT = 0.05; // 2500 control steps per chunk
+const mirror = await testGateway({ backend: { type: "mirror" } }, { recorder: false });
+const loopBody = holdBody(mirror, LOOP_ROWS, LOOP_DT);
+const steps = (LOOP_ROWS * LOOP_DT) / 0.001;
+
+/** the hub as shipped (present) or taken out of the episode and off the backend (absent) */
+async function hub(present: boolean): Promise<void> {
+  await mirror.gateway.startEpisode();
+  const ep = mirror.gateway.requireEpisode();
+  if (present) return;
+  // bench-only counterfactual: the episode's observer list without the hub's observer
+  const list = (ep.config as unknown as { observers: EpisodeObserver[] }).observers;
+  const i = list.indexOf(mirror.gateway.console.observer);
+  if (i < 0) throw new Error("the hub's observer is not attached to the episode");
+  list.splice(i, 1);
+  mirror.gateway.console.close();
+}
+
+async function loopRound(n: number, out: number[]): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const c0 = process.cpuUsage();
+    const res = await mirror.app.inject({
+      method: "POST",
+      url: "/v1/act",
+      payload: loopBody,
+      headers: { ...mirror.agent, "content-type": "application/json" },
+    });
+    const c = process.cpuUsage(c0);
+    if (res.statusCode !== 200) throw new Error(res.body);
+    out.push((c.user + c.system) / steps);
+  }
+}
+
+await hub(true);
+await loopRound(20, []);
+const cost: Record<"present" | "absent", number[][]> = { present: [], absent: [] };
+// present rounds first each time: "absent" detaches the hub's backend listener for good, so
+// every round builds its own gateway state by starting a fresh episode (hub(present))
+const loopCalls = 30;
+for (let k = 0; k < rounds; k++) {
+  for (const which of ["present", "absent"] as const) {
+    if (which === "present" && k > 0) {
+      // re-attach the hub's backend listener that the last "absent" round detached
+      mirror.gateway.console.attach(mirror.gateway.bench.backend, () => mirror.gateway.episode);
+    }
+    await hub(which === "present");
+    const xs: number[] = [];
+    await loopRound(loopCalls, xs);
+    cost[which].push(xs);
+  }
+}
+await mirror.close();
+
+const flat = (r: number[][]) => r.flat();
+const half = (r: number[][], h: 0 | 1) => r.filter((_, k) => k % 2 === h).flat();
+const pres = pct(flat(cost.present), 50);
+const abs = pct(flat(cost.absent), 50);
+const noise = Math.abs(pct(half(cost.present, 0), 50) - pct(half(cost.present, 1), 50));
+console.log(
+  `control loop: CPU µs per control step, ${steps}-step chunks on the mirror backend, nobody watching, ` +
+    `${flat(cost.present).length} chunks per condition in ${rounds} alternating rounds`,
+);
+console.log(
+  `  hub absent                      p50 ${pct(flat(cost.absent), 50).toFixed(3).padStart(8)} µs/step`,
+);
+console.log(`  hub present, no viewer          p50 ${pres.toFixed(3).padStart(8)} µs/step`);
+console.log(
+  `  difference                      ${(pres - abs).toFixed(3).padStart(8)} µs/step   (noise: the same setup's two halves differ by ${noise.toFixed(3)} µs/step; target: difference within the noise)`,
+);
