@@ -3,18 +3,24 @@
  * nobody watches, and ≤ 5 % to act latency with one viewer").
  *
  * 1. Act latency with 0 viewers vs 1 viewer: one fixed chunk (the arm holds its pose for
- *    ROWS × DT s; 4 cameras) on the simulated buzz-wire bench (`npm start`'s), POST /v1/act over
- *    loopback HTTP, N calls per condition. The viewer is Debian's Chromium on /console (the page
- *    itself: the NDJSON live stream at 10 Hz and every camera polled every 200 ms, each a fresh
- *    render on the sim); "0 viewers" is the same browser on about:blank. The conditions alternate
- *    in rounds so the shared machine's load drifts over both alike. Target: p50 ≤ +5 %.
- *    The browser runs on the same 2 cores here; a viewer on another machine would cost less.
+ *    ROWS × DT s), POST /v1/act over loopback HTTP, N calls per condition, on two benches: the
+ *    simulated buzz-wire bench (`npm start`'s, 4 cameras; the sim runs faster than real time, so
+ *    the act is CPU-bound and every millisecond a viewer takes shows) and the real backend wired
+ *    to the rigs (hil-tests/real-bench.ts: the act lasts as long as the motion; its front camera
+ *    over ROS). The viewer is Debian's Chromium on /console (the page itself: the NDJSON live
+ *    stream at 10 Hz and every camera polled every 200 ms; fresh captures are on the budget of
+ *    gateway/console/viewer-captures.ts); "0 viewers" is the same browser on about:blank. The
+ *    conditions alternate in rounds so the shared machine's load drifts over both alike.
+ *    Target: p50 ≤ +5 %. The browser runs on the same 2 cores here; on another machine it would
+ *    cost the gateway less.
  * 2. Control-loop cost with nobody watching: CPU time per control step of a long chunk on the
  *    mirror backend (the cheapest loop, so any per-step work shows), with the hub as shipped
  *    (its episode observer and backend listener attached, no viewer) vs the hub absent (both
  *    detached), alternating rounds. Reference: the spread between two halves of the same
  *    condition ("noise") — a cost below it is not measurable.
- * Usage: node --import tsx bench/console-cost.ts [calls=60] [rounds=6]
+ * Wall time is what an agent sees; the gateway process's CPU time per call (all its threads,
+ * the JPEG encoder's too) is the same cost without the other users of a shared machine in it.
+ * Usage: node --import tsx bench/console-cost.ts [calls per condition=100] [rounds=10] [sim|real|both]
  */
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
@@ -22,10 +28,13 @@ import type { Page } from "playwright-core";
 import { OPERATOR_TOKEN, type TestGateway, testGateway } from "../compose/testing.ts";
 import type { EpisodeObserver } from "../gateway/episode/observer.ts";
 import { launchChromium, loginConsole } from "../test-support/console-browser.ts";
+import { startRealBench } from "../hil-tests/real-bench.ts";
 import { pct } from "./stats.ts";
 
-const calls = Number(process.argv[2] ?? 60);
-const rounds = Number(process.argv[3] ?? 6);
+const calls = Number(process.argv[2] ?? 100);
+const rounds = Number(process.argv[3] ?? 10);
+/** which benches' act latency: sim, real (the rigs) or both */
+const which = process.argv[4] ?? "both";
 const ROWS = 10;
 const DT = 0.05;
 
@@ -75,65 +84,104 @@ function act(url: URL, agent: Agent, auth: string, body: string): Promise<number
 
 // ───────────────────────────── 1. act latency, 0 vs 1 viewer ─────────────────────────────
 
-const sim = await testGateway({ backend: { type: "sim" }, task: { id: "buzz-wire", seed: 1 } });
-const address = await sim.app.listen({ host: "127.0.0.1", port: 0 });
-const actUrl = new URL("/v1/act", address);
-const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
 const browser = await launchChromium();
-const page: Page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-const cams = sim.gateway.bench.backend.describe().cameras.length;
 
-async function viewers(n: 0 | 1): Promise<void> {
-  if (n === 1) {
-    await loginConsole(page, address, OPERATOR_TOKEN);
-    await page.waitForSelector('[data-testid^="camera-img-"]', { timeout: 30_000 });
-  } else await page.goto("about:blank");
-  // the live stream's close reaches the server a moment later
-  const end = Date.now() + 10_000;
-  while (sim.gateway.console.watching !== n) {
-    if (Date.now() > end)
-      throw new Error(`expected ${n} viewers, the hub counts ${sim.gateway.console.watching}`);
-    await new Promise((r) => setTimeout(r, 20));
+/** act latency and gateway CPU per call with 0 and 1 viewer on the gateway `g`, printed */
+async function actLatency(label: string, g: TestGateway): Promise<void> {
+  const address = await g.app.listen({ host: "127.0.0.1", port: 0 });
+  const actUrl = new URL("/v1/act", address);
+  const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+  const page: Page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const cams = g.gateway.bench.backend.describe().cameras.length;
+  let loggedIn = false;
+  const viewers = async (n: 0 | 1) => {
+    if (n === 1) {
+      // the tab keeps the token (sessionStorage) after the first login
+      if (!loggedIn) await loginConsole(page, address, OPERATOR_TOKEN);
+      else await page.goto(`${address}/console`);
+      loggedIn = true;
+      await page.waitForSelector('[data-testid="live"]');
+      await page.waitForSelector('[data-testid^="camera-img-"]', { timeout: 30_000 });
+    } else await page.goto("about:blank");
+    // the live stream's close reaches the server a moment later
+    const end = Date.now() + 10_000;
+    while (g.gateway.console.watching !== n) {
+      if (Date.now() > end)
+        throw new Error(`expected ${n} viewers, the hub counts ${g.gateway.console.watching}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const actRound = async (n: number, out: number[], cpu: number[] = []) => {
+    for (let i = 0; i < n; i++) {
+      await fresh(g);
+      const body = holdBody(g);
+      const c0 = process.cpuUsage();
+      out.push(await act(actUrl, keepAlive, g.agent.authorization, body));
+      const c = process.cpuUsage(c0);
+      cpu.push((c.user + c.system) / 1000);
+    }
+  };
+  // warm-up: JIT, the renderer, the page's modules
+  await viewers(1);
+  await actRound(10, []);
+  await viewers(0);
+  await actRound(10, []);
+  const lat: Record<0 | 1, number[]> = { 0: [], 1: [] };
+  const cpu: Record<0 | 1, number[]> = { 0: [], 1: [] };
+  const perRound = Math.max(1, Math.round(calls / rounds));
+  for (let k = 0; k < rounds; k++) {
+    for (const n of (k % 2 === 0 ? [0, 1] : [1, 0]) as (0 | 1)[]) {
+      await viewers(n);
+      await actRound(perRound, lat[n], cpu[n]);
+    }
   }
+  await viewers(0);
+  await page.close();
+  keepAlive.destroy();
+
+  const p = (xs: number[], q: number) => pct(xs, q).toFixed(2).padStart(8);
+  const added = (xs: Record<0 | 1, number[]>, q: number) => (pct(xs[1], q) / pct(xs[0], q) - 1) * 100;
+  const addedLine = (xs: Record<0 | 1, number[]>) =>
+    console.log(
+      `  added by the viewer              p50 ${added(xs, 50).toFixed(1).padStart(6)} %     p99 ${added(xs, 99).toFixed(1).padStart(6)} %   (target p50 ≤ 5 %)`,
+    );
+  console.log(
+    `act latency, ${label}: ${ROWS} rows × ${DT} s (${(ROWS * DT) / 0.001} control steps) holding the pose, ` +
+      `${cams} camera(s), loopback HTTP, ${lat[0].length} calls per condition in ${rounds} alternating rounds`,
+  );
+  console.log(`  wall, 0 viewers                  p50 ${p(lat[0], 50)} ms  p99 ${p(lat[0], 99)} ms`);
+  console.log(`  wall, 1 viewer (Chromium)        p50 ${p(lat[1], 50)} ms  p99 ${p(lat[1], 99)} ms`);
+  addedLine(lat);
+  console.log(`  gateway CPU per call, 0 viewers  p50 ${p(cpu[0], 50)} ms  p99 ${p(cpu[0], 99)} ms`);
+  console.log(`  gateway CPU per call, 1 viewer   p50 ${p(cpu[1], 50)} ms  p99 ${p(cpu[1], 99)} ms`);
+  addedLine(cpu);
 }
 
-async function actRound(n: number, out: number[]): Promise<void> {
-  for (let i = 0; i < n; i++) {
-    await fresh(sim);
-    out.push(await act(actUrl, keepAlive, sim.agent.authorization, holdBody(sim)));
+if (which !== "real") {
+  const sim = await testGateway({ backend: { type: "sim" }, task: { id: "buzz-wire", seed: 1 } });
+  await actLatency(
+    "sim buzz-wire bench (npm start's; the sim runs faster than real time, so the act is CPU-bound)",
+    sim,
+  );
+  await sim.close();
+}
+if (which !== "sim") {
+  // the real backend wired to the rigs (a robot paced to the wall clock, its front camera over ROS)
+  const rb = await startRealBench({
+    seed: 4,
+    cameras: ["front"],
+    cameraRateHz: 2,
+    safety: { staleReadingTimeoutMs: 1500 },
+  });
+  try {
+    const real = await testGateway(rb.bench);
+    await actLatency("real backend on the rigs (hil-tests/real-bench.ts)", real);
+    await real.close();
+  } finally {
+    await rb.close();
   }
 }
-
-// warm-up: JIT, the renderer, the page's modules
-await viewers(1);
-await actRound(10, []);
-await viewers(0);
-await actRound(10, []);
-
-const lat: Record<0 | 1, number[]> = { 0: [], 1: [] };
-const perRound = Math.max(1, Math.round(calls / rounds));
-for (let k = 0; k < rounds; k++) {
-  for (const n of (k % 2 === 0 ? [0, 1] : [1, 0]) as (0 | 1)[]) {
-    await viewers(n);
-    await actRound(perRound, lat[n]);
-  }
-}
-await viewers(0);
 await browser.close();
-keepAlive.destroy();
-await sim.close();
-
-const p = (xs: number[], q: number) => pct(xs, q).toFixed(2).padStart(8);
-console.log(
-  `act latency: ${ROWS} rows × ${DT} s (${(ROWS * DT) / 0.001} control steps) holding the pose, sim buzz-wire bench, ` +
-    `${cams} cameras, loopback HTTP, ${lat[0].length} calls per condition in ${rounds} alternating rounds`,
-);
-console.log(`  0 viewers                       p50 ${p(lat[0], 50)} ms  p99 ${p(lat[0], 99)} ms`);
-console.log(`  1 viewer (Chromium on /console) p50 ${p(lat[1], 50)} ms  p99 ${p(lat[1], 99)} ms`);
-const added = (q: number) => (pct(lat[1], q) / pct(lat[0], q) - 1) * 100;
-console.log(
-  `  added by the viewer             p50 ${added(50).toFixed(1).padStart(6)} %     p99 ${added(99).toFixed(1).padStart(6)} %   (target p50 ≤ 5 %)`,
-);
 
 // ───────────────────────────── 2. control loop, nobody watching ─────────────────────────────
 
@@ -174,15 +222,16 @@ async function loopRound(n: number, out: number[]): Promise<void> {
 await hub(true);
 await loopRound(20, []);
 const cost: Record<"present" | "absent", number[][]> = { present: [], absent: [] };
-// present rounds first each time: "absent" detaches the hub's backend listener for good, so
-// every round builds its own gateway state by starting a fresh episode (hub(present))
-const loopCalls = 30;
-for (let k = 0; k < rounds; k++) {
-  for (const which of ["present", "absent"] as const) {
-    if (which === "present" && k > 0) {
-      // re-attach the hub's backend listener that the last "absent" round detached
+const loopRounds = 2 * rounds;
+const loopCalls = 8;
+let attached = true;
+for (let k = 0; k < loopRounds; k++) {
+  const order: ("present" | "absent")[] = k % 2 === 0 ? ["present", "absent"] : ["absent", "present"];
+  for (const which of order) {
+    // "absent" took the hub's backend listener off; "present" puts it back as the gateway has it
+    if (which === "present" && !attached)
       mirror.gateway.console.attach(mirror.gateway.bench.backend, () => mirror.gateway.episode);
-    }
+    attached = which === "present";
     await hub(which === "present");
     const xs: number[] = [];
     await loopRound(loopCalls, xs);
@@ -198,7 +247,7 @@ const abs = pct(flat(cost.absent), 50);
 const noise = Math.abs(pct(half(cost.present, 0), 50) - pct(half(cost.present, 1), 50));
 console.log(
   `control loop: CPU µs per control step, ${steps}-step chunks on the mirror backend, nobody watching, ` +
-    `${flat(cost.present).length} chunks per condition in ${rounds} alternating rounds`,
+    `${flat(cost.present).length} chunks per condition in ${loopRounds} alternating rounds`,
 );
 console.log(
   `  hub absent                      p50 ${pct(flat(cost.absent), 50).toFixed(3).padStart(8)} µs/step`,

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MirrorBackend } from "../../drivers/mirror/mirror-backend.ts";
 import { type TestGateway, testGateway } from "../../compose/testing.ts";
 import { api } from "../../test-support/api.ts";
+import { calibrationSchema } from "../../calibration/schema.ts";
+import { wireReferencePath } from "../../sim/buzzwire/reference-path.ts";
 
 let g: TestGateway;
 beforeAll(async () => {
@@ -29,8 +31,22 @@ describe("console live state on the buzz-wire bench", () => {
   it("draws the tool path into every world camera it can see, from the calibrated camera model", async () => {
     const hub = g.gateway.console;
     hub.snapshot(g.gateway);
-    const { body } = await api(g, "POST", "/v1/observe", { advance_s: 0.2, cameras: [] });
-    expect(body.episode.status).toBe("running");
+    // a still tool is one point of the path; a moving one draws a line (a point per mm)
+    const { body: still } = await api(g, "POST", "/v1/observe", { advance_s: 0.2, cameras: [] });
+    expect(still.episode.status).toBe("running");
+    expect(hub.snapshot(g.gateway).tool_path_px.front?.length ?? 0).toBeLessThanOrEqual(1);
+    const r = g.gateway.bench.backend.read();
+    const ref = wireReferencePath(
+      g.gateway.bench.backend.describe().robot,
+      calibrationSchema.parse(g.gateway.bench.taskBench(2)),
+      { gripperWidthM: r.gripperWidthM, seedQ: r.q, speedMps: 0.02 },
+    );
+    const { body } = await api(g, "POST", "/v1/act", {
+      type: "joint_position",
+      dt: ref.dtS,
+      rows: ref.rows.slice(0, 4),
+    });
+    expect(body.episode.status, JSON.stringify(body.episode)).toBe("running");
     const s = hub.snapshot(g.gateway);
     const front = s.tool_path_px.front ?? [];
     expect(front.length).toBeGreaterThanOrEqual(2);

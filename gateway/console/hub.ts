@@ -30,6 +30,8 @@ import { r6 } from "../time.ts";
 const RING = 50;
 /** How many tool positions of the current episode the overlay keeps. */
 const TRACK = 4000;
+/** A tool position joins the path once it is this far from the last one kept, m. */
+const TRACK_STEP_M = 0.001;
 
 export interface LiveEvent {
   /** the episode whose clock `t` is on (its id's first 8 characters); none: backend seconds */
@@ -73,11 +75,14 @@ export class ConsoleHub {
   private trackEpisode: string | undefined;
   private readonly track: number[][] = [];
   private lastTrackT = Number.NEGATIVE_INFINITY;
+  /** the path projected into each world camera, as far as `track` is projected (`projected` points) */
+  private readonly overlay = new Map<string, { projected: number; px: [number, number][] }>();
 
   /** Attached to every episode by the composition; cheap enough to run when nobody watches. */
   readonly observer: EpisodeObserver = {
     onStart: (ep) => {
       this.track.length = 0;
+      this.overlay.clear();
       this.trackEpisode = ep.id;
       this.lastTrackT = Number.NEGATIVE_INFINITY;
     },
@@ -185,23 +190,38 @@ export class ConsoleHub {
     const limits = ep ? bench.limitsFor(ep.config.seed) : bench.limits;
     if (ep && !ep.isEnded && ep.id === this.trackEpisode) {
       const t = ep.t();
-      if (t > this.lastTrackT + 1e-3) {
-        push(this.track, toolBase, TRACK);
+      const last = this.track.at(-1);
+      const far =
+        !last ||
+        Math.hypot(toolBase[0]! - last[0]!, toolBase[1]! - last[1]!, toolBase[2]! - last[2]!) >= TRACK_STEP_M;
+      if (t > this.lastTrackT + 1e-3 && far) {
+        if (this.track.length >= TRACK) {
+          // full: keep every other point (the path stays whole, at half the density)
+          const kept = this.track.filter((_, i) => i % 2 === 0);
+          this.track.length = 0;
+          this.track.push(...kept);
+          this.overlay.clear();
+        }
+        this.track.push(toolBase);
         this.lastTrackT = t;
       }
     }
     const toolWorld = mat4Point(base, toolBase);
+    // project only the points added since the last snapshot
     const overlays: Record<string, [number, number][]> = {};
     for (const cam of desc.cameras) {
       if (cam.frame !== "world") continue;
-      const cameraFromBase = mat4Mul(mat4RigidInverse(worldFromCamera(cam, null)), base);
-      const px: [number, number][] = [];
-      for (const p of this.track) {
-        const pc = mat4Point(cameraFromBase, p);
-        const pr = projectCameraPoint(cam, pc);
-        if (pr?.inImage) px.push([Math.round(pr.u * 10) / 10, Math.round(pr.v * 10) / 10]);
+      let o = this.overlay.get(cam.name);
+      if (!o) this.overlay.set(cam.name, (o = { projected: 0, px: [] }));
+      if (o.projected < this.track.length) {
+        const cameraFromBase = mat4Mul(mat4RigidInverse(worldFromCamera(cam, null)), base);
+        for (let i = o.projected; i < this.track.length; i++) {
+          const pr = projectCameraPoint(cam, mat4Point(cameraFromBase, this.track[i]!));
+          if (pr?.inImage) o.px.push([Math.round(pr.u * 10) / 10, Math.round(pr.v * 10) / 10]);
+        }
+        o.projected = this.track.length;
       }
-      overlays[cam.name] = px;
+      overlays[cam.name] = o.px;
     }
     const score = ep ? ep.config.judge.score() : undefined;
     return {

@@ -122,27 +122,36 @@ function Camera({ token, cam, overlay, twin = false, periodMs = 200, depthToggle
   useEffect(() => {
     let alive = true;
     let last;
+    // the id of the image shown: the gateway answers 204 while it has no newer one
+    let have;
     const loop = async () => {
       while (alive) {
+        // the gateway says when it may capture afresh (its capture budget): no sooner asking
+        let waitMs = periodMs;
         try {
           const name = encodeURIComponent(cam.name);
+          const q = have !== undefined ? `have=${have}` : "";
           const res = await api(
             token,
             twin
-              ? `/v1/admin/twin/cameras/${name}/image`
-              : `/v1/admin/cameras/${name}/image?depth=${depth ? 1 : 0}`,
+              ? `/v1/admin/twin/cameras/${name}/image?${q}`
+              : `/v1/admin/cameras/${name}/image?depth=${depth ? 1 : 0}&${q}`,
             { raw: true },
           );
-          const u = URL.createObjectURL(await res.blob());
-          if (!alive) return URL.revokeObjectURL(u);
-          setUrl(u);
-          if (last) URL.revokeObjectURL(last);
-          last = u;
+          waitMs = Math.max(periodMs, Math.min(5000, Number(res.headers.get("x-next-ms")) || 0));
+          if (res.status === 200) {
+            const u = URL.createObjectURL(await res.blob());
+            if (!alive) return URL.revokeObjectURL(u);
+            have = Number(res.headers.get("x-image-id"));
+            setUrl(u);
+            if (last) URL.revokeObjectURL(last);
+            last = u;
+          }
           setErr("");
         } catch (e) {
           setErr(e.message);
         }
-        await new Promise((r) => setTimeout(r, periodMs));
+        await new Promise((r) => setTimeout(r, waitMs));
       }
     };
     loop();
