@@ -3,8 +3,11 @@
  * render (~40 ms for 640×480 on this machine) on the same thread as the physics, so viewers
  * polling four cameras five times a second would take most of the control loop's CPU. Fresh
  * captures for viewers therefore take at most `duty` of the wall time, all cameras and viewers
- * together: after a capture that took d ms the next fresh one starts no sooner than d·(1/duty − 1)
- * ms later, and one at a time; in between every request gets the latest image of its camera. On
+ * together: after a capture that held the thread for d ms (the synchronous part of `make()`: the
+ * render; waiting for the event loop or for the JPEG encoder's thread is not counted, or a busy
+ * act would stretch the pause without end) the next fresh one starts no sooner than d·(1/duty − 1)
+ * ms after it settles, and one at a time, to the camera whose image is the oldest of those viewers asked for
+ * lately (so no camera starves); in between every request gets the latest image of its camera. On
  * a real bench a capture hands over the camera's latest JPEG (well under a millisecond), so the
  * budget never binds there. Each image has an id, so a viewer that has it already is told so
  * instead of being sent it again.
@@ -26,7 +29,7 @@ export interface ViewerCapturesOptions {
 }
 
 export class ViewerCaptures {
-  private readonly cache = new Map<string, ViewerImage & { at: number }>();
+  private readonly cache = new Map<string, ViewerImage & { at: number; askedAt: number }>();
   private nextFreshAt = Number.NEGATIVE_INFINITY;
   private inFlight = 0;
   private seq = 0;
@@ -46,16 +49,27 @@ export class ViewerCaptures {
   get(key: string, make: () => Promise<Buffer>): ViewerImage {
     const now = this.now();
     const c = this.cache.get(key);
-    if (c && (now - c.at < this.opts.shareMs || now < this.nextFreshAt || this.inFlight > 0)) return c;
-    const entry = { id: ++this.seq, at: now, body: make() };
+    if (c) {
+      c.askedAt = now;
+      if (
+        now - c.at < this.opts.shareMs ||
+        now < this.nextFreshAt ||
+        this.inFlight > 0 ||
+        this.olderWaiting(c, now)
+      )
+        return c;
+    }
+    const body = make();
+    const d = this.now() - now;
+    const entry = { id: ++this.seq, at: now, askedAt: now, body };
     this.cache.set(key, entry);
     this.inFlight++;
     entry.body.then(
       () => {
         this.inFlight--;
-        const end = this.now();
-        const d = end - now;
-        this.nextFreshAt = Math.max(this.nextFreshAt, end + d * (1 / this.opts.duty - 1));
+        // a camera's first image is outside the budget (and its cost is no estimate: the
+        // renderer's first frame warms caches and the JIT up)
+        if (c) this.nextFreshAt = Math.max(this.nextFreshAt, this.now() + d * (1 / this.opts.duty - 1));
       },
       () => {
         this.inFlight--;
@@ -64,4 +78,14 @@ export class ViewerCaptures {
     );
     return entry;
   }
+
+  /** another camera asked for lately has an older image: it goes first */
+  private olderWaiting(c: { at: number }, now: number): boolean {
+    for (const o of this.cache.values())
+      if (o !== c && o.at < c.at && now - o.askedAt < RECENT_MS) return true;
+    return false;
+  }
 }
+
+/** a camera counts as watched when a viewer asked for it this recently, ms */
+const RECENT_MS = 2000;
