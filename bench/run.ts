@@ -29,6 +29,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   "sensor-realism": { file: "sensor-realism.ts" },
   shadow: { file: "shadow.ts" },
   realtime: { file: "realtime.ts" },
+  "console-cost": { file: "console-cost.ts" },
 };
 
 const only = process.argv.slice(2);

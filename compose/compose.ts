@@ -25,6 +25,7 @@ import { type EffectiveLimits, resolveLimits } from "../gateway/safety/profile.t
 import type { Backend } from "../seam/types.ts";
 import type { BackendConfig, BenchConfig } from "./bench-config.ts";
 import { ShadowBackend } from "./twin/shadow-backend.ts";
+import { twinConsoleView } from "./twin/console-view.ts";
 import type { SimBackend } from "../sim/sim-backend.ts";
 
 interface Built {
@@ -165,5 +166,6 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
     motionAllowed: config.backend.type !== "real" || config.backend.allowMotion,
     provenance,
     preflight: () => checkRecordsDir(recordsDir),
+    ...(backend instanceof ShadowBackend ? { twin: twinConsoleView(backend) } : {}),
   };
 }

@@ -63,6 +63,7 @@ export class Gateway {
     private readonly opts: GatewayOptions = {},
   ) {
     this.actions = actionCatalog(bench.ik);
+    this.console.attach(bench.backend, () => this.current);
     this.extraTasks = new Map((opts.tasks ?? []).map((t) => [t.id, t]));
   }
 
@@ -308,6 +309,7 @@ export class Gateway {
     reason?: EndReason,
   ): Promise<void> {
     await this.stopAndEnd(cause, reason);
+    this.console.close();
     await this.bench.backend.shutdown();
   }
 }

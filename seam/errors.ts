@@ -434,6 +434,11 @@ export const ERRORS = {
     message: "Episode {id} has no record on disk",
     hint: "The bench records episodes into its recordsDir; this one was not recorded or its file was removed.",
   },
+  RB_ERR_NO_TWIN: {
+    status: 404,
+    message: "Bench {bench} runs no shadow twin",
+    hint: "The twin's views exist on a bench file with a `shadow:` twin (e.g. examples/benches/sim-shadow-two-sims.yaml).",
+  },
   // raised by the clients (gateway/client, the MCP server) on their side of the wire
   RB_ERR_GATEWAY_UNREACHABLE: {
     status: 502,

@@ -3,15 +3,16 @@
  * Chromium driven by playwright-core (never a downloaded browser). Screenshots of every view go
  * to .tmp/console-screenshots/ for a person to look at.
  */
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_TOKEN, OPERATOR_TOKEN, type TestGateway, testGateway } from "../../compose/testing.ts";
+import {
+  CONSOLE_SHOTS as SHOTS,
+  launchChromium,
+  shownImage as shown,
+} from "../../test-support/console-browser.ts";
 import { waitFor } from "../../test-support/wait.ts";
-
-const SHOTS = join(process.cwd(), ".tmp", "console-screenshots");
-const CHROMIUM = "/usr/bin/chromium";
 
 let g: TestGateway;
 let url: string;
@@ -46,33 +47,16 @@ function sweep(m: { q: number[]; grip: number }, delta: number, n: number): numb
 }
 
 /** the bytes of the camera image the page shows now */
-async function shownImage(camera: string): Promise<string> {
-  return page.evaluate(async (sel) => {
-    // runs in the page
-    const img = (
-      globalThis as unknown as { document: { querySelector(s: string): { src?: string } | null } }
-    ).document.querySelector(sel);
-    if (!img?.src) return "";
-    const buf = await (await fetch(img.src)).arrayBuffer();
-    let hash = 0;
-    for (const b of new Uint8Array(buf)) hash = (hash * 31 + b) >>> 0;
-    return `${buf.byteLength}:${hash}`;
-  }, `[data-testid="camera-img-${camera}"]`);
-}
+const shownImage = (camera: string) => shown(page, `[data-testid="camera-img-${camera}"]`);
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   g = await testGateway({
     backend: { type: "sim", scene: "pendulum" },
     task: { id: "free-motion", seed: 3 },
   });
   const address = await g.app.listen({ host: "127.0.0.1", port: 0 });
   url = address;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
 });
 

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { MirrorBackend } from "../../drivers/mirror/mirror-backend.ts";
 import { type TestGateway, testGateway } from "../../compose/testing.ts";
 import { api } from "../../test-support/api.ts";
+import { calibrationSchema } from "../../calibration/schema.ts";
+import { wireReferencePath } from "../../sim/buzzwire/reference-path.ts";
 
 let g: TestGateway;
 beforeAll(async () => {
@@ -28,8 +31,22 @@ describe("console live state on the buzz-wire bench", () => {
   it("draws the tool path into every world camera it can see, from the calibrated camera model", async () => {
     const hub = g.gateway.console;
     hub.snapshot(g.gateway);
-    const { body } = await api(g, "POST", "/v1/observe", { advance_s: 0.2, cameras: [] });
-    expect(body.episode.status).toBe("running");
+    // a still tool is one point of the path; a moving one draws a line (a point per mm)
+    const { body: still } = await api(g, "POST", "/v1/observe", { advance_s: 0.2, cameras: [] });
+    expect(still.episode.status).toBe("running");
+    expect(hub.snapshot(g.gateway).tool_path_px.front?.length ?? 0).toBeLessThanOrEqual(1);
+    const r = g.gateway.bench.backend.read();
+    const ref = wireReferencePath(
+      g.gateway.bench.backend.describe().robot,
+      calibrationSchema.parse(g.gateway.bench.taskBench(2)),
+      { gripperWidthM: r.gripperWidthM, seedQ: r.q, speedMps: 0.02 },
+    );
+    const { body } = await api(g, "POST", "/v1/act", {
+      type: "joint_position",
+      dt: ref.dtS,
+      rows: ref.rows.slice(0, 4),
+    });
+    expect(body.episode.status, JSON.stringify(body.episode)).toBe("running");
     const s = hub.snapshot(g.gateway);
     const front = s.tool_path_px.front ?? [];
     expect(front.length).toBeGreaterThanOrEqual(2);
@@ -78,5 +95,37 @@ describe("console live state on the buzz-wire bench", () => {
     }
     const unknown = await g.app.inject({ url: "/v1/admin/cameras/nope/image", headers: g.operator });
     expect(unknown.json().error.code).toBe("RB_ERR_UNKNOWN_CAMERA");
+  });
+});
+
+describe("console buzz-box state from the backend's own events", () => {
+  it("sees contact edges and device links between episodes, on the last episode's clock", async () => {
+    const m = await testGateway({ backend: { type: "mirror" } });
+    try {
+      const backend = m.gateway.bench.backend as MirrorBackend;
+      const ep = m.gateway.requireEpisode();
+      await m.gateway.stopAndEnd({ source: "operator", detail: "test" });
+      expect(m.gateway.episode?.isEnded).toBe(true);
+      const t = backend.now();
+      backend.emit({ type: "contact", t, closed: true, source: "buzzbox" });
+      backend.emit({ type: "fault", t, device: "buzzbox", message: "port closed" });
+      let s = m.gateway.console.snapshot(m.gateway);
+      expect(s.buzzbox).toMatchObject({
+        contact: true,
+        lamp: true,
+        source: "buzzbox",
+        links: { buzzbox: false },
+      });
+      const last = s.sensor_events.at(-1)!;
+      expect(last.episode).toBe(ep.id.slice(0, 8));
+      expect(last.t).toBeCloseTo(t - ep.t0S, 6);
+      backend.emit({ type: "instrument", t, name: "buzzbox.link", values: { up: 1 }, source: "buzzbox" });
+      backend.emit({ type: "contact", t, closed: false, source: "buzzbox" });
+      s = m.gateway.console.snapshot(m.gateway);
+      expect(s.buzzbox).toMatchObject({ contact: false, lamp: false, links: { buzzbox: true } });
+      expect(s.sensor_events.map((e) => e.kind)).toEqual(["contact", "fault", "link", "contact"]);
+    } finally {
+      await m.close();
+    }
   });
 });

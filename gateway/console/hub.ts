@@ -2,9 +2,15 @@
  * The operator console's live view of the bench: what the arm, the cameras, the buzz box, the
  * safety supervisor and the episode are doing, built on demand for whoever watches.
  *
- * Cost when nobody watches: none in the control loop. The hub's episode observer has no
- * per-reading hook; it keeps only the rare events (sensor, safety, start, end) in small rings.
- * Readings are sampled by the viewers' own poll (`backend.read()`, the latest measured state).
+ * Cost when nobody watches: none in the control loop. The hub has no per-reading hook: its
+ * episode observer keeps only the rare events (safety, start, end) in small rings, and its
+ * backend listener the sensor events (contact edges, device faults, link changes — a few per
+ * trial). Readings are sampled by the viewers' own poll (`backend.read()`, the latest measured
+ * state); images are captured on a viewer's request. bench/console-cost.ts measures both claims.
+ *
+ * The sensor events come from the backend itself, not from the episode, so the buzz box's
+ * contact and link are live between episodes too (a contact that opens while the arm is driven
+ * home is seen).
  */
 import { projectCameraPoint } from "../../calibration/projection.ts";
 import { worldFromCamera } from "../../calibration/camera-pose.ts";
@@ -12,6 +18,7 @@ import { jacobian } from "../../robots/franka/jacobian.ts";
 import { forwardKinematics } from "../../robots/franka/kinematics.ts";
 import { mat4Mul, mat4Point, mat4RigidInverse, poseToMat4 } from "../../robots/math.ts";
 import type { Backend, SensorEvent } from "../../seam/types.ts";
+import type { TwinView } from "../bench.ts";
 import type { Mat4 } from "../../robots/math.ts";
 import type { EpisodeObserver } from "../episode/observer.ts";
 import type { EpisodeView as Episode, SafetyEventDto } from "../episode/view.ts";
@@ -23,9 +30,13 @@ import { r6 } from "../time.ts";
 const RING = 50;
 /** How many tool positions of the current episode the overlay keeps. */
 const TRACK = 4000;
+/** A tool position joins the path once it is this far from the last one kept, m. */
+const TRACK_STEP_M = 0.001;
 
 export interface LiveEvent {
-  /** episode seconds (or backend seconds when no episode runs) */
+  /** the episode whose clock `t` is on (its id's first 8 characters); none: backend seconds */
+  episode?: string;
+  /** episode seconds (or backend seconds before the first episode) */
   t: number;
   kind: string;
   message: string;
@@ -41,6 +52,8 @@ export interface LiveSource {
   readonly bench: {
     readonly name: string;
     readonly backend: Backend;
+    /** a shadow twin beside the bench (sim and real side by side) */
+    readonly twin?: TwinView;
     readonly toolFromFlange: Mat4;
     readonly limits: EffectiveLimits;
     limitsFor(seed: number): EffectiveLimits;
@@ -55,24 +68,31 @@ export class ConsoleHub {
   private readonly safety: LiveEvent[] = [];
   private contactClosed = false;
   private contactSource: string | undefined;
+  /** link state per device, from `<device>.link` instrument events and device faults */
+  private readonly links = new Map<string, boolean>();
+  private episodeNow: () => Episode | undefined = () => undefined;
+  private detach: (() => void) | undefined;
   private trackEpisode: string | undefined;
   private readonly track: number[][] = [];
   private lastTrackT = Number.NEGATIVE_INFINITY;
+  /** the path projected into each world camera, as far as `track` is projected (`projected` points) */
+  private readonly overlay = new Map<string, { projected: number; px: [number, number][] }>();
 
   /** Attached to every episode by the composition; cheap enough to run when nobody watches. */
   readonly observer: EpisodeObserver = {
     onStart: (ep) => {
       this.track.length = 0;
+      this.overlay.clear();
       this.trackEpisode = ep.id;
       this.lastTrackT = Number.NEGATIVE_INFINITY;
     },
-    onEvent: (ep, e) => this.onSensor(ep, e),
-    onSafety: (_ep, e: SafetyEventDto) =>
-      push(this.safety, { t: e.t, kind: e.kind, message: e.message }, RING),
+    onSafety: (ep, e: SafetyEventDto) =>
+      push(this.safety, { episode: ep.id.slice(0, 8), t: e.t, kind: e.kind, message: e.message }, RING),
     onEnd: (ep) =>
       push(
         this.safety,
         {
+          episode: ep.id.slice(0, 8),
           t: r6(ep.t()),
           kind: "episode_end",
           message: `${ep.endReason}${ep.endDetail ? `: ${ep.endDetail}` : ""}`,
@@ -80,6 +100,22 @@ export class ConsoleHub {
         RING,
       ),
   };
+
+  /**
+   * Listen to the bench's sensor events (contact, faults, link changes); `episode` names the
+   * running or last episode, whose clock the events are shown on. Once per hub.
+   */
+  attach(backend: Backend, episode: () => Episode | undefined): void {
+    if (this.detach) throw new Error("the console hub is already attached to a backend");
+    this.episodeNow = episode;
+    this.detach = backend.onEvent((e) => this.onSensor(e));
+  }
+
+  /** Stop listening (the gateway shuts down). */
+  close(): void {
+    this.detach?.();
+    this.detach = undefined;
+  }
 
   /** A viewer connected; returns the function that disconnects it. */
   watch(): () => void {
@@ -95,26 +131,34 @@ export class ConsoleHub {
     return this.viewers;
   }
 
-  private onSensor(ep: Episode, e: SensorEvent): void {
-    const t = r6(e.t - ep.t0S);
+  private onSensor(e: SensorEvent): void {
+    // episode seconds of the running or last episode; backend seconds before the first
+    const ep = this.episodeNow();
+    const at = ep ? { episode: ep.id.slice(0, 8), t: r6(e.t - ep.t0S) } : { t: r6(e.t) };
     switch (e.type) {
       case "contact":
         this.contactClosed = e.closed;
         this.contactSource = e.source;
         push(
           this.sensor,
-          { t, kind: "contact", message: `${e.closed ? "closed" : "open"} (${e.source})` },
+          { ...at, kind: "contact", message: `${e.closed ? "closed" : "open"} (${e.source})` },
           RING,
         );
         return;
       case "collision":
-        push(this.sensor, { t, kind: "collision", message: `${e.link} × ${e.other}` }, RING);
+        push(this.sensor, { ...at, kind: "collision", message: `${e.link} × ${e.other}` }, RING);
         return;
       case "fault":
-        push(this.sensor, { t, kind: "fault", message: `${e.device}: ${e.message}` }, RING);
+        this.links.set(e.device, false);
+        push(this.sensor, { ...at, kind: "fault", message: `${e.device}: ${e.message}` }, RING);
         return;
-      case "instrument":
+      case "instrument": {
+        if (!e.name.endsWith(".link")) return;
+        const up = e.values.up === 1;
+        this.links.set(e.name.slice(0, -".link".length), up);
+        push(this.sensor, { ...at, kind: "link", message: `${e.name} ${up ? "up" : "down"}` }, RING);
         return;
+      }
     }
   }
 
@@ -146,23 +190,38 @@ export class ConsoleHub {
     const limits = ep ? bench.limitsFor(ep.config.seed) : bench.limits;
     if (ep && !ep.isEnded && ep.id === this.trackEpisode) {
       const t = ep.t();
-      if (t > this.lastTrackT + 1e-3) {
-        push(this.track, toolBase, TRACK);
+      const last = this.track.at(-1);
+      const far =
+        !last ||
+        Math.hypot(toolBase[0]! - last[0]!, toolBase[1]! - last[1]!, toolBase[2]! - last[2]!) >= TRACK_STEP_M;
+      if (t > this.lastTrackT + 1e-3 && far) {
+        if (this.track.length >= TRACK) {
+          // full: keep every other point (the path stays whole, at half the density)
+          const kept = this.track.filter((_, i) => i % 2 === 0);
+          this.track.length = 0;
+          this.track.push(...kept);
+          this.overlay.clear();
+        }
+        this.track.push(toolBase);
         this.lastTrackT = t;
       }
     }
     const toolWorld = mat4Point(base, toolBase);
+    // project only the points added since the last snapshot
     const overlays: Record<string, [number, number][]> = {};
     for (const cam of desc.cameras) {
       if (cam.frame !== "world") continue;
-      const cameraFromBase = mat4Mul(mat4RigidInverse(worldFromCamera(cam, null)), base);
-      const px: [number, number][] = [];
-      for (const p of this.track) {
-        const pc = mat4Point(cameraFromBase, p);
-        const pr = projectCameraPoint(cam, pc);
-        if (pr?.inImage) px.push([Math.round(pr.u * 10) / 10, Math.round(pr.v * 10) / 10]);
+      let o = this.overlay.get(cam.name);
+      if (!o) this.overlay.set(cam.name, (o = { projected: 0, px: [] }));
+      if (o.projected < this.track.length) {
+        const cameraFromBase = mat4Mul(mat4RigidInverse(worldFromCamera(cam, null)), base);
+        for (let i = o.projected; i < this.track.length; i++) {
+          const pr = projectCameraPoint(cam, mat4Point(cameraFromBase, this.track[i]!));
+          if (pr?.inImage) o.px.push([Math.round(pr.u * 10) / 10, Math.round(pr.v * 10) / 10]);
+        }
+        o.projected = this.track.length;
       }
-      overlays[cam.name] = px;
+      overlays[cam.name] = o.px;
     }
     const score = ep ? ep.config.judge.score() : undefined;
     return {
@@ -189,6 +248,8 @@ export class ConsoleHub {
         ...(this.contactSource ? { source: this.contactSource } : {}),
         // lamp and buzzer follow the contact in the box's automatic mode
         lamp: this.contactClosed,
+        /** devices whose link was reported: false after a fault until the link is back */
+        links: Object.fromEntries(this.links),
       },
       sensor_events: this.sensor.slice(-20),
       safety_events: this.safety.slice(-20),
@@ -209,6 +270,7 @@ export class ConsoleHub {
         : null,
       cameras: desc.cameras.map((c) => ({ name: c.name, width: c.width, height: c.height, depth: c.depth })),
       tool_path_px: overlays,
+      twin: bench.twin ? bench.twin.divergence() : null,
       viewers: this.viewers,
     };
   }

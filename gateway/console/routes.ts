@@ -8,6 +8,7 @@
  *
  * - GET /v1/admin/live?hz=N   — newline-delimited JSON, one live state per line, N per second (1–30)
  * - GET /v1/admin/cameras/:name/image?depth=1 — a fresh capture as JPEG (depth as a colour map)
+ * - GET /v1/admin/twin/cameras/:name/image — the shadow twin's render of that camera (shadow benches)
  * - GET /v1/admin/episodes/:id/record — the episode's MCAP record
  * - GET /v1/admin/episodes/:id/grade  — the offline grade of that record against result.json
  */
@@ -24,6 +25,7 @@ import type { Gateway } from "../gateway.ts";
 import { gradeRecord } from "../recorder/replay.ts";
 import { depthColourMap } from "./depth-colour.ts";
 import type { ConsoleHub } from "./hub.ts";
+import { type ViewerImage, ViewerCaptures } from "./viewer-captures.ts";
 
 export interface ConsoleRouteOptions {
   gateway: Gateway;
@@ -58,6 +60,12 @@ const ASSETS: Record<string, { path: string; type: string }> = {
 
 /** A capture is shared by every viewer that asks within this window, ms. */
 const CAPTURE_SHARE_MS = 100;
+/**
+ * Fresh captures for viewers take at most this share of wall time (viewer-captures.ts): on the
+ * sim a capture is a render in the control loop's thread; bench/console-cost.ts measures what one
+ * viewer adds to act latency (target ≤ 5 %).
+ */
+const CAPTURE_DUTY = 0.02;
 
 export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRouteOptions): Promise<void> {
   const { gateway: gw, hub } = opts;
@@ -114,19 +122,36 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRouteOpti
       },
     );
 
-    const captures = new Map<string, { at: number; body: Promise<Buffer> }>();
+    const captures = new ViewerCaptures({ duty: CAPTURE_DUTY, shareMs: CAPTURE_SHARE_MS });
+    /** the image, or 204 when the viewer says it has this one already (`?have=<x-image-id>`) */
+    const image = async (reply: FastifyReply, have: number | undefined, img: ViewerImage) => {
+      reply
+        .header("cache-control", "no-store")
+        .header("x-image-id", String(img.id))
+        .header("x-next-ms", String(Math.ceil(captures.nextFreshInMs)));
+      if (have === img.id) return reply.code(204).send();
+      return reply.type("image/jpeg").send(await img.body);
+    };
+    const cameraOr404 = (name: string) => {
+      const cam = gw.bench.backend.describe().cameras.find((c) => c.name === name);
+      if (!cam) throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: name });
+      return cam;
+    };
+
     r.get(
       "/v1/admin/cameras/:name/image",
       {
         schema: {
           params: z.object({ name: z.string().max(100) }),
-          querystring: z.object({ depth: z.enum(["0", "1"]).default("0") }),
+          querystring: z.object({
+            depth: z.enum(["0", "1"]).default("0"),
+            have: z.coerce.number().int().optional(),
+          }),
         },
       },
       async (req, reply) => {
         const { name } = req.params;
-        const cam = gw.bench.backend.describe().cameras.find((c) => c.name === name);
-        if (!cam) throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: name });
+        const cam = cameraOr404(name);
         const depth = req.query.depth === "1";
         if (depth && !cam.depth)
           throw new GatewayError("RB_ERR_NO_DEPTH", {
@@ -137,33 +162,48 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRouteOpti
               .map((c) => c.name)
               .join(", "),
           });
-        const key = `${name}|${depth}`;
-        const now = Date.now();
-        let c = captures.get(key);
-        if (!c || now - c.at > CAPTURE_SHARE_MS) {
-          const body = (async () => {
-            const [f] = await gw.bench.backend.capture([name], { depth });
-            if (!f) throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: name });
-            const img =
-              depth && f.depthMm
-                ? {
-                    kind: "raw" as const,
-                    width: f.depthMm.width,
-                    height: f.depthMm.height,
-                    channels: 3 as const,
-                    data: depthColourMap(f.depthMm.data),
-                  }
-                : f.rgb;
-            return (await encodeImage(img, "jpeg", 80)).data;
-          })();
-          c = { at: now, body };
-          captures.set(key, c);
-          body.catch(() => captures.delete(key));
-        }
-        return reply
-          .type("image/jpeg")
-          .header("cache-control", "no-store")
-          .send(await c.body);
+        // on a shadow bench the bench's own frames: what the console watches is never compared with the twin
+        const twin = gw.bench.twin;
+        const capture = (cams: readonly string[], o: { depth: boolean }) =>
+          twin ? twin.captureBench(cams, o) : gw.bench.backend.capture(cams, o);
+        const img = captures.get(`${name}|${depth}`, async () => {
+          const [f] = await capture([name], { depth });
+          if (!f) throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: name });
+          const pic =
+            depth && f.depthMm
+              ? {
+                  kind: "raw" as const,
+                  width: f.depthMm.width,
+                  height: f.depthMm.height,
+                  channels: 3 as const,
+                  data: depthColourMap(f.depthMm.data),
+                }
+              : f.rgb;
+          return (await encodeImage(pic, "jpeg", 80)).data;
+        });
+        return image(reply, req.query.have, img);
+      },
+    );
+
+    r.get(
+      "/v1/admin/twin/cameras/:name/image",
+      {
+        schema: {
+          params: z.object({ name: z.string().max(100) }),
+          querystring: z.object({ have: z.coerce.number().int().optional() }),
+        },
+      },
+      async (req, reply) => {
+        const { name } = req.params;
+        const twin = gw.bench.twin;
+        if (!twin) throw new GatewayError("RB_ERR_NO_TWIN", { bench: gw.bench.name });
+        cameraOr404(name);
+        const img = captures.get(`twin|${name}`, async () => {
+          const [f] = twin.captureTwin([name]);
+          if (!f) throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: name });
+          return (await encodeImage(f.rgb, "jpeg", 80)).data;
+        });
+        return image(reply, req.query.have, img);
       },
     );
 

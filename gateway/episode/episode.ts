@@ -68,6 +68,8 @@ export class Episode implements EpisodeView {
   private readonly instrumentLog = new Map<string, { t: number; values: Record<string, number> }[]>();
   private readonly unsubscribe: () => void;
   private submitted = false;
+  /** the observers with a per-reading hook: the control loop calls only these (the console's has none) */
+  private readonly readingObservers: readonly EpisodeObserver[];
   /** the reading handed to the judge each tick (reused: the control loop allocates nothing for it) */
   private readonly taskReading: TaskReading = { t: 0, q: [], gripperWidthM: 0 };
   /** FK scratch of toReading */
@@ -93,6 +95,7 @@ export class Episode implements EpisodeView {
 
   constructor(private readonly cfg: EpisodeConfig) {
     this.id = cfg.id ?? randomUUID();
+    this.readingObservers = cfg.observers.filter((o) => o.onReading !== undefined);
     this.clock = new EpisodeClock(cfg.backend, cfg.budgets);
     this.arbiter = new StopArbiter(cfg.backend, (err, cause) => this.stopFailed(err, cause));
     this.runner = new MotionRunner(cfg.backend, cfg.monitor, this.arbiter, (v) =>
@@ -721,7 +724,7 @@ export class Episode implements EpisodeView {
     tr.q = r.q;
     tr.gripperWidthM = r.gripperWidthM;
     this.cfg.judge.onReading(tr);
-    for (const o of this.cfg.observers) o.onReading?.(this, r);
+    for (const o of this.readingObservers) o.onReading?.(this, r);
     const v = this.cfg.monitor.tick(r, sampleIndex);
     if (v !== "ok") {
       this.requestStop(causeOfVerdict(v));

@@ -114,7 +114,7 @@ function useLive(token, onAuthLost) {
 }
 
 // ------------------------------------------------------------------ cameras
-function Camera({ token, cam, overlay }) {
+function Camera({ token, cam, overlay, twin = false, periodMs = 200, depthToggle = true }) {
   const [url, setUrl] = useState(null);
   const [depth, setDepth] = useState(false);
   const [err, setErr] = useState("");
@@ -122,31 +122,43 @@ function Camera({ token, cam, overlay }) {
   useEffect(() => {
     let alive = true;
     let last;
+    // the id of the image shown: the gateway answers 204 while it has no newer one
+    let have;
     const loop = async () => {
       while (alive) {
+        // the gateway says when it may capture afresh (its capture budget): no sooner asking
+        let waitMs = periodMs;
         try {
+          const name = encodeURIComponent(cam.name);
+          const q = have !== undefined ? `have=${have}` : "";
           const res = await api(
             token,
-            `/v1/admin/cameras/${encodeURIComponent(cam.name)}/image?depth=${depth ? 1 : 0}`,
+            twin
+              ? `/v1/admin/twin/cameras/${name}/image?${q}`
+              : `/v1/admin/cameras/${name}/image?depth=${depth ? 1 : 0}&${q}`,
             { raw: true },
           );
-          const u = URL.createObjectURL(await res.blob());
-          if (!alive) return URL.revokeObjectURL(u);
-          setUrl(u);
-          if (last) URL.revokeObjectURL(last);
-          last = u;
+          waitMs = Math.max(periodMs, Math.min(5000, Number(res.headers.get("x-next-ms")) || 0));
+          if (res.status === 200) {
+            const u = URL.createObjectURL(await res.blob());
+            if (!alive) return URL.revokeObjectURL(u);
+            have = Number(res.headers.get("x-image-id"));
+            setUrl(u);
+            if (last) URL.revokeObjectURL(last);
+            last = u;
+          }
           setErr("");
         } catch (e) {
           setErr(e.message);
         }
-        await new Promise((r) => setTimeout(r, 200));
+        await new Promise((r) => setTimeout(r, waitMs));
       }
     };
     loop();
     return () => {
       alive = false;
     };
-  }, [token, cam.name, depth]);
+  }, [token, cam.name, depth, twin]);
   useEffect(() => {
     const c = canvas.current;
     if (!c) return;
@@ -167,12 +179,13 @@ function Camera({ token, cam, overlay }) {
     ctx.arc(u, v, 4, 0, 2 * Math.PI);
     ctx.fill();
   }, [overlay]);
-  return html`<div class="cam" data-testid=${`camera-${cam.name}`}>
-    <div class="label"><span>${cam.name} ${cam.width}×${cam.height}</span>
-      ${cam.depth && html`<label><input type="checkbox" checked=${depth} onChange=${(e) => setDepth(e.currentTarget.checked)} /> depth</label>`}
+  const id = `${twin ? "twin-" : ""}camera-${cam.name}`;
+  return html`<div class="cam" data-testid=${id}>
+    <div class="label"><span>${twin ? "twin · " : ""}${cam.name} ${cam.width}×${cam.height}</span>
+      ${!twin && depthToggle && cam.depth && html`<label><input type="checkbox" checked=${depth} onChange=${(e) => setDepth(e.currentTarget.checked)} /> depth</label>`}
     </div>
     <div style="position:relative">
-      ${url ? html`<img src=${url} alt=${cam.name} data-testid=${`camera-img-${cam.name}`} />` : html`<div style=${`aspect-ratio:${cam.width}/${cam.height}`}></div>`}
+      ${url ? html`<img src=${url} alt=${`${twin ? "twin " : ""}${cam.name}`} data-testid=${`${twin ? "twin-" : ""}camera-img-${cam.name}`} />` : html`<div style=${`aspect-ratio:${cam.width}/${cam.height}`}></div>`}
       <canvas ref=${canvas} width=${cam.width} height=${cam.height}></canvas>
     </div>
     ${err && html`<div class="error">${err}</div>`}
@@ -189,7 +202,7 @@ function Joints({ s }) {
       return html`<div class="joint">
         <span>${j.name}</span>
         <div><div class="bar"><span style=${`left:${pct(j.q, j.lower, j.upper)}`}></span></div>
-          <small>${j.q.toFixed(3)} rad [${j.lower.toFixed(2)}, ${j.upper.toFixed(2)}]</small></div>
+          <small data-testid=${`joint-q-${j.name}`}>${j.q.toFixed(3)} rad [${j.lower.toFixed(2)}, ${j.upper.toFixed(2)}]</small></div>
         <div><div class=${`bar v ${vShare > 0.8 ? "hot" : ""}`}><span style=${`width:${Math.min(100, vShare * 100)}%`}></span></div>
           <small>${j.dq.toFixed(3)} / ${j.max_velocity.toFixed(2)} rad/s</small></div>
       </div>`;
@@ -203,7 +216,7 @@ function Joints({ s }) {
 
 function Events({ title, list, testid }) {
   return html`<div class="panel"><h2>${title}</h2><div class="events" data-testid=${testid}>
-    ${list.length === 0 ? html`<div style="color:var(--dim)">none</div>` : [...list].reverse().map((e) => html`<div>${e.t.toFixed(3)} s · ${e.kind} · ${e.message}</div>`)}
+    ${list.length === 0 ? html`<div style="color:var(--dim)">none</div>` : [...list].reverse().map((e) => html`<div>${e.episode ? `${e.episode} · ` : ""}${e.t.toFixed(3)} s · ${e.kind} · ${e.message}</div>`)}
   </div></div>`;
 }
 
@@ -215,12 +228,18 @@ function Live({ token, s }) {
     <div class="panel"><h2>Cameras</h2><div class="cams">
       ${s.cameras.map((c) => html`<${Camera} key=${c.name} token=${token} cam=${c} overlay=${s.tool_path_px[c.name]} />`)}
     </div></div>
+    ${s.twin && html`<${TwinPanel} token=${token} s=${s} />`}
     <div class="row">
       <${Joints} s=${s} />
       <div style="display:grid;gap:12px">
         <div class="panel" data-testid="buzzbox"><h2>Buzz box</h2>
           <span class=${`lamp ${s.buzzbox.lamp ? "on" : ""}`}></span>
           contact <b data-testid="contact">${s.buzzbox.contact ? "CLOSED" : "open"}</b>${s.buzzbox.source ? ` (${s.buzzbox.source})` : ""}
+          ${" · lamp "}<span data-testid="lamp">${s.buzzbox.lamp ? "on" : "off"}</span>
+          ${Object.entries(s.buzzbox.links).map(
+            ([d, up]) =>
+              html` · <span class=${up ? "" : "error"} data-testid=${`link-${d}`}>${d} link ${up ? "up" : "DOWN"}</span>`,
+          )}
         </div>
         <div class="panel" data-testid="progress"><h2>Progress (operator only)</h2>
           ${
@@ -235,6 +254,58 @@ function Live({ token, s }) {
       <${Events} title="Sensor events" list=${s.sensor_events} testid="sensor-events" />
     </div>
   </main>`;
+}
+
+// ------------------------------------------------------------------ shadow twin
+const mrad = (v) => (v * 1000).toFixed(2);
+const fx = (v, d = 2) => (v === null || v === undefined ? "n/a" : v.toFixed(d));
+const maxOf = (v) => Math.max(...v);
+
+/** Divergence figures of the last chunk and the trial so far, one column each. */
+function DivergenceTable({ d }) {
+  const cols = [
+    [d.chunk ? `chunk ${d.chunk.chunk} (${d.chunk.kind})` : "chunk", d.chunk],
+    [`trial (${d.chunks} chunks)`, d.trial],
+  ];
+  const cams = [...new Set(cols.flatMap(([, f]) => (f ? f.images.map((i) => i.camera) : [])))];
+  const row = (label, key, f) =>
+    html`<tr><th>${label}</th>${cols.map(([, c]) => html`<td data-testid=${`div-${key}`}>${c ? f(c) : "–"}</td>`)}</tr>`;
+  return html`<table class="divergence" data-testid="divergence">
+    <tr><th></th>${cols.map(([l]) => html`<th>${l}</th>`)}</tr>
+    ${row("samples", "samples", (c) => c.samples)}
+    ${row("joint RMS, max over joints (mrad)", "joint-rms", (c) => mrad(maxOf(c.joint_rms_rad)))}
+    ${row("joint max, max over joints (mrad)", "joint-max", (c) => mrad(maxOf(c.joint_max_rad)))}
+    ${row("tool path rms / max / final (mm)", "tool", (c) => `${fx(c.tool_mm.rms)} / ${fx(c.tool_mm.max)} / ${fx(c.tool_mm.final)}`)}
+    ${row("contacts real / twin / matched", "contacts", (c) => `${c.contacts.real} / ${c.contacts.twin} / ${c.contacts.matched}`)}
+    ${row("predicted not seen / seen not predicted", "contacts-miss", (c) => `${c.contacts.predicted_not_seen} / ${c.contacts.seen_not_predicted}`)}
+    ${row("progress real / twin (Δ)", "progress", (c) => (c.progress ? `${fx(c.progress.real, 3)} / ${fx(c.progress.twin, 3)} (${fx(c.progress.diff, 3)})` : "n/a"))}
+    ${cams.map((cam) =>
+      row(`image ${cam}: wire IoU / arm IoU / |ΔRGB|`, `image-${cam}`, (c) => {
+        const i = c.images.find((x) => x.camera === cam);
+        return i
+          ? `${fx(i.wire_iou, 3)} / ${fx(i.arm_iou, 3)} / ${fx(i.mean_abs_rgb, 1)} (${i.frames} fr.)`
+          : "–";
+      }),
+    )}
+  </table>`;
+}
+
+/** Sim and real side by side: the bench's camera and the twin's render of it, and the divergence. */
+function TwinPanel({ token, s }) {
+  const [name, setName] = useState(s.cameras[0]?.name ?? "");
+  const cam = s.cameras.find((c) => c.name === name) ?? s.cameras[0];
+  return html`<div class="panel" data-testid="twin"><h2>Shadow twin: bench and twin side by side</h2>
+    <label>camera <select name="twin-camera" value=${cam?.name} onChange=${(e) => setName(e.currentTarget.value)}>
+      ${s.cameras.map((c) => html`<option value=${c.name}>${c.name}</option>`)}</select></label>
+    ${
+      cam &&
+      html`<div class="cams pair">
+      <${Camera} key=${`b-${cam.name}`} token=${token} cam=${cam} overlay=${null} depthToggle=${false} />
+      <${Camera} key=${`t-${cam.name}`} token=${token} cam=${cam} overlay=${null} twin=${true} periodMs=${400} />
+    </div>`
+    }
+    <${DivergenceTable} d=${s.twin} />
+  </div>`;
 }
 
 // ------------------------------------------------------------------ episodes
