@@ -15,11 +15,14 @@
  * move is still judged by the gateway's safety supervisor, so a target outside the safety
  * profile is refused there and skipped by the procedure (collectCarriedViews).
  */
-import { type Mat4, mat4Mul, mat4RigidInverse, mat4ToPose, poseToMat4 } from "../robots/math.ts";
+import { type Mat4, mat4Mul, mat4Point, mat4RigidInverse, mat4ToPose, poseToMat4 } from "../robots/math.ts";
 import { ApiError, type BenchApi, type Pose } from "./api-client.ts";
 import { type BoardSpec, boardSizeM } from "./board.ts";
 import { mat3ToRotvec, rigid, rotationOf, rotvecToMat3 } from "./linalg.ts";
 import type { CameraIntrinsics } from "./projection.ts";
+import { intrinsicsOf as intrinsicsOfCamera } from "./check.ts";
+import { POSE_SPREAD_RAD, posesAround } from "./procedures.ts";
+import { projectCameraPoint } from "./projection.ts";
 import type { Calibration } from "./schema.ts";
 
 export interface ViewPlanOptions {
@@ -29,7 +32,7 @@ export interface ViewPlanOptions {
   fill?: number;
   /** distance factors around the middle distance (default 0.9…1.2) */
   distance?: [number, number];
-  /** the middle distance, m (default: where the face-on board spans `fill` of the image width); take it from the presented pose */
+  /** the middle distance of the board's centre, m (default: where the face-on board spans `fill` of the image width); take it from the presented pose (`viewDepth`) */
   distanceM?: number;
   /** pixels the board's outline keeps from the image edge (default 20) */
   marginPx?: number;
@@ -59,6 +62,12 @@ function mul3(a: readonly number[], b: readonly number[]): number[] {
   for (let r = 0; r < 3; r++)
     for (let c = 0; c < 3; c++) for (let k = 0; k < 3; k++) o[r * 3 + c]! += a[r * 3 + k]! * b[k * 3 + c]!;
   return o;
+}
+
+/** Depth of the board's centre in the camera frame, m (the middle distance for planned views). */
+export function viewDepth(camFromBoard: Mat4, board: BoardSpec): number {
+  const [w, h] = boardSizeM(board);
+  return camFromBoard[8]! * (w / 2) + camFromBoard[9]! * (h / 2) + camFromBoard[11]!;
 }
 
 /** The roll about the optical axis of a camera ← board pose: the angle of the board's x axis in the image plane, rad. */
@@ -117,13 +126,20 @@ export function plannedBoardViews(
     const tilt = tMin + (tMax - tMin) * halton(i + 1, 2);
     const roll = rotvecToMat3([0, 0, (opts.rollRad ?? 0) + 0.3 * (halton(i + 1, 5) - 0.5)]);
     const R = mul3(rotvecToMat3([Math.cos(dir) * tilt, Math.sin(dir) * tilt, 0]), roll);
-    const d = dMid * (dMin + (dMax - dMin) * halton(i + 1, 3));
+    let d = dMid * (dMin + (dMax - dMin) * halton(i + 1, 3));
     // the board centre aimed at a point of the image, pulled towards the centre until the
-    // whole board is inside the margin
-    let su = 2 * halton(i + 1, 7) - 1;
-    let sv = 2 * halton(i + 1, 11) - 1;
+    // whole board is inside the margin; when even the centred board does not fit, a bit further away
+    const su0 = 2 * halton(i + 1, 7) - 1;
+    const sv0 = 2 * halton(i + 1, 11) - 1;
+    let su = su0;
+    let sv = sv0;
     let M: Mat4 | null = null;
-    for (let tries = 0; tries < 12 && !M; tries++) {
+    for (let tries = 0; tries < 40 && !M; tries++) {
+      if (tries % 8 === 7) {
+        d *= 1.08;
+        su = su0;
+        sv = sv0;
+      }
       const x = ((su * (cam.width / 2 - margin)) / cam.fx) * d;
       const y = ((sv * (cam.height / 2 - margin)) / cam.fy) * d;
       // camera ← board-centre frame, then shifted to the board's top-left origin
@@ -178,16 +194,18 @@ export function flangeTargets(
 
 /**
  * Joint targets for the flange poses through the gateway's IK (tool pose = flange · loop
- * offset), each seeded from `around` so every solution stays on the start pose's branch. A pose the IK
- * cannot reach, or one whose solution swings a joint further than `maxJointTravelRad` from
- * `around`, is left out and reported.
+ * offset), followed in steps from `around` so every solution stays on the start pose's branch.
+ * A pose the IK cannot reach, or one whose solution leaves the joint envelope around `around`
+ * (per joint, default the envelope the joint-space spread of procedures.ts uses: the proximal
+ * joints barely move, so the arm stays clear of what is around the presentation pose — the IK
+ * knows nothing of obstacles), is left out and reported.
  */
 export async function jointTargets(
   api: BenchApi,
   cal: Calibration,
   flange: Mat4[],
   around: readonly number[],
-  maxJointTravelRad = 1.0,
+  maxJointTravelRad: readonly number[] = POSE_SPREAD_RAD,
 ): Promise<{ targets: number[][]; skipped: Array<{ id: string; reason: string }> }> {
   const flangeFromTool = poseToMat4(cal.tool.loopPoseFlange);
   const targets: number[][] = [];
@@ -227,12 +245,80 @@ export async function jointTargets(
       skipped.push({ id, reason: failed });
       continue;
     }
-    const travel = Math.max(...seed.map((v, j) => Math.abs(v - around[j]!)));
-    if (travel > maxJointTravelRad) {
-      skipped.push({ id, reason: `a joint would travel ${travel.toFixed(2)} rad from the start pose` });
+    const far = seed.findIndex((v, j) => Math.abs(v - around[j]!) > (maxJointTravelRad[j] ?? 0));
+    if (far >= 0) {
+      skipped.push({
+        id,
+        reason: `joint ${far + 1} would move ${Math.abs(seed[far]! - around[far]!).toFixed(2)} rad from the start pose (envelope ${maxJointTravelRad[far]} rad)`,
+      });
       continue;
     }
     targets.push(seed);
   }
   return { targets, skipped };
+}
+
+/**
+ * Joint targets chosen inside the joint envelope around `around` (the spread of
+ * procedures.ts): `candidates` low-discrepancy joint poses are predicted through the nominal
+ * calibration and the gateway's FK (no motion); those that keep the whole board inside the
+ * image margin are kept, and `k` of them picked by farthest-point selection on the board's tilt
+ * (normal in the camera frame) and its image position — so the views span the tilts and the
+ * image the envelope allows, with none of them cut off by the image edge.
+ */
+export async function selectEnvelopeViews(
+  api: BenchApi,
+  cal: Calibration,
+  camera: string,
+  boardName: string,
+  around: readonly number[],
+  k: number,
+  opts: { candidates?: number; spread?: readonly number[]; marginPx?: number } = {},
+): Promise<{ targets: number[][]; candidates: number; inView: number }> {
+  const cam = cal.cameras.find((c) => c.name === camera);
+  const board = cal.calibrationBoards?.find((b) => b.name === boardName);
+  if (!cam || !board) return { targets: [], candidates: 0, inView: 0 };
+  const K = intrinsicsOfCamera(cam);
+  const margin = opts.marginPx ?? 20;
+  const [w, h] = boardSizeM(board.board);
+  const n = opts.candidates ?? 6 * k;
+  const pool = posesAround(around, n, opts.spread ?? POSE_SPREAD_RAD);
+  const feats: Array<{ q: number[]; f: number[]; tilt: number }> = [];
+  for (const q of pool) {
+    const M = await nominalView(api, cal, camera, boardName, q);
+    if (!M) continue;
+    const inside = [
+      [0, 0, 0],
+      [w, 0, 0],
+      [w, h, 0],
+      [0, h, 0],
+    ].every((p) => {
+      const r = projectCameraPoint(K, mat4Point(M, p));
+      return !!r && r.u >= margin && r.v >= margin && r.u <= K.width - margin && r.v <= K.height - margin;
+    });
+    if (!inside) continue;
+    const c = projectCameraPoint(K, mat4Point(M, [w / 2, h / 2, 0]))!;
+    // board normal (its z axis) in the camera frame: x, y components are the tilt
+    feats.push({
+      q,
+      f: [2 * M[2]!, 2 * M[6]!, c.u / K.width, c.v / K.height],
+      tilt: Math.hypot(M[2]!, M[6]!),
+    });
+  }
+  const picked: typeof feats = [];
+  const dmin = feats.map(() => Number.POSITIVE_INFINITY);
+  let next = feats.reduce((b, x, i) => (x.tilt > (feats[b]?.tilt ?? -1) ? i : b), 0);
+  while (picked.length < Math.min(k, feats.length)) {
+    const p = feats[next]!;
+    picked.push(p);
+    let best = -1;
+    feats.forEach((x, i) => {
+      const d = Math.hypot(...x.f.map((v, j) => v - p.f[j]!));
+      if (d < dmin[i]!) dmin[i] = d;
+      if (best < 0 || dmin[i]! > dmin[best]!) best = i;
+    });
+    if (best < 0 || dmin[best] === 0) break;
+    next = best;
+  }
+  return { targets: picked.map((p) => p.q), candidates: pool.length, inView: feats.length };
 }

@@ -17,7 +17,14 @@ import { solveEyeInHand } from "./hand-eye.ts";
 import { coverageMap, fitIntrinsics } from "./intrinsics.ts";
 import { collectCarriedViews } from "./procedures.ts";
 import type { Calibration } from "./schema.ts";
-import { flangeTargets, jointTargets, nominalView, plannedBoardViews, rollOfView } from "./view-plan.ts";
+import {
+  flangeTargets,
+  jointTargets,
+  nominalView,
+  plannedBoardViews,
+  rollOfView,
+  viewDepth,
+} from "./view-plan.ts";
 
 export async function calibrateWristCamera(
   api: BenchApi,
@@ -41,7 +48,7 @@ export async function calibrateWristCamera(
   const around = opts.around ?? (await api.reading()).q;
   const k = opts.poses ?? 24;
   const start = await nominalView(api, cal, opts.camera, table.name, around);
-  if (!start || !(start[11]! > 0))
+  if (!start || !(viewDepth(start, table.board) > 0))
     throw new CodedError("RB_ERR_CALIB_BOARD_NOT_SEEN", {
       camera: opts.camera,
       reason:
@@ -49,7 +56,7 @@ export async function calibrateWristCamera(
     });
   const plan = plannedBoardViews(intrinsicsOf(cam), table.board, k, {
     rollRad: rollOfView(start),
-    distanceM: start[11]!,
+    distanceM: viewDepth(start, table.board),
   });
   const { targets, skipped } = await jointTargets(
     api,

@@ -71,17 +71,10 @@ export function tableBoardPose(): PoseM {
   return mat4ToPose(m);
 }
 
-/**
- * The calibration bench for `seed`: `carried` (default) puts the board on the flange for the
- * fixed cameras; `table` lays it on the table for the wrist camera (a board in the hand would
- * fill the wrist camera's view).
- */
-export async function calibrationBench(
-  seed = 3,
-  boards: "carried" | "table" = "carried",
-): Promise<CalibrationBench> {
+/** The calibration bench's ground truth for `seed` (what its calibration file says and the sim renders). */
+export function calibrationTruth(seed = 3, boards: "carried" | "table" = "carried"): Calibration {
   const base = sampleBenchCalibration(FR3, seed);
-  const truth: Calibration = {
+  return {
     ...base,
     cameras: base.cameras.map((c) =>
       c.name === "front" ? { ...c, intrinsics: { ...c.intrinsics, distortion: [...BENCH_DISTORTION] } } : c,
@@ -96,6 +89,33 @@ export async function calibrationBench(
         : { name: "table", board: DEFAULT_BOARD, mount: { frame: "world", poseWorld: tableBoardPose() } },
     ],
   };
+}
+
+/** The gateway API of a test gateway through fastify inject() (the same requests as over HTTP). */
+export function injectApi(g: TestGateway): BenchApi {
+  const transport: Transport = async (method, path, body, who) => {
+    const res = await g.app.inject({
+      method,
+      url: path,
+      headers: who === "agent" ? g.agent : g.operator,
+      ...(body !== undefined ? { payload: body as object } : {}),
+    });
+    const json = res.headers["content-type"]?.toString().startsWith("application/json");
+    return { status: res.statusCode, body: json ? res.json() : new Uint8Array(res.rawPayload) };
+  };
+  return new BenchApi(transport);
+}
+
+/**
+ * The calibration bench for `seed`: `carried` (default) puts the board on the flange for the
+ * fixed cameras; `table` lays it on the table for the wrist camera (a board in the hand would
+ * fill the wrist camera's view).
+ */
+export async function calibrationBench(
+  seed = 3,
+  boards: "carried" | "table" = "carried",
+): Promise<CalibrationBench> {
+  const truth = calibrationTruth(seed, boards);
   const dir = mkdtempSync(join(tmpdir(), "rg-calib-"));
   const file = join(dir, "calibration.json");
   writeFileSync(file, JSON.stringify(truth, null, 2));
@@ -107,17 +127,7 @@ export async function calibrationBench(
     task: { id: "free-motion", seed },
     safety: { stopOnEvents: ["collision"] },
   });
-  const transport: Transport = async (method, path, body, who) => {
-    const res = await g.app.inject({
-      method,
-      url: path,
-      headers: who === "agent" ? g.agent : g.operator,
-      ...(body !== undefined ? { payload: body as object } : {}),
-    });
-    const json = res.headers["content-type"]?.toString().startsWith("application/json");
-    return { status: res.statusCode, body: json ? res.json() : new Uint8Array(res.rawPayload) };
-  };
-  return { g, api: new BenchApi(transport), truth, file, close: () => g.close() };
+  return { g, api: injectApi(g), truth, file, close: () => g.close() };
 }
 
 /**
