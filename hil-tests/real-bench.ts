@@ -58,6 +58,8 @@ export interface RealBenchOptions {
    * it wants a procedure to recover.
    */
   calibration?: Calibration;
+  /** how long the rig child may take to start, ms (default 30 000) */
+  startTimeoutMs?: number;
 }
 
 /** What the simulator behind the rig is doing (test-only knowledge; an agent never sees it). */
@@ -161,7 +163,11 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
     }),
   );
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("the rig child did not start within 30 s")), 30_000);
+    const startMs = opts.startTimeoutMs ?? 30_000;
+    const timer = setTimeout(
+      () => reject(new Error(`the rig child did not start within ${startMs / 1000} s`)),
+      startMs,
+    );
     child.on("message", (m: ChildHello | ChildReply) => {
       if (m.op === "ready") {
         clearTimeout(timer);

@@ -8,8 +8,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BenchApi, type Transport } from "../calibration/api-client.ts";
-import { boardSizeM, DEFAULT_BOARD } from "../calibration/board.ts";
-import type { ImageU8 } from "../calibration/board-detect.ts";
+import { type BoardSpec, boardSizeM, DEFAULT_BOARD } from "../calibration/board.ts";
+import { detectBoard, type ImageU8 } from "../calibration/board-detect.ts";
 import type { Calibration, PoseM } from "../calibration/schema.ts";
 import { testGateway, type TestGateway } from "../compose/testing.ts";
 import { FR3 } from "../robots/franka/models.ts";
@@ -249,8 +249,38 @@ export function withNoise(img: ImageU8, sigma: number, seed: number): ImageU8 {
   return { ...img, data: d };
 }
 
+/**
+ * Overlay error between two benches at their current joints: the board corners detected in one
+ * camera's frame on each, RMS distance over the corner ids both see, px.
+ */
+export async function cornerAgreement(
+  a: BenchApi,
+  b: BenchApi,
+  camera: string,
+  board: BoardSpec = DEFAULT_BOARD,
+): Promise<{ rmsPx: number; corners: number }> {
+  const ra = await a.capture([camera]);
+  const rb = await b.capture([camera]);
+  const da = await detectBoard(board, ra.images.get(camera)!);
+  const db = await detectBoard(board, rb.images.get(camera)!);
+  let e2 = 0;
+  let n = 0;
+  da.ids.forEach((id, k) => {
+    const j = db.ids.indexOf(id);
+    if (j < 0) return;
+    e2 += (da.pixels[k]![0] - db.pixels[j]![0]) ** 2 + (da.pixels[k]![1] - db.pixels[j]![1]) ** 2;
+    n++;
+  });
+  return { rmsPx: n ? Math.sqrt(e2 / n) : Number.POSITIVE_INFINITY, corners: n };
+}
+
 /** Lift the loop straight up off the wire start (in small steps, so it never drags along the wire), then go to `q`. */
-export async function liftThenGo(b: CalibrationBench, q: number[], liftM = 0.15): Promise<void> {
+export async function liftThenGo(
+  b: CalibrationBench,
+  q: number[],
+  liftM = 0.15,
+  move: { maxJointSpeedRadS?: number } = {},
+): Promise<void> {
   let r = await b.api.reading();
   for (let k = 1; k <= 3; k++) {
     const fk = await b.api.fk(r.q);
@@ -258,7 +288,7 @@ export async function liftThenGo(b: CalibrationBench, q: number[], liftM = 0.15)
       ...fk.tool,
       xyz: [fk.tool.xyz[0], fk.tool.xyz[1], fk.tool.xyz[2] + liftM / 3] as [number, number, number],
     };
-    r = await b.api.moveTo((await b.api.ik(up, r.q)).q);
+    r = await b.api.moveTo((await b.api.ik(up, r.q)).q, move);
   }
-  await b.api.moveTo(q);
+  await b.api.moveTo(q, move);
 }
