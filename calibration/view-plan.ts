@@ -15,14 +15,12 @@
  * move is still judged by the gateway's safety supervisor, so a target outside the safety
  * profile is refused there and skipped by the procedure (collectCarriedViews).
  */
-import { type Mat4, mat4Mul, mat4Point, mat4RigidInverse, mat4ToPose, poseToMat4 } from "../robots/math.ts";
+import { type Mat4, mat4Mul, mat4RigidInverse, mat4ToPose, poseToMat4 } from "../robots/math.ts";
 import { ApiError, type BenchApi, type Pose } from "./api-client.ts";
 import { type BoardSpec, boardSizeM } from "./board.ts";
 import { mat3ToRotvec, rigid, rotationOf, rotvecToMat3 } from "./linalg.ts";
 import type { CameraIntrinsics } from "./projection.ts";
-import { intrinsicsOf as intrinsicsOfCamera } from "./check.ts";
-import { POSE_SPREAD_RAD, posesAround } from "./procedures.ts";
-import { projectCameraPoint } from "./projection.ts";
+import { POSE_SPREAD_RAD } from "./procedures.ts";
 import type { Calibration } from "./schema.ts";
 
 export interface ViewPlanOptions {
@@ -256,69 +254,4 @@ export async function jointTargets(
     targets.push(seed);
   }
   return { targets, skipped };
-}
-
-/**
- * Joint targets chosen inside the joint envelope around `around` (the spread of
- * procedures.ts): `candidates` low-discrepancy joint poses are predicted through the nominal
- * calibration and the gateway's FK (no motion); those that keep the whole board inside the
- * image margin are kept, and `k` of them picked by farthest-point selection on the board's tilt
- * (normal in the camera frame) and its image position — so the views span the tilts and the
- * image the envelope allows, with none of them cut off by the image edge.
- */
-export async function selectEnvelopeViews(
-  api: BenchApi,
-  cal: Calibration,
-  camera: string,
-  boardName: string,
-  around: readonly number[],
-  k: number,
-  opts: { candidates?: number; spread?: readonly number[]; marginPx?: number } = {},
-): Promise<{ targets: number[][]; candidates: number; inView: number }> {
-  const cam = cal.cameras.find((c) => c.name === camera);
-  const board = cal.calibrationBoards?.find((b) => b.name === boardName);
-  if (!cam || !board) return { targets: [], candidates: 0, inView: 0 };
-  const K = intrinsicsOfCamera(cam);
-  const margin = opts.marginPx ?? 20;
-  const [w, h] = boardSizeM(board.board);
-  const n = opts.candidates ?? 6 * k;
-  const pool = posesAround(around, n, opts.spread ?? POSE_SPREAD_RAD);
-  const feats: Array<{ q: number[]; f: number[]; tilt: number }> = [];
-  for (const q of pool) {
-    const M = await nominalView(api, cal, camera, boardName, q);
-    if (!M) continue;
-    const inside = [
-      [0, 0, 0],
-      [w, 0, 0],
-      [w, h, 0],
-      [0, h, 0],
-    ].every((p) => {
-      const r = projectCameraPoint(K, mat4Point(M, p));
-      return !!r && r.u >= margin && r.v >= margin && r.u <= K.width - margin && r.v <= K.height - margin;
-    });
-    if (!inside) continue;
-    const c = projectCameraPoint(K, mat4Point(M, [w / 2, h / 2, 0]))!;
-    // board normal (its z axis) in the camera frame: x, y components are the tilt
-    feats.push({
-      q,
-      f: [2 * M[2]!, 2 * M[6]!, c.u / K.width, c.v / K.height],
-      tilt: Math.hypot(M[2]!, M[6]!),
-    });
-  }
-  const picked: typeof feats = [];
-  const dmin = feats.map(() => Number.POSITIVE_INFINITY);
-  let next = feats.reduce((b, x, i) => (x.tilt > (feats[b]?.tilt ?? -1) ? i : b), 0);
-  while (picked.length < Math.min(k, feats.length)) {
-    const p = feats[next]!;
-    picked.push(p);
-    let best = -1;
-    feats.forEach((x, i) => {
-      const d = Math.hypot(...x.f.map((v, j) => v - p.f[j]!));
-      if (d < dmin[i]!) dmin[i] = d;
-      if (best < 0 || dmin[i]! > dmin[best]!) best = i;
-    });
-    if (best < 0 || dmin[best] === 0) break;
-    next = best;
-  }
-  return { targets: picked.map((p) => p.q), candidates: pool.length, inView: feats.length };
 }
