@@ -26,10 +26,24 @@ import {
   viewDepth,
 } from "./view-plan.ts";
 
+/**
+ * The joint envelope of the wrist-camera views around the start pose, rad per joint: wider than
+ * the carried board's (procedures.ts), since the camera must travel over the board, not just tilt
+ * it. The IK knows no obstacles: lay the board in open table space, clear of the wire's posts —
+ * the gateway's workspace box and keep-out volumes still judge every move.
+ */
+export const WRIST_ENVELOPE_RAD = [1, 1, 1, 1, 1, 1, 1] as const;
+
 export async function calibrateWristCamera(
   api: BenchApi,
   cal: Calibration,
-  opts: { camera: string; poses?: number; around?: number[] },
+  opts: {
+    camera: string;
+    poses?: number;
+    around?: number[];
+    /** how far each joint may move from the start pose, rad (default WRIST_ENVELOPE_RAD) */
+    envelopeRad?: readonly number[];
+  },
 ): Promise<{ calibration: Calibration; report: CameraProcedureReport; coverageRgb: Uint8Array }> {
   const t0 = performance.now();
   const cam = cal.cameras.find((c) => c.name === opts.camera);
@@ -63,6 +77,7 @@ export async function calibrateWristCamera(
     cal,
     flangeTargets(cal, opts.camera, table.name, plan),
     around,
+    opts.envelopeRad ?? WRIST_ENVELOPE_RAD,
   );
   const session = await collectCarriedViews(api, table.board, [opts.camera], targets);
   const views = session.views.map((v) => v.detections.get(opts.camera)!);
