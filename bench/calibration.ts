@@ -9,8 +9,8 @@
  * frames at the same joints: board corners, px), the same frames with sensor noise over several noise seeds (the intrinsics' spread, and
  * the detected corners against their ground-truth projections: bias or variance), and the wrist
  * camera (eye-in-hand, board on the table, views planned in the camera frame).
- * Usage: npx tsx bench/calibration.ts [poses=30] [--images DIR]  (DIR gets the coverage map and
- * the check overlay as PNG)
+ * Usage: npx tsx bench/calibration.ts [poses=30] [--images DIR]  (DIR gets the coverage map, the
+ * check overlays and the twin-over-bench blends as PNG)
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -190,6 +190,17 @@ try {
       await b.api.moveTo(around);
       await api.moveTo((await b.api.reading()).q);
       const o = await cornerAgreement(b.api, api, "front");
+      if (imagesDir) {
+        // the bench's frame and the twin's, half and half, at half size
+        const a = (await b.api.capture(["front"])).images.get("front")!;
+        const t = (await api.capture(["front"])).images.get("front")!;
+        const mix = Buffer.alloc(a.data.length);
+        for (let i = 0; i < mix.length; i++) mix[i] = (a.data[i]! + t.data[i]!) >> 1;
+        await sharp(mix, { raw: { width: a.width, height: a.height, channels: 3 } })
+          .resize(a.width >> 1)
+          .png({ compressionLevel: 9 })
+          .toFile(join(imagesDir, `calibration-twin-front-${label}.png`));
+      }
       console.log(
         `twin overlay (${label} calibration): board corners twin vs bench ${o.rmsPx.toFixed(3)} px RMS over ${o.corners} corners${label === "calibrated" ? " (target: the extrinsics target's 2 mm / 0.2° ≈ 2.4 px at 0.4 m)" : ""}`,
       );
