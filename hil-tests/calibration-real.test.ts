@@ -45,16 +45,16 @@ const SEED = 3;
  */
 const SAFETY = { stopOnEvents: ["collision"], staleReadingTimeoutMs: 2000, trackingErrorBoundRad: 0.4 };
 /**
- * Twin vs rig corner agreement, px RMS. What the extrinsics target allows: 2 mm and 0.2° at the
- * board's 0.4 m from a 554 px focal length are 2.8 px and 1.9 px; a calibration inside the target
- * must do better than their sum's half.
- */
-/**
  * Moves at a peak of 0.15 rad/s instead of 0.4: the monitor judges velocity from position
  * differences over 20 ms of arrival time, and the rig, catching up after a render stall, delivers
  * its joint states bunched (1.6 rad/s "seen" for 0.33 rad/s reported on the loaded machine).
  */
 const SLOW = { maxJointSpeedRadS: 0.15 };
+/**
+ * Twin vs rig corner agreement, px RMS. What the extrinsics target allows: 2 mm and 0.2° at the
+ * board's 0.4 m from a 554 px focal length are 2.8 px and 1.9 px; a calibration inside the target
+ * must do better than their sum's half.
+ */
 const OVERLAY_TOL_PX = 2.4;
 
 let rb: RealBench;
