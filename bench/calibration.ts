@@ -5,23 +5,39 @@
  * procedure time and the achieved figures beside the ground truth the bench was built from and
  * beside the targets (issue 11: fx, fy 0.5 %, cx, cy 1 px, k1 0.01, RMS 0.5 px, extrinsics
  * 2 mm / 0.2°).
- * Usage: npx tsx bench/calibration.ts [poses=30] [--images DIR]  (DIR gets the coverage map and
- * the check overlay as PNG)
+ * Then the twin's overlay error (a sim built from the new calibration against the bench's own
+ * frames at the same joints: board corners, px), the same frames with sensor noise over several noise seeds (the intrinsics' spread, and
+ * the detected corners against their ground-truth projections: bias or variance), and the wrist
+ * camera (eye-in-hand, board on the table, views planned in the camera frame).
+ * Usage: npx tsx bench/calibration.ts [poses=30] [--images DIR]  (DIR gets the coverage map, the
+ * check overlays and the twin-over-bench blends as PNG)
  */
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import sharp from "sharp";
+import { cornerCount, cornerPoint, DEFAULT_BOARD } from "../calibration/board.ts";
+import { detectBoard } from "../calibration/board-detect.ts";
 import { calibrateCamera } from "../calibration/camera-procedure.ts";
-import { checkCameras } from "../calibration/check.ts";
+import { checkCameras, intrinsicsOf } from "../calibration/check.ts";
+import { type BoardView, fitIntrinsics } from "../calibration/intrinsics.ts";
+import { collectCarriedViews, posesAround } from "../calibration/procedures.ts";
+import { projectCameraPoint } from "../calibration/projection.ts";
+import { calibrateWristCamera } from "../calibration/wrist-procedure.ts";
 import { rotationAngle } from "../calibration/linalg.ts";
 import type { Calibration } from "../calibration/schema.ts";
-import { poseToMat4 } from "../robots/math.ts";
+import { testGateway } from "../compose/testing.ts";
+import { mat4Mul, mat4Point, mat4RigidInverse, poseToMat4 } from "../robots/math.ts";
 import {
   BENCH_DISTORTION,
   calibrationBench,
   carriedBoardPose,
+  cornerAgreement,
+  injectApi,
   liftThenGo,
   presentationPose,
+  tableBoardPose,
+  withNoise,
+  wristStartPose,
 } from "../test-support/calibration-bench.ts";
 
 const args = process.argv.slice(2);
@@ -154,7 +170,180 @@ try {
     await png("calibration-check-front-nominal.png", before!.overlay.data);
     console.log(`images written to ${imagesDir}`);
   }
+  // --- twin overlay: a sim built from the new calibration (as `serve --twin` builds it) against
+  // the bench's own frames, at the same joints; and the same with the nominal calibration
+  for (const [label, cal] of [
+    ["calibrated", r.calibration],
+    ["nominal", nominal],
+  ] as const) {
+    const file = join(dirname(b.file), `twin-${label}.json`);
+    writeFileSync(file, JSON.stringify(cal, null, 1));
+    const tg = await testGateway({
+      backend: { type: "sim" },
+      calibration: file,
+      task: { id: "free-motion", seed: 3 },
+      safety: { stopOnEvents: ["collision"] },
+    });
+    try {
+      const api = injectApi(tg);
+      await liftThenGo({ g: tg, api, truth: cal, file, close: () => tg.close() }, around);
+      await b.api.moveTo(around);
+      await api.moveTo((await b.api.reading()).q);
+      const o = await cornerAgreement(b.api, api, "front");
+      if (imagesDir) {
+        // the bench's frame and the twin's, half and half, at half size
+        const a = (await b.api.capture(["front"])).images.get("front")!;
+        const t = (await api.capture(["front"])).images.get("front")!;
+        const mix = Buffer.alloc(a.data.length);
+        for (let i = 0; i < mix.length; i++) mix[i] = (a.data[i]! + t.data[i]!) >> 1;
+        await sharp(mix, { raw: { width: a.width, height: a.height, channels: 3 } })
+          .resize(a.width >> 1)
+          .png({ compressionLevel: 9 })
+          .toFile(join(imagesDir, `calibration-twin-front-${label}.png`));
+      }
+      console.log(
+        `twin overlay (${label} calibration): board corners twin vs bench ${o.rmsPx.toFixed(3)} px RMS over ${o.corners} corners${label === "calibrated" ? " (target: the extrinsics target's 2 mm / 0.2° ≈ 2.4 px at 0.4 m)" : ""}`,
+      );
+    } finally {
+      await tg.close();
+    }
+  }
+
+  // --- noisy renders: the same poses, σ = 4 grey levels, several noise seeds
+  await b.api.moveTo(around);
+  const camFromWorld = mat4RigidInverse(poseToMat4(tp));
+  const worldFromBase = poseToMat4(b.truth.robotBasePoseWorld);
+  const flangeFromBoard = poseToMat4(carriedBoardPose());
+  const K = intrinsicsOf(truthFront);
+  const frames: Array<{
+    id: string;
+    img: import("../calibration/board-detect.ts").ImageU8;
+    truth: Array<[number, number] | null>;
+  }> = [];
+  await collectCarriedViews(
+    b.api,
+    DEFAULT_BOARD,
+    ["front"],
+    posesAround(around, poses),
+    async (v, images) => {
+      const M = mat4Mul(
+        mat4Mul(mat4Mul(camFromWorld, worldFromBase), poseToMat4(v.flangeBase)),
+        flangeFromBoard,
+      );
+      const truth: Array<[number, number] | null> = [];
+      for (let id = 0; id < cornerCount(DEFAULT_BOARD); id++) {
+        const q = projectCameraPoint(K, mat4Point(M, cornerPoint(DEFAULT_BOARD, id)));
+        truth.push(q ? [q.u, q.v] : null);
+      }
+      frames.push({ id: v.id, img: images.get("front")!, truth });
+    },
+  );
+  console.log(
+    `\nnoisy renders (σ = 4 grey levels), the same ${poses} poses, per noise seed: detected corners − ground-truth projection (mean, RMS) and the fit's errors`,
+  );
+  console.log(
+    `${"seed".padEnd(6)}${"mean du".padStart(9)}${"mean dv".padStart(9)}${"rms".padStart(7)}${"fx %".padStart(9)}${"fy %".padStart(9)}${"cx".padStart(8)}${"cy".padStart(8)}${"k1".padStart(9)}${"RMS".padStart(7)}`,
+  );
+  for (const seed of [0, 1, 2, 3, 4, 5]) {
+    const views: BoardView[] = [];
+    let du = 0;
+    let dv = 0;
+    let e2 = 0;
+    let n = 0;
+    for (const [i, f] of frames.entries()) {
+      const d = await detectBoard(DEFAULT_BOARD, seed === 0 ? f.img : withNoise(f.img, 4, seed * 1000 + i));
+      views.push({ id: f.id, ids: d.ids, pixels: d.pixels });
+      d.ids.forEach((id, k) => {
+        const t = f.truth[id];
+        if (!t) return;
+        const a = d.pixels[k]![0] - t[0];
+        const c = d.pixels[k]![1] - t[1];
+        du += a;
+        dv += c;
+        e2 += a * a + c * c;
+        n++;
+      });
+    }
+    const fit = await fitIntrinsics("front", DEFAULT_BOARD, views, {
+      width: ti.widthPx,
+      height: ti.heightPx,
+    });
+    console.log(
+      `${(seed === 0 ? "clean" : String(seed)).padEnd(6)}${(du / n).toFixed(3).padStart(9)}${(dv / n).toFixed(3).padStart(9)}${Math.sqrt(
+        e2 / n,
+      )
+        .toFixed(3)
+        .padStart(
+          7,
+        )}${((fit.fxPx / ti.fxPx - 1) * 100).toFixed(3).padStart(9)}${((fit.fyPx / ti.fyPx - 1) * 100).toFixed(3).padStart(9)}${(fit.cxPx - ti.cxPx).toFixed(2).padStart(8)}${(fit.cyPx - ti.cyPx).toFixed(2).padStart(8)}${(fit.distortion[0] - BENCH_DISTORTION[0]!).toFixed(4).padStart(9)}${fit.rmsPx.toFixed(3).padStart(7)}`,
+    );
+  }
+  console.log("targets: fx, fy 0.5 %, cx, cy 1 px, k1 0.01, RMS 0.5 px");
 } finally {
   await b.close();
+}
+
+// --- the wrist camera (eye-in-hand): board on the table, planned views
+const w = await calibrationBench(3, "table");
+try {
+  const q0 = await wristStartPose(w);
+  await liftThenGo(w, q0);
+  const t = w.truth.cameras.find((c) => c.name === "wrist")!;
+  if (t.extrinsics.mount !== "tool") throw new Error("wrist is on the tool");
+  const tp = t.extrinsics.poseFlange;
+  const nominal: Calibration = {
+    ...w.truth,
+    cameras: w.truth.cameras.map((c) =>
+      c.name === "wrist"
+        ? {
+            ...c,
+            extrinsics: {
+              mount: "tool",
+              poseFlange: { ...tp, xyz: [tp.xyz[0] + 0.01, tp.xyz[1] - 0.01, tp.xyz[2]] },
+            },
+          }
+        : c,
+    ),
+  };
+  const r = await calibrateWristCamera(w.api, nominal, { camera: "wrist", poses: 24, around: q0 });
+  const g = r.calibration.cameras.find((c) => c.name === "wrist")!;
+  if (g.extrinsics.mount !== "tool") throw new Error("wrist stays on the tool");
+  const G = poseToMat4(g.extrinsics.poseFlange);
+  const T = poseToMat4(tp);
+  const gi = g.intrinsics;
+  const ti = t.intrinsics;
+  console.log(
+    `\nwrist camera (eye-in-hand), board on the table, 24 planned views: ${r.report.poses} reachable, ${r.report.intrinsics.views.length} used, ${r.report.refused.length} left out (IK or gateway)`,
+  );
+  console.log(`procedure time: ${r.report.elapsedS.toFixed(1)} s wall clock`);
+  const row = (name: string, error: string, target: string) =>
+    console.log(`${name.padEnd(28)}${error.padStart(14)}${target.padStart(12)}`);
+  row("", "error", "target");
+  row("fx, %", ((gi.fxPx / ti.fxPx - 1) * 100).toFixed(3), "0.5 %");
+  row("fy, %", ((gi.fyPx / ti.fyPx - 1) * 100).toFixed(3), "0.5 %");
+  row("cx, px", (gi.cxPx - ti.cxPx).toFixed(3), "1 px");
+  row("cy, px", (gi.cyPx - ti.cyPx).toFixed(3), "1 px");
+  row("intrinsics RMS, px", r.report.intrinsics.rmsPx.toFixed(3), "≤ 0.5 px");
+  row(
+    "cam←flange position, mm",
+    (Math.hypot(G[3]! - T[3]!, G[7]! - T[7]!, G[11]! - T[11]!) * 1000).toFixed(3),
+    "2 mm",
+  );
+  row("cam←flange orientation, deg", ((rotationAngle(G, T) * 180) / Math.PI).toFixed(4), "0.2°");
+  const tb = r.calibration.calibrationBoards![0]!;
+  if (tb.mount.frame === "world") {
+    const B = poseToMat4(tb.mount.poseWorld);
+    const BT = poseToMat4(tableBoardPose());
+    row(
+      "table board position, mm",
+      (Math.hypot(B[3]! - BT[3]!, B[7]! - BT[7]!, B[11]! - BT[11]!) * 1000).toFixed(3),
+      "1 mm",
+    );
+  }
+  const e = r.report.extrinsics!;
+  row("hand-eye reprojection, px", `${e.closedFormRmsPx.toFixed(3)} → ${e.rmsPx.toFixed(3)}`, "");
+  row("worst view residual", `${e.worstResidualMm.toFixed(2)} mm ${e.worstResidualDeg.toFixed(3)}°`, "");
+} finally {
+  await w.close();
 }
 process.exit(0);

@@ -31,7 +31,14 @@ export interface CameraProcedureReport {
 export async function calibrateCamera(
   api: BenchApi,
   cal: Calibration,
-  opts: { camera: string; poses?: number; intrinsicsOnly?: boolean; around?: number[] },
+  opts: {
+    camera: string;
+    poses?: number;
+    intrinsicsOnly?: boolean;
+    around?: number[];
+    /** peak joint speed of the moves between poses, rad/s (default: BenchApi.moveTo's) */
+    maxJointSpeedRadS?: number;
+  },
 ): Promise<{ calibration: Calibration; report: CameraProcedureReport; coverageRgb: Uint8Array }> {
   const t0 = performance.now();
   const cam = cal.cameras.find((c) => c.name === opts.camera);
@@ -49,7 +56,14 @@ export async function calibrateCamera(
     });
   const around = opts.around ?? (await api.reading()).q;
   const k = opts.poses ?? 24;
-  const session = await collectCarriedViews(api, carried.board, [opts.camera], posesAround(around, k));
+  const session = await collectCarriedViews(
+    api,
+    carried.board,
+    [opts.camera],
+    posesAround(around, k),
+    undefined,
+    opts.maxJointSpeedRadS !== undefined ? { maxJointSpeedRadS: opts.maxJointSpeedRadS } : {},
+  );
   const views = session.views.map((v) => v.detections.get(opts.camera)!);
   const size = session.imageSize.get(opts.camera) ?? {
     width: cam.intrinsics.widthPx,

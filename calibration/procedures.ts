@@ -62,6 +62,7 @@ export async function collectCarriedViews(
   cameras: readonly string[],
   targets: readonly (readonly number[])[],
   onView?: (v: CarriedView, images: Map<string, import("./board-detect.ts").ImageU8>) => void | Promise<void>,
+  move: { maxJointSpeedRadS?: number } = {},
 ): Promise<CarriedSession> {
   const views: CarriedView[] = [];
   const refused: RejectedView[] = [];
@@ -69,7 +70,7 @@ export async function collectCarriedViews(
   for (let i = 0; i < targets.length; i++) {
     const id = `pose-${String(i + 1).padStart(2, "0")}`;
     try {
-      await api.moveTo(targets[i]!);
+      await api.moveTo(targets[i]!, move);
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       if (e.code === "RB_ERR_EPISODE_ENDED")

@@ -11,12 +11,13 @@ import {
   carriedBoardPose,
   liftThenGo,
   presentationPose,
+  withNoise,
 } from "../test-support/calibration-bench.ts";
 import { DEFAULT_BOARD } from "./board.ts";
 import { checkCameras } from "./check.ts";
 import { diffCalibrations } from "./calibration-file.ts";
 import { solveEyeToHand } from "./hand-eye.ts";
-import { detectBoard, type ImageU8 } from "./board-detect.ts";
+import { detectBoard } from "./board-detect.ts";
 import { type BoardView, fitIntrinsics, type IntrinsicsFit } from "./intrinsics.ts";
 import { rotationAngle } from "./linalg.ts";
 import { type CarriedSession, collectCarriedViews, posesAround } from "./procedures.ts";
@@ -28,22 +29,6 @@ let around: number[];
 /** the same frames with sensor noise added (Gaussian, σ = 4 grey levels, seeded), detected again */
 const noisyViews: BoardView[] = [];
 
-/** A copy of an image with seeded Gaussian noise (Box–Muller over a xorshift generator). */
-function withNoise(img: ImageU8, sigma: number, seed: number): ImageU8 {
-  let s = seed >>> 0 || 1;
-  const rnd = () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return ((s >>> 0) + 0.5) / 4294967296;
-  };
-  const d = img.data.slice();
-  for (let i = 0; i < d.length; i++) {
-    const g = Math.sqrt(-2 * Math.log(rnd())) * Math.cos(2 * Math.PI * rnd());
-    d[i] = Math.max(0, Math.min(255, Math.round(d[i]! + sigma * g)));
-  }
-  return { ...img, data: d };
-}
 beforeAll(async () => {
   b = await calibrationBench();
   const wire = b.truth.wire.pointsBase;
@@ -110,9 +95,14 @@ describe("calibration on the sim through the API", () => {
     expect(Math.abs(n.fxPx / t.fxPx - 1)).toBeLessThan(0.005);
     expect(Math.abs(n.fyPx / t.fyPx - 1)).toBeLessThan(0.005);
     expect(Math.abs(n.cxPx - t.cxPx)).toBeLessThan(1);
-    // short of the 1 px target: 1.62 px measured. The principal point is the weakest-constrained
-    // parameter with this tilt range (±0.5 rad on the wrist joints); larger tilts made the fit
-    // worse on the sim's renders, not better
+    // short of the 1 px target: 1.62 px measured. Not a detector bias: against the ground-truth
+    // projections the detected corners are off by −0.02 px on average (σ 0 and 4 alike), and cy
+    // moves between about −1.3 and +0.6 px from one noise seed to the next (bench/calibration.ts
+    // prints it). It is variance: this joint-space spread leaves cy weakly determined
+    // (ground-truth corners + 0.17 px iid noise give 2.5 px RMS on cy). Views planned in the
+    // camera frame (view-plan.ts) fix it for the wrist camera (wrist-calibration.test.ts); around
+    // this presentation pose they leave the joint envelope that keeps the arm off the wire's
+    // posts, and choosing whole-board views inside the envelope was worse (cy −4 … −6 px)
     expect(Math.abs(n.cyPx - t.cyPx)).toBeLessThan(2);
     expect(Math.abs(n.distortion[0] - BENCH_DISTORTION[0]!)).toBeLessThan(0.01);
     expect(n.rmsPx).toBeLessThanOrEqual(0.5);

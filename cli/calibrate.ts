@@ -22,6 +22,7 @@ import {
 import { calibrateCamera } from "../calibration/camera-procedure.ts";
 import { addToolCommands } from "./calibrate-tool.ts";
 import { checkCameras } from "../calibration/check.ts";
+import { calibrateWristCamera } from "../calibration/wrist-procedure.ts";
 import { coverageMap, fitIntrinsics } from "../calibration/intrinsics.ts";
 import { Command, InvalidArgumentError } from "commander";
 import sharp from "sharp";
@@ -177,7 +178,7 @@ export function calibrateCommand(): Command {
     cmd
       .command("camera")
       .description(
-        "calibrate one camera through the API: the robot carries the board (calibrationBoards entry mounted on the flange) through K poses around its current pose; fits intrinsics, and for a fixed camera solves extrinsics and the board mount (eye-to-hand); writes a new calibration version, a report and a coverage map",
+        "calibrate one camera through the API: a fixed camera sees the board carried on the flange (calibrationBoards entry mounted on the flange) through K poses around the robot's current pose — intrinsics, extrinsics and the board mount (eye-to-hand); a wrist camera (mount: tool) sees a board fixed on the table (entry mounted in the world) from K views planned in the camera frame starting at the current pose — intrinsics, cam←flange and the board's pose (eye-in-hand); writes a new calibration version, a report and a coverage map",
       ),
   )
     .requiredOption("--calibration <file>", "the bench's calibration file (read; never overwritten)")
@@ -193,11 +194,16 @@ export function calibrateCommand(): Command {
         // refuse before the robot moves, not after
         if (existsSync(out)) throw new CodedError("RB_ERR_CALIB_FILE_EXISTS", { path: out });
         const api = new BenchApi(fetchTransport(o.url, { agent: o.agentToken }));
-        const r = await calibrateCamera(api, cal, {
-          camera: o.camera,
-          poses: o.poses,
-          intrinsicsOnly: !!o.intrinsicsOnly,
-        });
+        // a wrist camera (mount: tool) sees a board fixed on the table (eye-in-hand)
+        const wrist =
+          !o.intrinsicsOnly && cal.cameras.find((c) => c.name === o.camera)?.extrinsics.mount === "tool";
+        const r = wrist
+          ? await calibrateWristCamera(api, cal, { camera: o.camera, poses: o.poses })
+          : await calibrateCamera(api, cal, {
+              camera: o.camera,
+              poses: o.poses,
+              intrinsicsOnly: !!o.intrinsicsOnly,
+            });
         writeCalibration(out, r.calibration);
         mkdirSync(o.reportDir, { recursive: true });
         const report = join(o.reportDir, `calibration-${o.camera}.report.json`);

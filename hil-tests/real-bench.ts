@@ -24,6 +24,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readCalibration } from "../calibration/calibration-file.ts";
 import type { Calibration } from "../calibration/schema.ts";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { createSimBackend } from "../sim/sim-backend.ts";
@@ -57,6 +58,13 @@ export interface RealBenchOptions {
    * accepted trajectory in lockstep with the real backend (compose/twin/shadow-backend.ts)
    */
   shadow?: Record<string, unknown>;
+  /**
+   * the bench's calibration (default: the twin's, sampled from `seed`): the rig's simulator builds
+   * its scene from it — cameras with their lenses, calibration boards, wire — and the bench file
+   * names it, as a real bench names its own. A calibration session passes the ground truth
+   * it wants a procedure to recover.
+   */
+  calibration?: Calibration;
 }
 
 /** What the simulator behind the rig is doing (test-only knowledge; an agent never sees it). */
@@ -126,10 +134,14 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
   const dir = mkdtempSync(join(tmpdir(), "real-bench-"));
   const linkPath = join(dir, "buzzbox-tty");
   // the calibration is the twin's: the same function the child's simulator samples its wire with
-  const probe = createSimBackend({ robot, seed: opts.seed });
-  await probe.configure();
-  const calibration = probe.currentCalibration();
-  await probe.shutdown();
+  // (or the caller's, which the child's simulator then builds its scene from)
+  let calibration = opts.calibration;
+  if (!calibration) {
+    const probe = createSimBackend({ robot, seed: opts.seed });
+    await probe.configure();
+    calibration = probe.currentCalibration();
+    await probe.shutdown();
+  }
   const calibrationPath = join(dir, "calibration.json");
   writeFileSync(calibrationPath, JSON.stringify(calibration, null, 1));
 
@@ -145,6 +157,7 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
         seed: opts.seed,
         linkPath,
         cameraRateHz: opts.cameraRateHz ?? 5,
+        ...(opts.calibration ? { calibrationPath } : {}),
       }),
     ],
     { stdio: ["ignore", "inherit", "inherit", "ipc"] },
@@ -255,8 +268,13 @@ async function runChild(arg: string): Promise<void> {
     seed: number;
     linkPath: string;
     cameraRateHz: number;
+    calibrationPath?: string;
   };
-  const sim = createSimBackend({ robot: ROBOTS[o.robot], seed: o.seed });
+  const sim = createSimBackend({
+    robot: ROBOTS[o.robot],
+    seed: o.seed,
+    ...(o.calibrationPath ? { calibration: readCalibration(o.calibrationPath) } : {}),
+  });
   await sim.configure();
   await sim.activate();
   // warm the physics up (JIT) before the rig paces it against the wall clock: holding the start

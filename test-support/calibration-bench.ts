@@ -8,13 +8,15 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BenchApi, type Transport } from "../calibration/api-client.ts";
-import { boardSizeM, DEFAULT_BOARD } from "../calibration/board.ts";
+import { type BoardSpec, boardSizeM, DEFAULT_BOARD } from "../calibration/board.ts";
+import { detectBoard, type ImageU8 } from "../calibration/board-detect.ts";
 import type { Calibration, PoseM } from "../calibration/schema.ts";
 import { testGateway, type TestGateway } from "../compose/testing.ts";
 import { FR3 } from "../robots/franka/models.ts";
 import {
   mat4Identity,
   mat4Mul,
+  mat4RigidInverse,
   mat4ToPose,
   poseToMat4,
   type Vec3,
@@ -54,17 +56,66 @@ export interface CalibrationBench {
   close(): Promise<void>;
 }
 
-export async function calibrationBench(seed = 3): Promise<CalibrationBench> {
+/**
+ * world ← board of the table board in the wrist-camera bench: lying face up on the table beside
+ * the wire's board (its +y side), board x along world x, board y along world −y.
+ */
+export function tableBoardPose(): PoseM {
+  const [w, h] = boardSizeM(DEFAULT_BOARD);
+  const m = mat4Identity();
+  m[5] = -1;
+  m[10] = -1;
+  m[3] = 0.45 - w / 2;
+  m[7] = 0.45 + h / 2;
+  m[11] = 0.002;
+  return mat4ToPose(m);
+}
+
+/** The calibration bench's ground truth for `seed` (what its calibration file says and the sim renders). */
+export function calibrationTruth(seed = 3, boards: "carried" | "table" = "carried"): Calibration {
   const base = sampleBenchCalibration(FR3, seed);
-  const truth: Calibration = {
+  return {
     ...base,
     cameras: base.cameras.map((c) =>
       c.name === "front" ? { ...c, intrinsics: { ...c.intrinsics, distortion: [...BENCH_DISTORTION] } } : c,
     ),
     calibrationBoards: [
-      { name: "carried", board: DEFAULT_BOARD, mount: { frame: "flange", poseFlange: carriedBoardPose() } },
+      boards === "carried"
+        ? {
+            name: "carried",
+            board: DEFAULT_BOARD,
+            mount: { frame: "flange", poseFlange: carriedBoardPose() },
+          }
+        : { name: "table", board: DEFAULT_BOARD, mount: { frame: "world", poseWorld: tableBoardPose() } },
     ],
   };
+}
+
+/** The gateway API of a test gateway through fastify inject() (the same requests as over HTTP). */
+export function injectApi(g: TestGateway): BenchApi {
+  const transport: Transport = async (method, path, body, who) => {
+    const res = await g.app.inject({
+      method,
+      url: path,
+      headers: who === "agent" ? g.agent : g.operator,
+      ...(body !== undefined ? { payload: body as object } : {}),
+    });
+    const json = res.headers["content-type"]?.toString().startsWith("application/json");
+    return { status: res.statusCode, body: json ? res.json() : new Uint8Array(res.rawPayload) };
+  };
+  return new BenchApi(transport);
+}
+
+/**
+ * The calibration bench for `seed`: `carried` (default) puts the board on the flange for the
+ * fixed cameras; `table` lays it on the table for the wrist camera (a board in the hand would
+ * fill the wrist camera's view).
+ */
+export async function calibrationBench(
+  seed = 3,
+  boards: "carried" | "table" = "carried",
+): Promise<CalibrationBench> {
+  const truth = calibrationTruth(seed, boards);
   const dir = mkdtempSync(join(tmpdir(), "rg-calib-"));
   const file = join(dir, "calibration.json");
   writeFileSync(file, JSON.stringify(truth, null, 2));
@@ -76,17 +127,7 @@ export async function calibrationBench(seed = 3): Promise<CalibrationBench> {
     task: { id: "free-motion", seed },
     safety: { stopOnEvents: ["collision"] },
   });
-  const transport: Transport = async (method, path, body, who) => {
-    const res = await g.app.inject({
-      method,
-      url: path,
-      headers: who === "agent" ? g.agent : g.operator,
-      ...(body !== undefined ? { payload: body as object } : {}),
-    });
-    const json = res.headers["content-type"]?.toString().startsWith("application/json");
-    return { status: res.statusCode, body: json ? res.json() : new Uint8Array(res.rawPayload) };
-  };
-  return { g, api: new BenchApi(transport), truth, file, close: () => g.close() };
+  return { g, api: injectApi(g), truth, file, close: () => g.close() };
 }
 
 /**
@@ -148,8 +189,98 @@ export async function presentationPose(
   );
 }
 
+/**
+ * The operator's start pose for the wrist camera: joints that put the wrist camera `distanceM`
+ * above the table board's centre, looking straight down at it (what an operator does by
+ * jogging; here from the ground truth, through the gateway's IK).
+ */
+export async function wristStartPose(
+  b: CalibrationBench,
+  camera = "wrist",
+  distanceM = 0.4,
+): Promise<number[]> {
+  const cam = b.truth.cameras.find((c) => c.name === camera)!;
+  if (cam.extrinsics.mount !== "tool") throw new Error("wrist cameras only");
+  const board = b.truth.calibrationBoards!.find((x) => x.mount.frame === "world")!;
+  if (board.mount.frame !== "world") throw new Error("table board");
+  const [w, h] = boardSizeM(board.board);
+  let last: unknown;
+  for (const roll of [0, Math.PI / 2, -Math.PI / 2, Math.PI]) {
+    // camera ← board: face-on, centred, `roll` about the optical axis
+    const c = Math.cos(roll);
+    const s = Math.sin(roll);
+    const camFromBoard = mat4Identity();
+    camFromBoard[0] = c;
+    camFromBoard[1] = -s;
+    camFromBoard[4] = s;
+    camFromBoard[5] = c;
+    camFromBoard[3] = -(c * w - s * h) / 2;
+    camFromBoard[7] = -(s * w + c * h) / 2;
+    camFromBoard[11] = distanceM;
+    const worldFromBoard = poseToMat4(board.mount.poseWorld);
+    const flange = mat4Mul(
+      mat4Mul(worldFromBoard, mat4RigidInverse(camFromBoard)),
+      mat4RigidInverse(poseToMat4(cam.extrinsics.poseFlange)),
+    );
+    const tool = mat4Mul(flange, poseToMat4(b.truth.tool.loopPoseFlange));
+    try {
+      return (await b.api.ik(mat4ToPose(tool) as never, [0, -0.3, 0, -2.0, 0, 1.7, 0.785])).q;
+    } catch (e) {
+      last = e;
+    }
+  }
+  throw new Error(`no wrist start pose above the table board: ${String(last)}`);
+}
+
+/** A copy of an image with seeded Gaussian noise (Box–Muller over a xorshift generator), clamped to 0…255. */
+export function withNoise(img: ImageU8, sigma: number, seed: number): ImageU8 {
+  let s = seed >>> 0 || 1;
+  const rnd = () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return ((s >>> 0) + 0.5) / 4294967296;
+  };
+  const d = img.data.slice();
+  for (let i = 0; i < d.length; i++) {
+    const g = Math.sqrt(-2 * Math.log(rnd())) * Math.cos(2 * Math.PI * rnd());
+    d[i] = Math.max(0, Math.min(255, Math.round(d[i]! + sigma * g)));
+  }
+  return { ...img, data: d };
+}
+
+/**
+ * Overlay error between two benches at their current joints: the board corners detected in one
+ * camera's frame on each, RMS distance over the corner ids both see, px.
+ */
+export async function cornerAgreement(
+  a: BenchApi,
+  b: BenchApi,
+  camera: string,
+  board: BoardSpec = DEFAULT_BOARD,
+): Promise<{ rmsPx: number; corners: number }> {
+  const ra = await a.capture([camera]);
+  const rb = await b.capture([camera]);
+  const da = await detectBoard(board, ra.images.get(camera)!);
+  const db = await detectBoard(board, rb.images.get(camera)!);
+  let e2 = 0;
+  let n = 0;
+  da.ids.forEach((id, k) => {
+    const j = db.ids.indexOf(id);
+    if (j < 0) return;
+    e2 += (da.pixels[k]![0] - db.pixels[j]![0]) ** 2 + (da.pixels[k]![1] - db.pixels[j]![1]) ** 2;
+    n++;
+  });
+  return { rmsPx: n ? Math.sqrt(e2 / n) : Number.POSITIVE_INFINITY, corners: n };
+}
+
 /** Lift the loop straight up off the wire start (in small steps, so it never drags along the wire), then go to `q`. */
-export async function liftThenGo(b: CalibrationBench, q: number[], liftM = 0.15): Promise<void> {
+export async function liftThenGo(
+  b: CalibrationBench,
+  q: number[],
+  liftM = 0.15,
+  move: { maxJointSpeedRadS?: number } = {},
+): Promise<void> {
   let r = await b.api.reading();
   for (let k = 1; k <= 3; k++) {
     const fk = await b.api.fk(r.q);
@@ -157,7 +288,7 @@ export async function liftThenGo(b: CalibrationBench, q: number[], liftM = 0.15)
       ...fk.tool,
       xyz: [fk.tool.xyz[0], fk.tool.xyz[1], fk.tool.xyz[2] + liftM / 3] as [number, number, number],
     };
-    r = await b.api.moveTo((await b.api.ik(up, r.q)).q);
+    r = await b.api.moveTo((await b.api.ik(up, r.q)).q, move);
   }
-  await b.api.moveTo(q);
+  await b.api.moveTo(q, move);
 }

@@ -1,0 +1,95 @@
+/**
+ * The wrist camera (eye-in-hand) on the sim, through the API only: the board lies on the table,
+ * the robot moves the wrist camera through planned views, intrinsics and cam←flange are solved
+ * and checked against the ground truth the test wrote into the bench's calibration file.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { poseToMat4 } from "../robots/math.ts";
+import { CodedError } from "../seam/errors.ts";
+import {
+  type CalibrationBench,
+  calibrationBench,
+  liftThenGo,
+  tableBoardPose,
+  wristStartPose,
+} from "../test-support/calibration-bench.ts";
+import { rotationAngle } from "./linalg.ts";
+import type { Calibration } from "./schema.ts";
+import { calibrateWristCamera } from "./wrist-procedure.ts";
+
+let b: CalibrationBench;
+let q0: number[];
+beforeAll(async () => {
+  b = await calibrationBench(3, "table");
+  q0 = await wristStartPose(b);
+  await liftThenGo(b, q0);
+}, 300_000);
+afterAll(async () => {
+  await b?.close();
+});
+
+const dist = (a: Float64Array, c: Float64Array) =>
+  Math.hypot(a[3]! - c[3]!, a[7]! - c[7]!, a[11]! - c[11]!) * 1000;
+
+describe("wrist camera (eye-in-hand) on the sim through the API", () => {
+  it("recovers cam←flange within 2 mm / 0.2° from a nominal mount 14 mm off", async () => {
+    const t = b.truth.cameras.find((c) => c.name === "wrist")!;
+    if (t.extrinsics.mount !== "tool") throw new Error("wrist is on the tool");
+    const tp = t.extrinsics.poseFlange;
+    // what a lab starts from: the mount measured with a ruler
+    const nominal: Calibration = {
+      ...b.truth,
+      cameras: b.truth.cameras.map((c) =>
+        c.name === "wrist"
+          ? {
+              ...c,
+              extrinsics: {
+                mount: "tool",
+                poseFlange: { ...tp, xyz: [tp.xyz[0] + 0.01, tp.xyz[1] - 0.01, tp.xyz[2]] },
+              },
+            }
+          : c,
+      ),
+    };
+    const r = await calibrateWristCamera(b.api, nominal, { camera: "wrist", poses: 24, around: q0 });
+    const g = r.calibration.cameras.find((c) => c.name === "wrist")!;
+    if (g.extrinsics.mount !== "tool") throw new Error("wrist stays on the tool");
+    const G = poseToMat4(g.extrinsics.poseFlange);
+    const T = poseToMat4(tp);
+    const posMm = dist(G, T);
+    const deg = (rotationAngle(G, T) * 180) / Math.PI;
+    const board = r.calibration.calibrationBoards![0]!;
+    if (board.mount.frame !== "world") throw new Error("table board");
+    const boardMm = dist(poseToMat4(board.mount.poseWorld), poseToMat4(tableBoardPose()));
+    const ti = t.intrinsics;
+    const gi = g.intrinsics;
+    console.log("wrist", {
+      posMm,
+      deg,
+      boardMm,
+      views: r.report.intrinsics.views.length,
+      ex: r.report.extrinsics?.rmsPx,
+    });
+    expect(posMm).toBeLessThan(2);
+    expect(deg).toBeLessThan(0.2);
+    expect(boardMm).toBeLessThan(1);
+    expect(Math.abs(gi.fxPx / ti.fxPx - 1)).toBeLessThan(0.005);
+    expect(Math.abs(gi.cxPx - ti.cxPx)).toBeLessThan(1);
+    expect(Math.abs(gi.cyPx - ti.cyPx)).toBeLessThan(1);
+    expect(r.report.intrinsics.rmsPx).toBeLessThanOrEqual(0.5);
+    expect(r.report.extrinsics!.worstResidualMm).toBeLessThan(2);
+    expect(r.report.extrinsics!.worstResidualDeg).toBeLessThan(0.2);
+    // a new version with provenance, the nominal mount replaced
+    expect(r.calibration.provenance?.at(-1)?.procedure).toMatch(/eye-in-hand/);
+  }, 600_000);
+
+  it("bad input: no table board, or a fixed camera, is a coded error before anything moves", async () => {
+    const noBoard: Calibration = { ...b.truth, calibrationBoards: [] };
+    await expect(calibrateWristCamera(b.api, noBoard, { camera: "wrist" })).rejects.toMatchObject({
+      code: "RB_ERR_CALIB_BAD_INPUT",
+    });
+    await expect(calibrateWristCamera(b.api, b.truth, { camera: "front" })).rejects.toBeInstanceOf(
+      CodedError,
+    );
+  });
+});
