@@ -10,10 +10,15 @@ import type { FrameStore } from "../frames/frame-store.ts";
 
 export const RETRY_AFTER_S = 1;
 
-/** Raw bytes of one frame of `camera` (RGB, plus 16-bit depth when asked and present). */
+/**
+ * Bytes a capture of one frame of `camera` may allocate before it is stored and recorded: the
+ * RGB image (3 B/px), a 16-bit depth plane (a renderer draws it for a camera with depth, asked
+ * for or not; 2 B/px) and the recorder's encoded copies of the RGB image (JPEG, base64, JSON:
+ * at most 1.5 B/px). An upper bound: a real camera's images arrive encoded and are smaller.
+ */
 export function frameBytes(camera: CameraDescription, depth: boolean): number {
   const px = camera.width * camera.height;
-  return px * 3 + (depth && camera.depth ? px * 2 : 0);
+  return px * 3 + (camera.depth || depth ? px * 2 : 0) + Math.ceil(px * 1.5);
 }
 
 export class CaptureAdmission {
