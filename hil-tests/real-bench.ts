@@ -16,8 +16,12 @@
  * simulator's physics and rendering do not stall the gateway's event loop. The child is this
  * same file, started with `--rig-child`; parent and child talk over the Node IPC channel.
  *
- * The handles kill and restart the rig parts (pull the buzz box's plug, close the rosbridge
- * WebSocket) for fault tests. Needs socat, gcc-avr, avr-libc, libsimavr-dev, libelf-dev.
+ * The rig's ROS face is a rosbridge server (default) or, with `ros: "ros2"`, the franka_ros2
+ * stand-in node on a real DDS graph (rigs/ros2/link-server.ts; the child takes the ROS 2
+ * environment and DDS domain of the process that starts it, see `ros2ForThisProcess`).
+ *
+ * The handles kill and restart the rig parts (pull the buzz box's plug, make ROS unreachable)
+ * for fault tests. Needs socat, gcc-avr, avr-libc, libsimavr-dev, libelf-dev.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -25,8 +29,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Calibration } from "../calibration/schema.ts";
+import type { BackendDescription, CameraDescription } from "../seam/types.ts";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { createSimBackend } from "../sim/sim-backend.ts";
+import { loadRos2Env, Ros2LinkServer } from "./rigs/ros2/link-server.ts";
 import { FrankaRosbridgeRig } from "./rigs/rosbridge/franka-rig.ts";
 import { buildSimavrRig, FIRMWARE_ELF, type SimavrRig, startSimavrRig } from "./rigs/simavr/simavr-rig.ts";
 
@@ -50,6 +56,14 @@ export interface RealBenchOptions {
    * is seen from the port itself, and tests of the heartbeat set their own)
    */
   heartbeatTimeoutMs?: number;
+  /**
+   * the rig's ROS face: a rosbridge server (default; the bench's `ros` is `rosbridge` at `url`),
+   * or the franka_ros2 stand-in node on a DDS graph (`ros2`; the bench's `ros` is `rclnodejs`).
+   * `ros2` needs the ROS 2 environment in this process (`ros2ForThisProcess()`).
+   */
+  ros?: "rosbridge" | "ros2";
+  /** how long the child may take to start its rigs, ms (default 30 s; 60 s with `ros: "ros2"`) */
+  startTimeoutMs?: number;
 }
 
 /** What the simulator behind the rig is doing (test-only knowledge; an agent never sees it). */
@@ -60,6 +74,14 @@ export interface RigSimState {
   contactClosed: boolean;
   /** pacing slices that finished later than their wall deadline */
   overruns: number;
+  /** contact closings the simulator itself saw since the rig started (the box's pin follows them) */
+  contactCloses: number;
+}
+
+/** The simulator's own description of the bench (test-only knowledge, e.g. to compare CameraInfo with). */
+export interface RigSimDescription {
+  cameras: CameraDescription[];
+  toolOffset: BackendDescription["toolOffset"];
 }
 
 export interface RealBench {
@@ -68,15 +90,22 @@ export interface RealBench {
   /** the bench calibration (the twin's), as written to `calibrationPath` */
   readonly calibration: Calibration;
   readonly calibrationPath: string;
-  /** the rosbridge URL */
+  /** the rosbridge URL (with `ros: "ros2"`: the stand-in's `ros2://domain/N`) */
   readonly url: string;
+  /** the stable path of the buzz box's serial link (the bench's contact `path`) */
+  readonly linkPath: string;
   /** the simulator's state behind the rig */
   simState(): Promise<RigSimState>;
+  /** the simulator's cameras and tool offset */
+  simDescription(): Promise<RigSimDescription>;
   /** SIGKILL the simavr runner: like pulling the box's USB cable (the pty disappears) */
   killBuzzbox(): Promise<void>;
   /** start a new simavr runner behind the same stable link path, contact pin set from the sim */
   restartBuzzbox(): Promise<void>;
-  /** close the rosbridge WebSocket and refuse new connections (false), or accept them again (true) */
+  /**
+   * ROS unreachable (false: the rosbridge WebSocket closes and refuses new connections; the
+   * ros2 stand-in node is killed) or reachable again (true)
+   */
   setRosReachable(up: boolean): Promise<void>;
   /** stop the rigs and remove the scratch folder (idempotent) */
   close(): Promise<void>;
@@ -84,6 +113,7 @@ export interface RealBench {
 
 type Request =
   | { op: "simState" }
+  | { op: "simDescription" }
   | { op: "killBuzzbox" }
   | { op: "restartBuzzbox" }
   | { op: "setRosReachable"; up: boolean }
@@ -132,6 +162,7 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
         seed: opts.seed,
         linkPath,
         cameraRateHz: opts.cameraRateHz ?? 5,
+        ros: opts.ros ?? "rosbridge",
       }),
     ],
     { stdio: ["ignore", "inherit", "inherit", "ipc"] },
@@ -148,7 +179,11 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
     }),
   );
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("the rig child did not start within 30 s")), 30_000);
+    const startMs = opts.startTimeoutMs ?? (opts.ros === "ros2" ? 60_000 : 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`the rig child did not start within ${startMs / 1000} s`)),
+      startMs,
+    );
     child.on("message", (m: ChildHello | ChildReply) => {
       if (m.op === "ready") {
         clearTimeout(timer);
@@ -183,7 +218,10 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
     robot: robotId,
     backend: {
       type: "real",
-      ros: { type: "rosbridge", url, reconnectInitialDelayMs: 50, reconnectMaxDelayMs: 200 },
+      ros:
+        opts.ros === "ros2"
+          ? { type: "rclnodejs" }
+          : { type: "rosbridge", url, reconnectInitialDelayMs: 50, reconnectMaxDelayMs: 200 },
       cameras: (opts.cameras ?? []).map((name) => ({
         name,
         imageTopic: `/${name}/image_raw/compressed`,
@@ -211,7 +249,9 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
     calibration,
     calibrationPath,
     url,
+    linkPath,
     simState: () => call({ op: "simState" }) as Promise<RigSimState>,
+    simDescription: () => call({ op: "simDescription" }) as Promise<RigSimDescription>,
     killBuzzbox: async () => void (await call({ op: "killBuzzbox" })),
     restartBuzzbox: async () => void (await call({ op: "restartBuzzbox" })),
     setRosReachable: async (up) => void (await call({ op: "setRosReachable", up })),
@@ -235,6 +275,7 @@ async function runChild(arg: string): Promise<void> {
     seed: number;
     linkPath: string;
     cameraRateHz: number;
+    ros: "rosbridge" | "ros2";
   };
   const sim = createSimBackend({ robot: ROBOTS[o.robot], seed: o.seed });
   await sim.configure();
@@ -243,18 +284,24 @@ async function runChild(arg: string): Promise<void> {
   // pose changes nothing but the simulator's time
   await sim.hold(1);
   let avr: SimavrRig | undefined;
+  let contactCloses = 0;
   // the sim's own contact drives the box's contact pin (a contact while the box is unplugged is lost, as on a bench)
   sim.onEvent((e) => {
-    if (e.type === "contact") avr?.setContact(e.closed);
+    if (e.type !== "contact") return;
+    if (e.closed) contactCloses++;
+    avr?.setContact(e.closed);
   });
   const startAvr = async () => {
     avr = await startSimavrRig({ linkPath: o.linkPath, elf: FIRMWARE_ELF });
     avr.setContact(sim.privilegedState().contactClosed === true);
   };
+  // the ros2 face: the environment and DDS domain this child inherited from the test process
+  const server = o.ros === "ros2" ? await startRos2Face() : undefined;
   const rig = await FrankaRosbridgeRig.start({
     backend: sim,
     host: "127.0.0.1",
     cameraRateHz: o.cameraRateHz,
+    ...(server ? { server } : {}),
   });
   await startAvr();
   const ops: { [K in Request["op"]]: (r: Extract<Request, { op: K }>) => Promise<unknown> } = {
@@ -265,7 +312,13 @@ async function runChild(arg: string): Promise<void> {
         q: r.q,
         contactClosed: sim.privilegedState().contactClosed === true,
         overruns: rig.overruns,
+        contactCloses,
       } satisfies RigSimState;
+    },
+    simDescription: async () => {
+      const d = sim.describe();
+      // plain JSON over IPC
+      return JSON.parse(JSON.stringify({ cameras: d.cameras, toolOffset: d.toolOffset })) as RigSimDescription;
     },
     killBuzzbox: async () => {
       const a = avr;
@@ -297,6 +350,13 @@ async function runChild(arg: string): Promise<void> {
     void (avr?.kill() ?? Promise.resolve()).finally(() => process.exit(0));
   });
   process.send?.({ op: "ready", url: rig.url } satisfies ChildHello);
+}
+
+async function startRos2Face(): Promise<Ros2LinkServer> {
+  const domain = process.env.ROS_DOMAIN_ID;
+  const env = loadRos2Env(domain === undefined ? undefined : Number(domain));
+  if (!env) throw new Error("ROS 2 env missing: run scripts/ros2-setup.sh");
+  return Ros2LinkServer.start({ env });
 }
 
 if (process.argv[2] === CHILD_FLAG && process.argv[1] === HERE) {
