@@ -368,7 +368,10 @@ export class FrameStore {
 /** Encode an RGB image (raw or already encoded) to the requested format. */
 export async function encodeImage(img: ImageData, encoding: RgbEncoding, quality = 90): Promise<StoredImage> {
   const contentType = MIME[encoding] as StoredImage["contentType"];
-  if (img.kind === "encoded" && img.format === encoding) return { contentType, data: Buffer.from(img.data) };
+  if (img.kind === "encoded" && img.format === encoding) {
+    // the camera's own bytes, not a copy
+    return { contentType, data: Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength) };
+  }
   if (img.kind === "raw") {
     return {
       contentType,
