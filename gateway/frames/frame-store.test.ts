@@ -114,8 +114,9 @@ describe("frame store budget", () => {
     expect(store.usage.encoding).toBe(0);
     // the frames age out and a big reservation evicts them; the recorder still holds the rgb image
     now = 2000;
-    // the budget less the encode headroom (an eighth), less the recorder's image, less a little
-    const r = store.reserve(100_000 - 12_500 - RGB - 10);
+    // the budget less the encode headroom and the garbage slack (an eighth each), less the
+    // recorder's image, less a little
+    const r = store.reserve(100_000 - 2 * 12_500 - RGB - 10);
     expect(r).toBeDefined();
     expect(store.get(ids.rgb)).toBeUndefined();
     expect(store.usage.bytes).toBe(RGB);

@@ -13,7 +13,8 @@
  *   `encodeHeadroomBytes` inside the budget that captures cannot take; further fetches wait
  *   their turn (FIFO) instead of allocating;
  * - other holders of the same images (the recorder's queue, `hold`): an image buffer is counted
- *   once while anyone holds it (reference counted by buffer), also after the store evicted it.
+ *   once while anyone holds it (reference counted by buffer), also after the store evicted it;
+ * - garbage: captures leave `gcSlackBytes` of the budget for evicted images not yet collected.
  * Retention: a frame stays fetchable for at least `minRetentionMs` after it was stored (until
  * the episode ends); only older frames are evicted, oldest first, to make room. A put beyond
  * the reservations (no HTTP layer) still keeps the budget by evicting oldest first, fresh or not.
@@ -54,6 +55,13 @@ export interface FrameStoreOptions {
   minRetentionMs: number;
   /** part of `maxBytes` that only encodes (on fetch) may use, bytes (at most maxBytes / 8) */
   encodeHeadroomBytes: number;
+  /**
+   * part of `maxBytes` captures leave for evicted images the garbage collector has not freed yet,
+   * bytes (at most maxBytes / 8). V8 collects unreferenced buffers once memory outside its heap
+   * grew by its soft limit (64 MiB) since the last collection, so about that much can be dead
+   * but still allocated while old frames are evicted to make room.
+   */
+  gcSlackBytes: number;
   /** wall clock, ms (tests pass their own) */
   nowMs?: () => number;
 }
@@ -63,6 +71,7 @@ export const FRAME_STORE_DEFAULTS: FrameStoreOptions = {
   jpegQuality: 90,
   minRetentionMs: 10_000,
   encodeHeadroomBytes: 16 * 1024 * 1024,
+  gcSlackBytes: 64 * 1024 * 1024,
 };
 
 /** Bytes an encode of a raw image of `rawBytes` may allocate at most (its output, with slack). */
@@ -94,6 +103,7 @@ export class FrameStore {
     this.opts = { ...FRAME_STORE_DEFAULTS, ...opts };
     // at most an eighth of the budget: the rest is for frames
     this.opts.encodeHeadroomBytes = Math.min(this.opts.encodeHeadroomBytes, Math.floor(this.opts.maxBytes / 8));
+    this.opts.gcSlackBytes = Math.min(this.opts.gcSlackBytes, Math.floor(this.opts.maxBytes / 8));
     this.now = opts.nowMs ?? Date.now;
   }
 
@@ -157,8 +167,8 @@ export class FrameStore {
    * after the call's frames are stored.
    */
   reserve(bytes: number): (() => void) | undefined {
-    // captures may not take the encode headroom
-    const room = this.opts.maxBytes - this.opts.encodeHeadroomBytes;
+    // captures may not take the encode headroom nor the room left for garbage
+    const room = this.opts.maxBytes - this.opts.encodeHeadroomBytes - this.opts.gcSlackBytes;
     const fits = () =>
       this.bytes + this.unconsumed() + bytes <= room && this.held() + bytes <= this.opts.maxBytes;
     if (!fits()) {
