@@ -43,6 +43,8 @@ export interface StartGatewayOptions {
   tasks?: readonly TaskDefinition[];
   /** realtime pacing fixed instead of measured (tests, benches) */
   realtime?: GatewayOptions["realtime"];
+  /** the frame store's budget and retention (tests, benches; default FRAME_STORE_DEFAULTS) */
+  frameStore?: GatewayOptions["frameStore"];
   /** start the first episode (default: yes, with the bench's defaults) */
   firstEpisode?: Partial<StartEpisodeRequest> | false;
   /** listen on a real socket (else the app is only made ready, for inject()) */
@@ -133,6 +135,7 @@ export async function startGateway(o: StartGatewayOptions): Promise<StartedGatew
       : {}),
     ...(o.tasks ? { tasks: o.tasks } : {}),
     ...(o.realtime ? { realtime: o.realtime } : {}),
+    ...(o.frameStore ? { frameStore: o.frameStore } : {}),
   });
   const agentToken = o.agentToken ?? randomBytes(16).toString("hex");
   const operatorToken = o.operatorToken ?? randomBytes(16).toString("hex");

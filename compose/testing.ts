@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type BenchConfig, parseBenchConfig } from "./bench-config.ts";
-import { startGateway } from "./start.ts";
+import { type StartGatewayOptions, startGateway } from "./start.ts";
 import type { Gateway } from "../gateway/gateway.ts";
 import { McapRecorder } from "../gateway/recorder/mcap-recorder.ts";
 import { gradeRecord } from "../gateway/recorder/replay.ts";
@@ -29,7 +29,7 @@ export interface TestGateway {
  */
 export async function testGateway(
   bench: Record<string, unknown> | BenchConfig,
-  opts: { recorder?: boolean } = {},
+  opts: { recorder?: boolean; frameStore?: StartGatewayOptions["frameStore"] } = {},
 ): Promise<TestGateway> {
   // records go to a scratch folder unless the caller names one
   const recordsDir =
@@ -40,6 +40,7 @@ export async function testGateway(
     agentToken: AGENT_TOKEN,
     operatorToken: OPERATOR_TOKEN,
     ...(opts.recorder === false ? { observers: null } : {}),
+    ...(opts.frameStore ? { frameStore: opts.frameStore } : {}),
   });
   const { app, gateway } = g;
   return {

@@ -151,9 +151,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
 
   const routeOpts = { gateway: opts.gateway, agentToken: opts.agentToken, operatorToken: opts.operatorToken };
+  const captures = new CaptureAdmission(opts.gateway.frames, limits.maxConcurrentCaptures);
   await app.register(agentRoutes, {
     ...routeOpts,
-    captures: new CaptureAdmission(opts.gateway.frames, limits.maxConcurrentCaptures),
+    captures,
     onClientDisconnect: opts.gateway.bench.onClientDisconnect ?? "finish",
   });
   await app.register(kinematicsRoutes, routeOpts);
@@ -166,7 +167,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     operatorGuard: guard("operator", routeOpts),
   });
   await app.register(mcpPlugin, { agentToken: opts.agentToken, operatorToken: opts.operatorToken });
-  attachStream(app, opts.gateway, routeOpts);
+  attachStream(app, opts.gateway, routeOpts, captures);
 
   app.get("/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 

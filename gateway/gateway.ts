@@ -19,7 +19,7 @@ import { SafetyMonitor } from "./safety/monitor.ts";
 import { homeForEpisode } from "./strategy/episode-start.ts";
 import { HomeError } from "./strategy/home.ts";
 import type { EpisodeObserver } from "./episode/observer.ts";
-import { FrameStore } from "./frames/frame-store.ts";
+import { FrameStore, type FrameStoreOptions } from "./frames/frame-store.ts";
 import { ConsoleHub } from "./console/hub.ts";
 
 export type { Bench } from "./bench.ts";
@@ -32,6 +32,8 @@ export interface GatewayOptions {
   tasks?: readonly TaskDefinition[];
   /** realtime pacing fixed instead of measured (tests, benches); unset fields take the defaults */
   realtime?: Partial<RealtimeSetup>;
+  /** the frame store's budget, retention and headroom (default FRAME_STORE_DEFAULTS) */
+  frameStore?: Partial<FrameStoreOptions>;
 }
 
 /** sim seconds held at a realtime episode's start to measure the sim's speed */
@@ -47,7 +49,7 @@ export interface EstopState {
 }
 
 export class Gateway {
-  readonly frames = new FrameStore();
+  readonly frames: FrameStore;
   readonly actions: ActionCatalog;
   private current: Episode | undefined;
   private readonly history: Episode[] = [];
@@ -62,6 +64,7 @@ export class Gateway {
     readonly bench: Bench,
     private readonly opts: GatewayOptions = {},
   ) {
+    this.frames = new FrameStore(opts.frameStore);
     this.actions = actionCatalog(bench.ik);
     this.console.attach(bench.backend, () => this.current);
     this.extraTasks = new Map((opts.tasks ?? []).map((t) => [t.id, t]));

@@ -7,11 +7,11 @@
  * - the buzz-box firmware runs in simavr; its contact pin follows the simulator's ring–wire
  *   contact (the sim's own `contact` events drive `simavrRig.setContact`), so the contact the real
  *   backend reports travels sim → pin → firmware → UART → pty → serialport → BuzzboxDriver.
+ * The rigs run in a child process (real-bench.ts, the one rig runner of the tier-3 suites), like
+ * a robot on its own computer: the backend under test is the only robot code in this process,
+ * and what the simulator does is read over IPC (`simState`).
  * Needs socat, gcc-avr, avr-libc, libsimavr-dev, libelf-dev.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RosTransportResource } from "../drivers/ros2/transport-factory.ts";
 import { interpolateChunk } from "../seam/interpolate.ts";
@@ -20,12 +20,10 @@ import { fkWorkspace, forwardKinematicsInto } from "../robots/franka/kinematics.
 import { PANDA } from "../robots/franka/models.ts";
 import { poseToMat4 } from "../robots/math.ts";
 import { solveToolPose } from "../calibration/wire-pose.ts";
-import { createSimBackend, type SimBackend } from "../sim/sim-backend.ts";
 import { isDeviceError } from "../drivers/errors.ts";
 import { parseRealBackendConfig, type RealBackendConfigInput } from "../drivers/real/real-bench-config.ts";
 import { createRealBackend, type RealBackend } from "../drivers/real/real-backend.ts";
-import { FrankaRosbridgeRig, type RigServer } from "./rigs/rosbridge/franka-rig.ts";
-import { buildSimavrRig, type SimavrRig, startSimavrRig } from "./rigs/simavr/simavr-rig.ts";
+import { type RealBench, type RealBenchOptions, type RigSimDescription, startRealBench } from "./real-bench.ts";
 import { sleep, waitFor as until } from "../test-support/wait.ts";
 
 const DT = PANDA.controlPeriodS;
@@ -34,10 +32,10 @@ const DT = PANDA.controlPeriodS;
 export interface SuiteTransport {
   /** "rosbridge" or "rclnodejs" (test titles) */
   name: string;
-  /** the rig's server; undefined: the rig's own rosbridge server */
-  startServer?: () => Promise<RigServer>;
+  /** the rig's ROS face (real-bench.ts `ros`; default its rosbridge server) */
+  rigRos?: RealBenchOptions["ros"];
   /** the backend's `ros` resource for the started rig */
-  resource: (rig: FrankaRosbridgeRig) => RosTransportResource;
+  resource: (rig: RealBench) => RosTransportResource;
   /** how long the transport may take to see the rig again after it was unreachable, ms */
   reconnectTimeoutMs: number;
   /** driver numbers for this transport (e.g. longer first-message waits for DDS discovery) */
@@ -59,18 +57,21 @@ export const ROSBRIDGE: SuiteTransport = {
 
 export function describeRealBackend(t: SuiteTransport): void {
   describe(`real backend on the rig (simulator) over ${t.name} + buzz box in simavr`, () => {
-    let dir: string;
-    let sim: SimBackend;
-    let rig: FrankaRosbridgeRig;
-    let avr: SimavrRig;
+    let rig: RealBench;
+    let simDesc: RigSimDescription;
     let real: RealBackend;
-    const simEvents: SensorEvent[] = [];
     const events: SensorEvent[] = [];
-    const linkPath = () => join(dir, "buzzbox-tty");
-
-    const startAvr = async () => {
-      avr = await startSimavrRig({ linkPath: linkPath() });
-      avr.setContact(sim.privilegedState().contactClosed === true);
+    /** the simulated arm's joint angles behind the rig */
+    const simQ = async () => (await rig.simState()).q;
+    /** resolve once `pred` holds for the simulator's state (polled over IPC) */
+    const untilSim = async (pred: (q: number[]) => boolean, what: string) => {
+      let q = await simQ();
+      const end = Date.now() + 10_000;
+      while (!pred(q)) {
+        if (Date.now() > end) throw new Error(`timed out after 10000 ms waiting for ${what}`);
+        await sleep(5);
+        q = await simQ();
+      }
     };
 
     const config = (over: Partial<RealBackendConfigInput> = {}) =>
@@ -84,7 +85,7 @@ export function describeRealBackend(t: SuiteTransport): void {
         ],
         contact: {
           type: "buzzbox",
-          path: linkPath(),
+          path: rig.linkPath,
           debounceMs: 2,
           // simavr is a child process a loaded machine can starve; a pulled plug is seen from the port
           heartbeatTimeoutMs: 2000,
@@ -105,7 +106,7 @@ export function describeRealBackend(t: SuiteTransport): void {
     /** joint target that moves the loop `offsetM` along its own y axis (towards the wire's side) */
     const sideways = (offsetM: number): number[] => {
       const r = real.read();
-      const tool = poseToMat4(sim.currentCalibration().tool.loopPoseFlange);
+      const tool = poseToMat4(rig.calibration.tool.loopPoseFlange);
       const f = forwardKinematicsInto(PANDA, r.q, fkWorkspace(), tool);
       const target = Float64Array.from(f[9]!);
       target[3] = target[3]! + target[1]! * offsetM;
@@ -117,41 +118,36 @@ export function describeRealBackend(t: SuiteTransport): void {
     };
 
     beforeAll(async () => {
-      buildSimavrRig();
-      dir = mkdtempSync(join(tmpdir(), "real-backend-"));
-      sim = createSimBackend({ robot: PANDA, seed: 3 });
-      await sim.configure();
-      await sim.activate();
-      sim.onEvent((e) => {
-        simEvents.push(e);
-        if (e.type === "contact") avr?.setContact(e.closed);
+      rig = await startRealBench({
+        seed: 3,
+        robot: "panda",
+        cameras: ["front"],
+        cameraRateHz: 5,
+        ...(t.rigRos ? { ros: t.rigRos } : {}),
+        // a loaded machine: the child starts tsx, warms the physics up and boots simavr
+        startTimeoutS: 80,
       });
-      const server = await t.startServer?.();
-      rig = await FrankaRosbridgeRig.start({ backend: sim, cameraRateHz: 5, ...(server ? { server } : {}) });
-      await startAvr();
-      real = createRealBackend(config(), { robot: PANDA, calibration: sim.currentCalibration() });
+      simDesc = await rig.simDescription();
+      real = createRealBackend(config(), { robot: PANDA, calibration: rig.calibration });
       real.onEvent((e) => events.push(e));
       await real.configure();
       await real.activate();
-    }, 30_000);
+    }, 90_000);
 
     afterAll(async () => {
       await real?.shutdown();
-      await avr?.kill();
       await rig?.close();
-      await sim?.shutdown();
-      if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
     it("describes the bench from CameraInfo and calibration", () => {
       const d = real.describe();
       expect(real.kind).toBe("real");
       expect(d.robot).toBe(PANDA);
-      const simFront = sim.describe().cameras.find((c) => c.name === "front")!;
+      const simFront = simDesc.cameras.find((c) => c.name === "front")!;
       const [front] = d.cameras;
       expect(front).toMatchObject({ name: "front", width: simFront.width, fx: simFront.fx, frame: "world" });
       expect(front!.pose.xyz[0]).toBeCloseTo(simFront.pose.xyz[0], 9);
-      expect(d.toolOffset).toEqual(sim.describe().toolOffset);
+      expect(d.toolOffset).toEqual(simDesc.toolOffset);
     });
 
     it("refuses motion without the allow-motion switch, naming it", async () => {
@@ -186,8 +182,9 @@ export function describeRealBackend(t: SuiteTransport): void {
       expect(res.frames.length).toBeGreaterThanOrEqual(1);
       expect(res.frames[0]!.camera).toBe("front");
       await sleep(100);
-      expect(Math.abs(sim.read().q[0]! - target[0]!)).toBeLessThan(0.01);
-      expect(Math.abs(real.read().q[0]! - sim.read().q[0]!)).toBeLessThan(0.01);
+      const q = await simQ();
+      expect(Math.abs(q[0]! - target[0]!)).toBeLessThan(0.01);
+      expect(Math.abs(real.read().q[0]! - q[0]!)).toBeLessThan(0.01);
       // back to the start mark for the contact test
       expect((await real.execute(moveTo(start.q, 0.5))).outcome).toBe("completed");
     });
@@ -195,7 +192,7 @@ export function describeRealBackend(t: SuiteTransport): void {
     it("a sweep into the wire → contact from the buzz box (not the sim) reaches the listeners; stop() halts", async () => {
       const q0 = real.read().q;
       const n0 = events.length;
-      const simN0 = simEvents.length;
+      const simCloses0 = (await rig.simState()).contactCloses;
       const off = real.onEvent((e) => {
         if (e.type === "contact" && e.closed) void real.stop("contact"); // what the gateway does
       });
@@ -203,7 +200,7 @@ export function describeRealBackend(t: SuiteTransport): void {
       off();
       const contact = events.slice(n0).find((e) => e.type === "contact");
       expect(contact).toMatchObject({ type: "contact", closed: true, source: "buzzbox" });
-      expect(simEvents.slice(simN0).some((e) => e.type === "contact" && e.closed)).toBe(true);
+      expect((await rig.simState()).contactCloses).toBeGreaterThan(simCloses0);
       expect(events.some((e) => e.type === "contact" && e.source === "sim")).toBe(false);
       expect(res.outcome).toBe("stopped");
       // stopped well before the end of the 1.5 s sweep
@@ -222,20 +219,20 @@ export function describeRealBackend(t: SuiteTransport): void {
       const target = [...q0];
       target[0] = target[0]! - 0.3;
       const p = real.execute(moveTo(target, 3));
-      await until(() => Math.abs(sim.read().q[0]! - q0[0]!) > 0.01, "motion started");
-      await avr.kill();
+      await untilSim((q) => Math.abs(q[0]! - q0[0]!) > 0.01, "motion started");
+      await rig.killBuzzbox();
       const res = await p;
       expect(res.outcome).toBe("fault");
       expect(res.fault?.device).toBe("buzzbox");
       expect(real.lifecycle).toBe("error");
       await sleep(150);
-      const held = sim.read().q[0]!;
+      const held = (await simQ())[0]!;
       await sleep(150);
-      expect(sim.read().q[0]!).toBeCloseTo(held, 4);
+      expect((await simQ())[0]!).toBeCloseTo(held, 4);
       expect(held).toBeGreaterThan(target[0]! + 0.05);
       await expect(real.execute(moveTo(q0, 0.3))).rejects.toThrow(/RB_ERR_REAL_DEVICE_FAULT|error state/);
 
-      await startAvr();
+      await rig.restartBuzzbox();
       await real.recover(); // back to active
       expect(events.some((e) => e.type === "instrument" && e.name === "buzzbox.link")).toBe(true);
       expect((await real.execute(moveTo(q0, 0.5))).outcome).toBe("completed");
@@ -246,20 +243,20 @@ export function describeRealBackend(t: SuiteTransport): void {
       const target = [...q0];
       target[0] = target[0]! + 0.3;
       const p = real.execute(moveTo(target, 3));
-      await until(() => Math.abs(sim.read().q[0]! - q0[0]!) > 0.01, "motion started");
-      rig.server.setReachable(false);
+      await untilSim((q) => Math.abs(q[0]! - q0[0]!) > 0.01, "motion started");
+      await rig.setRosReachable(false);
       const res = await p;
       expect(res.outcome).toBe("fault");
       expect(res.fault?.message).toMatch(/lost|RB_ERR_ROS_CONNECTION_LOST/);
       expect(real.lifecycle).toBe("error");
       expect(events.some((e) => e.type === "fault" && e.device.startsWith("ros2:"))).toBe(true);
       await sleep(100);
-      const held = sim.read().q[0]!;
+      const held = (await simQ())[0]!;
       await sleep(150);
-      expect(sim.read().q[0]!).toBeCloseTo(held, 4);
+      expect((await simQ())[0]!).toBeCloseTo(held, 4);
       expect(held).toBeLessThan(target[0]! - 0.05);
 
-      rig.server.setReachable(true);
+      await rig.setRosReachable(true);
       await until(
         () => real.drivers.arm!.peek()!.receivedT > real.now() - 0.05,
         "joint states again",

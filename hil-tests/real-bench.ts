@@ -16,8 +16,12 @@
  * simulator's physics and rendering do not stall the gateway's event loop. The child is this
  * same file, started with `--rig-child`; parent and child talk over the Node IPC channel.
  *
- * The handles kill and restart the rig parts (pull the buzz box's plug, close the rosbridge
- * WebSocket) for fault tests. Needs socat, gcc-avr, avr-libc, libsimavr-dev, libelf-dev.
+ * The rig's ROS face is a rosbridge server (default) or, with `ros: "ros2"`, the franka_ros2
+ * stand-in node on a real DDS graph (rigs/ros2/link-server.ts; the child takes the ROS 2
+ * environment and DDS domain of the process that starts it, see `ros2ForThisProcess`).
+ *
+ * The handles kill and restart the rig parts (pull the buzz box's plug, make ROS unreachable)
+ * for fault tests. Needs socat, gcc-avr, avr-libc, libsimavr-dev, libelf-dev.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -26,9 +30,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readCalibration } from "../calibration/calibration-file.ts";
 import type { Calibration } from "../calibration/schema.ts";
+import type { BackendDescription, CameraDescription } from "../seam/types.ts";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { createSimBackend } from "../sim/sim-backend.ts";
 import { type ArmGoalLogEntry, FrankaRosbridgeRig } from "./rigs/rosbridge/franka-rig.ts";
+import { loadRos2Env, Ros2LinkServer } from "./rigs/ros2/link-server.ts";
+import { FrankaRosbridgeRig } from "./rigs/rosbridge/franka-rig.ts";
 import { buildSimavrRig, FIRMWARE_ELF, type SimavrRig, startSimavrRig } from "./rigs/simavr/simavr-rig.ts";
 
 export interface RealBenchOptions {
@@ -51,7 +58,7 @@ export interface RealBenchOptions {
    * is seen from the port itself, and tests of the heartbeat set their own)
    */
   heartbeatTimeoutMs?: number;
-  /** how long the rig child may take to start, s (default 30; benchmarks on a loaded machine wait longer) */
+  /** how long the rig child may take to start, s (default 30, 60 with `ros: "ros2"`; benchmarks on a loaded machine wait longer) */
   startTimeoutS?: number;
   /**
    * bench-file `shadow` block: a sim twin (built from the same calibration file) receives every
@@ -65,6 +72,12 @@ export interface RealBenchOptions {
    * it wants a procedure to recover.
    */
   calibration?: Calibration;
+  /**
+   * the rig's ROS face: a rosbridge server (default; the bench's `ros` is `rosbridge` at `url`),
+   * or the franka_ros2 stand-in node on a DDS graph (`ros2`; the bench's `ros` is `rclnodejs`).
+   * `ros2` needs the ROS 2 environment in this process (`ros2ForThisProcess()`).
+   */
+  ros?: "rosbridge" | "ros2";
 }
 
 /** What the simulator behind the rig is doing (test-only knowledge; an agent never sees it). */
@@ -75,6 +88,14 @@ export interface RigSimState {
   contactClosed: boolean;
   /** pacing slices that finished later than their wall deadline */
   overruns: number;
+  /** contact closings the simulator itself saw since the rig started (the box's pin follows them) */
+  contactCloses: number;
+}
+
+/** The simulator's own description of the bench (test-only knowledge, e.g. to compare CameraInfo with). */
+export interface RigSimDescription {
+  cameras: CameraDescription[];
+  toolOffset: BackendDescription["toolOffset"];
 }
 
 export interface RealBench {
@@ -83,15 +104,22 @@ export interface RealBench {
   /** the bench calibration (the twin's), as written to `calibrationPath` */
   readonly calibration: Calibration;
   readonly calibrationPath: string;
-  /** the rosbridge URL */
+  /** the rosbridge URL (with `ros: "ros2"`: the stand-in's `ros2://domain/N`) */
   readonly url: string;
+  /** the stable path of the buzz box's serial link (the bench's contact `path`) */
+  readonly linkPath: string;
   /** the simulator's state behind the rig */
   simState(): Promise<RigSimState>;
+  /** the simulator's cameras and tool offset */
+  simDescription(): Promise<RigSimDescription>;
   /** SIGKILL the simavr runner: like pulling the box's USB cable (the pty disappears) */
   killBuzzbox(): Promise<void>;
   /** start a new simavr runner behind the same stable link path, contact pin set from the sim */
   restartBuzzbox(): Promise<void>;
-  /** close the rosbridge WebSocket and refuse new connections (false), or accept them again (true) */
+  /**
+   * ROS unreachable (false: the rosbridge WebSocket closes and refuses new connections; the
+   * ros2 stand-in node is killed) or reachable again (true)
+   */
   setRosReachable(up: boolean): Promise<void>;
   /** arm goals reach the rig's controller `ms` late (a slow link; 0: at once) */
   delayGoals(ms: number): Promise<void>;
@@ -103,6 +131,7 @@ export interface RealBench {
 
 type Request =
   | { op: "simState" }
+  | { op: "simDescription" }
   | { op: "killBuzzbox" }
   | { op: "restartBuzzbox" }
   | { op: "setRosReachable"; up: boolean }
@@ -158,6 +187,7 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
         linkPath,
         cameraRateHz: opts.cameraRateHz ?? 5,
         ...(opts.calibration ? { calibrationPath } : {}),
+        ros: opts.ros ?? "rosbridge",
       }),
     ],
     { stdio: ["ignore", "inherit", "inherit", "ipc"] },
@@ -174,7 +204,7 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
     }),
   );
   const url = await new Promise<string>((resolve, reject) => {
-    const startS = opts.startTimeoutS ?? 30;
+    const startS = opts.startTimeoutS ?? (opts.ros === "ros2" ? 60 : 30);
     const timer = setTimeout(
       () => reject(new Error(`the rig child did not start within ${startS} s`)),
       startS * 1000,
@@ -213,7 +243,10 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
     robot: robotId,
     backend: {
       type: "real",
-      ros: { type: "rosbridge", url, reconnectInitialDelayMs: 50, reconnectMaxDelayMs: 200 },
+      ros:
+        opts.ros === "ros2"
+          ? { type: "rclnodejs" }
+          : { type: "rosbridge", url, reconnectInitialDelayMs: 50, reconnectMaxDelayMs: 200 },
       cameras: (opts.cameras ?? []).map((name) => ({
         name,
         imageTopic: `/${name}/image_raw/compressed`,
@@ -242,7 +275,9 @@ export async function startRealBench(opts: RealBenchOptions): Promise<RealBench>
     calibration,
     calibrationPath,
     url,
+    linkPath,
     simState: () => call({ op: "simState" }) as Promise<RigSimState>,
+    simDescription: () => call({ op: "simDescription" }) as Promise<RigSimDescription>,
     killBuzzbox: async () => void (await call({ op: "killBuzzbox" })),
     restartBuzzbox: async () => void (await call({ op: "restartBuzzbox" })),
     setRosReachable: async (up) => void (await call({ op: "setRosReachable", up })),
@@ -269,6 +304,7 @@ async function runChild(arg: string): Promise<void> {
     linkPath: string;
     cameraRateHz: number;
     calibrationPath?: string;
+    ros: "rosbridge" | "ros2";
   };
   const sim = createSimBackend({
     robot: ROBOTS[o.robot],
@@ -281,18 +317,24 @@ async function runChild(arg: string): Promise<void> {
   // pose changes nothing but the simulator's time
   await sim.hold(1);
   let avr: SimavrRig | undefined;
+  let contactCloses = 0;
   // the sim's own contact drives the box's contact pin (a contact while the box is unplugged is lost, as on a bench)
   sim.onEvent((e) => {
-    if (e.type === "contact") avr?.setContact(e.closed);
+    if (e.type !== "contact") return;
+    if (e.closed) contactCloses++;
+    avr?.setContact(e.closed);
   });
   const startAvr = async () => {
     avr = await startSimavrRig({ linkPath: o.linkPath, elf: FIRMWARE_ELF });
     avr.setContact(sim.privilegedState().contactClosed === true);
   };
+  // the ros2 face: the environment and DDS domain this child inherited from the test process
+  const server = o.ros === "ros2" ? await startRos2Face() : undefined;
   const rig = await FrankaRosbridgeRig.start({
     backend: sim,
     host: "127.0.0.1",
     cameraRateHz: o.cameraRateHz,
+    ...(server ? { server } : {}),
   });
   await startAvr();
   const ops: { [K in Request["op"]]: (r: Extract<Request, { op: K }>) => Promise<unknown> } = {
@@ -303,7 +345,13 @@ async function runChild(arg: string): Promise<void> {
         q: r.q,
         contactClosed: sim.privilegedState().contactClosed === true,
         overruns: rig.overruns,
+        contactCloses,
       } satisfies RigSimState;
+    },
+    simDescription: async () => {
+      const d = sim.describe();
+      // plain JSON over IPC
+      return JSON.parse(JSON.stringify({ cameras: d.cameras, toolOffset: d.toolOffset })) as RigSimDescription;
     },
     killBuzzbox: async () => {
       const a = avr;
@@ -337,6 +385,13 @@ async function runChild(arg: string): Promise<void> {
     void (avr?.kill() ?? Promise.resolve()).finally(() => process.exit(0));
   });
   process.send?.({ op: "ready", url: rig.url } satisfies ChildHello);
+}
+
+async function startRos2Face(): Promise<Ros2LinkServer> {
+  const domain = process.env.ROS_DOMAIN_ID;
+  const env = loadRos2Env(domain === undefined ? undefined : Number(domain));
+  if (!env) throw new Error("ROS 2 env missing: run scripts/ros2-setup.sh");
+  return Ros2LinkServer.start({ env });
 }
 
 if (process.argv[2] === CHILD_FLAG && process.argv[1] === HERE) {

@@ -155,7 +155,7 @@ export const ERRORS = {
   RB_ERR_FRAME_NOT_FOUND: {
     status: 404,
     message: "Frame {id} does not exist or has expired",
-    hint: "Frames are kept for the most recent calls only; fetch them promptly.",
+    hint: "A frame is kept at least 10 s after the call that returned it (docs/http-edge.md); fetch frames promptly.",
   },
   RB_ERR_SETTING_UNAVAILABLE: {
     status: 422,
@@ -227,7 +227,7 @@ export const ERRORS = {
   RB_ERR_OVER_CAPACITY: {
     status: 503,
     message: "Over capacity: {resource} ({reason})",
-    hint: "Retry after the Retry-After header's seconds; fetch or drop frames sooner, or ask for fewer.",
+    hint: "Retry after the Retry-After header's seconds; fetch frames sooner (a fetched frame shrinks to its encoded size), or ask for fewer.",
   },
   RB_ERR_REALTIME_ONLY: {
     status: 422,

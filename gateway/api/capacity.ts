@@ -1,5 +1,5 @@
 /**
- * Admission for calls that capture frames (observe, act with frames): at most
+ * Admission for calls that capture frames (observe, act with frames, over HTTP or /v1/stream): at most
  * `maxConcurrentCaptures` at once, and only when the frame store can reserve the bytes the
  * capture will need. Over capacity is a 503 RB_ERR_OVER_CAPACITY with Retry-After, answered
  * before anything moves or is captured.
@@ -7,13 +7,20 @@
 import type { CameraDescription } from "../../seam/types.ts";
 import { GatewayError } from "../errors.ts";
 import type { FrameStore } from "../frames/frame-store.ts";
+import type { Gateway } from "../gateway.ts";
+import type { ActRequest } from "./schemas.ts";
 
 export const RETRY_AFTER_S = 1;
 
-/** Raw bytes of one frame of `camera` (RGB, plus 16-bit depth when asked and present). */
+/**
+ * Bytes a capture of one frame of `camera` may allocate before it is stored and recorded: the
+ * RGB image (3 B/px), a 16-bit depth plane (a renderer draws it for a camera with depth, asked
+ * for or not; 2 B/px) and the recorder's encoded copies of the RGB image (JPEG, base64, JSON:
+ * at most 1.5 B/px). An upper bound: a real camera's images arrive encoded and are smaller.
+ */
 export function frameBytes(camera: CameraDescription, depth: boolean): number {
   const px = camera.width * camera.height;
-  return px * 3 + (depth && camera.depth ? px * 2 : 0);
+  return px * 3 + (camera.depth || depth ? px * 2 : 0) + Math.ceil(px * 1.5);
 }
 
 export class CaptureAdmission {
@@ -51,4 +58,45 @@ export class CaptureAdmission {
       release();
     };
   }
+}
+
+/**
+ * Bytes a call will capture: `count` frames of each camera asked for (undefined: every camera,
+ * []: none). A camera named explicitly with depth asked for must have depth (RB_ERR_NO_DEPTH);
+ * with cameras omitted, depth comes from the cameras that have it. Unknown names are left to
+ * the episode (RB_ERR_UNKNOWN_CAMERA).
+ */
+export function captureBytes(
+  gw: Gateway,
+  cameras: readonly string[] | undefined,
+  depth: boolean,
+  count: number,
+): number {
+  const all = gw.bench.backend.describe().cameras;
+  const chosen = cameras === undefined ? all : all.filter((c) => cameras.includes(c.name));
+  if (depth && cameras !== undefined) {
+    const without = chosen.find((c) => !c.depth);
+    if (without) {
+      const withDepth = all.filter((c) => c.depth).map((c) => c.name);
+      throw new GatewayError("RB_ERR_NO_DEPTH", {
+        camera: without.name,
+        cameras: withDepth.join(", ") || "none",
+      });
+    }
+  }
+  // a call over the frame budget is refused by the episode (RB_ERR_TOO_MANY_FRAMES): reserve nothing
+  if (chosen.length * count > gw.requireEpisode().config.budgets.maxFramesPerCall) return 0;
+  return chosen.reduce((sum, c) => sum + frameBytes(c, depth), 0) * count;
+}
+
+/** Bytes an act's video (`frames`) will capture: every k control periods over the chunk, plus the first. */
+export function actCaptureBytes(gw: Gateway, body: Pick<ActRequest, "frames" | "rows" | "dt">): number {
+  const f = body.frames;
+  if (!f) return 0;
+  // as the episode counts them
+  const period = gw.bench.backend.describe().controlPeriodS;
+  const everyTicks = Math.max(1, Math.round(1 / (f.fps * period)));
+  const rows = Array.isArray(body.rows) ? body.rows.length : 0;
+  const perCamera = Math.floor((rows * body.dt) / period / everyTicks) + 1;
+  return captureBytes(gw, f.cameras, f.depth, Number.isFinite(perCamera) ? perCamera : 1);
 }

@@ -16,6 +16,9 @@ import { GatewayError } from "../errors.ts";
 /** Send any coded error (API or device code) with its registered status. */
 export function sendError(reply: FastifyReply, e: CodedError): FastifyReply {
   const body = { error: { code: e.code, message: e.message, details: e.details } };
+  // over capacity and the like: say when to come back (RFC 9110 Retry-After, seconds)
+  const retry = (e.details as { retry_after_s?: unknown } | undefined)?.retry_after_s;
+  if (typeof retry === "number" && Number.isFinite(retry)) reply.header("retry-after", String(Math.ceil(retry)));
   return reply.code(e.status).type("application/json").send(body);
 }
 

@@ -127,4 +127,32 @@ describe("WebSocket /v1/stream", () => {
     expect(["RB_ERR_SPLICE_PAST", "RB_ERR_SPLICE_MARGIN"]).toContain(past["error"].code);
     ws.close();
   });
+
+  it("an act with frames reserves its frame memory as over HTTP: no room is RB_ERR_OVER_CAPACITY before anything moves", async () => {
+    const { ws, next } = await connect("ws-agent");
+    const r = g.gateway.bench.backend.read();
+    // another holder counts (nearly) the whole frame budget
+    const frames = g.gateway.frames;
+    const release = frames.hold([{ byteLength: frames.usage.maxBytes - 1024 } as Uint8Array]);
+    try {
+      ws.send(
+        JSON.stringify({
+          type: "act",
+          id: "f1",
+          action_type: "joint_position",
+          dt: 0.01,
+          rows: [[...r.q, r.gripperWidthM]],
+          frames: { fps: 10 },
+        }),
+      );
+      const e = await next("error");
+      expect(e).toMatchObject({
+        id: "f1",
+        error: { code: "RB_ERR_OVER_CAPACITY", details: { resource: "frame memory" } },
+      });
+    } finally {
+      release();
+      ws.close();
+    }
+  });
 });

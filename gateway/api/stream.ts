@@ -20,6 +20,7 @@ import { type WebSocket, WebSocketServer } from "ws";
 import { GatewayError } from "../errors.ts";
 import type { Gateway } from "../gateway.ts";
 import { type Tokens, tokenMatches } from "./auth.ts";
+import { actCaptureBytes, type CaptureAdmission } from "./capacity.ts";
 import { ActRequestSchema } from "./schemas.ts";
 
 export const STREAM_PATH = "/v1/stream";
@@ -35,7 +36,13 @@ function refuseUpgrade(socket: Duplex, err: GatewayError): void {
 }
 
 /** Serve `/v1/stream` on the app's HTTP server. */
-export function attachStream(app: FastifyInstance, gw: Gateway, tokens: Tokens): void {
+export function attachStream(
+  app: FastifyInstance,
+  gw: Gateway,
+  tokens: Tokens,
+  /** the HTTP API's capture admission: an act with frames reserves its frame memory here too */
+  captures?: CaptureAdmission,
+): void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
   app.server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? "").split("?")[0];
@@ -51,7 +58,7 @@ export function attachStream(app: FastifyInstance, gw: Gateway, tokens: Tokens):
       refuseUpgrade(socket, err);
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => session(ws, gw));
+    wss.handleUpgrade(req, socket, head, (ws) => session(ws, gw, captures));
   });
   app.addHook("onClose", async () => {
     for (const c of wss.clients) c.terminate();
@@ -59,7 +66,7 @@ export function attachStream(app: FastifyInstance, gw: Gateway, tokens: Tokens):
   });
 }
 
-function session(ws: WebSocket, gw: Gateway): void {
+function session(ws: WebSocket, gw: Gateway, captures: CaptureAdmission | undefined): void {
   let timer: NodeJS.Timeout | undefined;
   const send = (m: unknown) => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
@@ -120,7 +127,15 @@ function session(ws: WebSocket, gw: Gateway): void {
         if (parsed.data.start_step !== undefined && ep.config.setting !== "realtime") {
           throw new GatewayError("RB_ERR_REALTIME_ONLY", { field: "start_step", setting: ep.config.setting });
         }
-        const out = await ep.act(parsed.data);
+        // an act with frames reserves its frame memory like the HTTP act (503 when it does not fit)
+        const bytes = captures ? actCaptureBytes(gw, parsed.data) : 0;
+        const done = captures && bytes > 0 ? captures.admit(bytes) : () => {};
+        let out: Awaited<ReturnType<typeof ep.act>>;
+        try {
+          out = await ep.act(parsed.data);
+        } finally {
+          done();
+        }
         return send({
           type: "act_result",
           ...(id !== undefined ? { id } : {}),

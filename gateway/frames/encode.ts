@@ -5,6 +5,10 @@
  */
 import sharp from "sharp";
 
+// libvips' operation cache would keep images alive outside the frame store's budget (up to 50 MB
+// and 100 operations by default); frames are encoded once, so a cache buys nothing here
+sharp.cache(false);
+
 export type RgbEncoding = "jpeg" | "png";
 
 /** MIME type of an encoding, for `GET /v1/frames/:id`. */

@@ -38,7 +38,7 @@ import type { EpisodeObserver, ObserverContext } from "../episode/observer.ts";
 import { episodeResult } from "../episode/result.ts";
 import type { EpisodeView as Episode, SafetyEventDto } from "../episode/view.ts";
 import type { ClipEntry } from "../safety/precheck.ts";
-import type { Frame, JointReading, SensorEvent } from "../../seam/types.ts";
+import type { Frame, ImageData, JointReading, SensorEvent } from "../../seam/types.ts";
 import { McapStreamWriter } from "./mcap-stream-writer.ts";
 import type { Provenance } from "./provenance.ts";
 import {
@@ -92,7 +92,15 @@ interface SchemaDef {
 type Item =
   | { kind: "json"; topic: string; schema: SchemaDef; tS: number; seq: number; payload: unknown }
   | { kind: "joints"; tS: number; seq: number; batch: OpenBatch }
-  | { kind: "camera"; topic: string; tS: number; seq: number; data: Promise<unknown> }
+  | {
+      kind: "camera";
+      topic: string;
+      tS: number;
+      seq: number;
+      data: Promise<unknown>;
+      /** ends the frame store's count of this image and its encoded copies (after the write) */
+      release: () => void;
+    }
   | { kind: "flush"; waiters?: Waiter[] }
   | { kind: "close" };
 
@@ -311,16 +319,22 @@ export class McapRecorder implements EpisodeObserver {
 
   /**
    * Camera frames (observations call it; `act` videos need the episode to call it too).
-   * Raw images are JPEG-encoded asynchronously, off the control loop.
+   * Raw images are JPEG-encoded asynchronously, off the control loop. Until an image is written,
+   * it and its encoded copies (JPEG, base64, JSON) count against the frame store's budget, so a
+   * backlog of the recorder refuses new captures (503) instead of growing memory; only the RGB
+   * image is kept (a depth plane is not recorded and not held).
    */
-  onFrames(_ep: Episode, frames: readonly Frame[]): void {
+  onFrames(ep: Episode, frames: readonly Frame[]): void {
     if (this.error) return;
     this.closeBatch();
     for (const f of frames) {
       const tS = f.t - this.t0;
-      const data = this.compressedImage(f, tS);
+      const img = f.rgb;
+      const copies = img.kind === "raw" ? Math.ceil(img.data.byteLength / 2) : img.data.byteLength * 3;
+      const release = ep.config.frames.hold([img.data], copies);
+      const data = this.compressedImage(f.camera, img, tS);
       data.catch(() => {}); // awaited (and its failure handled) by the pump, in order
-      this.push({ kind: "camera", topic: cameraTopic(f.camera), tS, seq: this.seq++, data });
+      this.push({ kind: "camera", topic: cameraTopic(f.camera), tS, seq: this.seq++, data, release });
     }
   }
 
@@ -537,9 +551,13 @@ export class McapRecorder implements EpisodeObserver {
         return;
       }
       case "camera": {
-        const payload = await item.data;
-        const ch = await this.channel(item.topic, FoxgloveCompressedImage);
-        await this.add(ch, item.seq, item.tS, UTF8.encode(JSON.stringify(payload)));
+        try {
+          const payload = await item.data;
+          const ch = await this.channel(item.topic, FoxgloveCompressedImage);
+          await this.add(ch, item.seq, item.tS, UTF8.encode(JSON.stringify(payload)));
+        } finally {
+          item.release();
+        }
         return;
       }
       case "flush": {
@@ -622,8 +640,7 @@ export class McapRecorder implements EpisodeObserver {
     };
   }
 
-  private async compressedImage(f: Frame, tS: number): Promise<unknown> {
-    const img = f.rgb;
+  private async compressedImage(camera: string, img: ImageData, tS: number): Promise<unknown> {
     let format: string;
     let bytes: Uint8Array;
     if (img.kind === "encoded") {
@@ -639,7 +656,7 @@ export class McapRecorder implements EpisodeObserver {
     }
     return {
       timestamp: this.stamp(tS),
-      frame_id: f.camera,
+      frame_id: camera,
       data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64"),
       format,
     };
@@ -650,6 +667,7 @@ export class McapRecorder implements EpisodeObserver {
     this.error = storageError(this.opts.recordsDir, err);
     if (this.timer) clearInterval(this.timer);
     for (const item of this.queue) {
+      if (item.kind === "camera") item.release();
       if (item.kind === "flush") for (const x of item.waiters ?? []) x.reject(this.error);
     }
     this.queue.length = 0;

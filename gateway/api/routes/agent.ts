@@ -7,7 +7,7 @@ import { GatewayError } from "../../errors.ts";
 import type { RealtimeSetup } from "../../episode/view.ts";
 import type { Gateway } from "../../gateway.ts";
 import { guard } from "../auth.ts";
-import { type CaptureAdmission, frameBytes } from "../capacity.ts";
+import { actCaptureBytes, type CaptureAdmission, captureBytes } from "../capacity.ts";
 import {
   ActRequestSchema,
   ActResponseSchema,
@@ -28,35 +28,6 @@ export interface AgentRouteOptions extends RouteOptions {
   captures: CaptureAdmission;
   /** a client that disconnects mid-act: stop the motion, or let the chunk finish and record it */
   onClientDisconnect: "finish" | "stop";
-}
-
-/**
- * Bytes a call will capture: `count` frames of each camera asked for (undefined: every camera,
- * []: none). A camera named explicitly with depth asked for must have depth (RB_ERR_NO_DEPTH);
- * with cameras omitted, depth comes from the cameras that have it. Unknown names are left to
- * the episode (RB_ERR_UNKNOWN_CAMERA).
- */
-function captureBytes(
-  gw: Gateway,
-  cameras: readonly string[] | undefined,
-  depth: boolean,
-  count: number,
-): number {
-  const all = gw.bench.backend.describe().cameras;
-  const chosen = cameras === undefined ? all : all.filter((c) => cameras.includes(c.name));
-  if (depth && cameras !== undefined) {
-    const without = chosen.find((c) => !c.depth);
-    if (without) {
-      const withDepth = all.filter((c) => c.depth).map((c) => c.name);
-      throw new GatewayError("RB_ERR_NO_DEPTH", {
-        camera: without.name,
-        cameras: withDepth.join(", ") || "none",
-      });
-    }
-  }
-  // a call over the frame budget is refused by the episode (RB_ERR_TOO_MANY_FRAMES): reserve nothing
-  if (chosen.length * count > gw.requireEpisode().config.budgets.maxFramesPerCall) return 0;
-  return chosen.reduce((sum, c) => sum + frameBytes(c, depth), 0) * count;
 }
 
 export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, opts) => {
@@ -134,17 +105,8 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, op
       if (req.body.start_step !== undefined && ep.config.setting !== "realtime") {
         throw new GatewayError("RB_ERR_REALTIME_ONLY", { field: "start_step", setting: ep.config.setting });
       }
-      const f = req.body.frames;
-      let done = () => {};
-      if (f) {
-        // frames every k control periods over the chunk, plus the first (as the episode counts them)
-        const period = gw.bench.backend.describe().controlPeriodS;
-        const everyTicks = Math.max(1, Math.round(1 / (f.fps * period)));
-        const rows = Array.isArray(req.body.rows) ? req.body.rows.length : 0;
-        const perCamera = Math.floor((rows * req.body.dt) / period / everyTicks) + 1;
-        const bytes = captureBytes(gw, f.cameras, f.depth, Number.isFinite(perCamera) ? perCamera : 1);
-        if (bytes > 0) done = opts.captures.admit(bytes);
-      }
+      const bytes = actCaptureBytes(gw, req.body);
+      const done = bytes > 0 ? opts.captures.admit(bytes) : () => {};
       const onClose = () => {
         if (reply.raw.writableFinished || opts.onClientDisconnect !== "stop") return;
         req.log.info({ episode: ep.id }, "client disconnected mid-act: stopping the motion");
