@@ -35,7 +35,6 @@ import { ROBOTS } from "../robots/franka/models.ts";
 import { createSimBackend } from "../sim/sim-backend.ts";
 import { type ArmGoalLogEntry, FrankaRosbridgeRig } from "./rigs/rosbridge/franka-rig.ts";
 import { loadRos2Env, Ros2LinkServer } from "./rigs/ros2/link-server.ts";
-import { FrankaRosbridgeRig } from "./rigs/rosbridge/franka-rig.ts";
 import { buildSimavrRig, FIRMWARE_ELF, type SimavrRig, startSimavrRig } from "./rigs/simavr/simavr-rig.ts";
 
 export interface RealBenchOptions {
