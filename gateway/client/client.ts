@@ -34,6 +34,7 @@ import {
   SpecSchema,
   type StartEpisodeRequestSchema,
   TaskCardSchema,
+  type VideoRefSchema,
 } from "../api/schemas.ts";
 
 export { backProjectPixel, cameraView, type CameraView, projectPoint } from "./camera.ts";
@@ -51,6 +52,8 @@ export type ObserveInput = z.input<typeof ObserveRequestSchema>;
 export type ObserveResponse = z.infer<typeof ObserveResponseSchema>;
 export type ActInput = z.input<typeof ActRequestSchema>;
 export type ActResponse = z.infer<typeof ActResponseSchema>;
+/** act's `videos[i]` (with `frames: {…, video: true}`) */
+export type VideoRef = z.infer<typeof VideoRefSchema>;
 export type FkResponse = z.infer<typeof FkResponseSchema>;
 export type IkInput = z.input<typeof IkRequestSchema>;
 export type IkResponse = z.infer<typeof IkResponseSchema>;
@@ -322,6 +325,19 @@ export class AgentClient {
   /** GET /v1/frames/:id — an image by the URL a frame reference carries (`frames[i].rgb`). */
   frame(ref: string): Promise<FrameImage> {
     return this.http.binary(framePath(ref));
+  }
+
+  /**
+   * GET /v1/frames/:id — the MP4 of an act call's execution by the URL of `videos[i]` (asked
+   * with `frames: {fps, video: true}`); `path`: also write it to that file.
+   */
+  async video(ref: string | VideoRef, path?: string): Promise<FrameImage> {
+    const v = await this.frame(typeof ref === "string" ? ref : ref.url);
+    if (path) {
+      const { writeFile } = await import("node:fs/promises");
+      await writeFile(path, v.data);
+    }
+    return v;
   }
 
   /** An RGB frame (`frames[i].rgb`) decoded to 8-bit RGB. */

@@ -16,13 +16,14 @@ import type { Frame, ImageData } from "../../seam/types.ts";
 import { encodeDepthPng16, encodeRgb, MIME, type RgbEncoding } from "./encode.ts";
 
 export interface StoredImage {
-  contentType: "image/jpeg" | "image/png";
+  contentType: "image/jpeg" | "image/png" | "video/mp4";
   data: Buffer;
 }
 
 interface Entry {
-  kind: "rgb" | "depth";
-  frame: Frame;
+  kind: "rgb" | "depth" | "video";
+  /** the raw frame (rgb, depth); a video is stored encoded */
+  frame?: Frame;
   encoding: "jpeg" | "png";
   encoded?: Promise<StoredImage>;
   bytes: number;
@@ -82,6 +83,20 @@ export class FrameStore {
       return { rgb, depth };
     }
     return { rgb };
+  }
+
+  /**
+   * Store an already encoded file (the video of an act call) beside the frames: served from the
+   * same GET /v1/frames/:id, counted in the same byte budget, evicted by the same rules.
+   */
+  putEncoded(data: Buffer, contentType: "video/mp4"): string {
+    return this.add({
+      kind: "video",
+      encoding: "png",
+      encoded: Promise.resolve({ contentType, data }),
+      bytes: data.byteLength,
+      atMs: this.now(),
+    });
   }
 
   /** Encoded image for an id, or undefined when unknown or evicted. */
@@ -162,10 +177,10 @@ export class FrameStore {
 
 async function encodeEntry(e: Entry, quality: number): Promise<StoredImage> {
   if (e.kind === "depth") {
-    const d = e.frame.depthMm!;
+    const d = e.frame!.depthMm!;
     return { contentType: "image/png", data: await encodeDepthPng16(d.data, d.width, d.height) };
   }
-  return encodeImage(e.frame.rgb, e.encoding, quality);
+  return encodeImage(e.frame!.rgb, e.encoding, quality);
 }
 
 /** Encode an RGB image (raw or already encoded) to the requested format. */

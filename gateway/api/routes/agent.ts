@@ -7,7 +7,10 @@ import { GatewayError } from "../../errors.ts";
 import type { RealtimeSetup } from "../../episode/view.ts";
 import type { Gateway } from "../../gateway.ts";
 import { guard } from "../auth.ts";
+import type { Frame } from "../../../seam/types.ts";
+import type { VideoEncoder } from "../../frames/video.ts";
 import { type CaptureAdmission, frameBytes } from "../capacity.ts";
+import { assertVideoAvailable, makeVideos, videoSpec } from "../video.ts";
 import {
   ActRequestSchema,
   ActResponseSchema,
@@ -28,6 +31,8 @@ export interface AgentRouteOptions extends RouteOptions {
   captures: CaptureAdmission;
   /** a client that disconnects mid-act: stop the motion, or let the chunk finish and record it */
   onClientDisconnect: "finish" | "stop";
+  /** act's frames.video (ffmpeg) */
+  video: VideoEncoder;
 }
 
 /**
@@ -95,15 +100,16 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, op
     };
   });
 
-  r.get("/v1/spec", { schema: { response: { 200: SpecSchema } } }, async () =>
-    buildSpec(
+  r.get("/v1/spec", { schema: { response: { 200: SpecSchema } } }, async () => ({
+    ...buildSpec(
       gw.bench.backend.describe(),
       gw.actions,
       gw.bench.maxDtS,
       Object.values(ROBOTS),
       limitsDto(gw.bench.name, gw.bench.limits),
     ),
-  );
+    video: await videoSpec(opts.video),
+  }));
 
   r.post(
     "/v1/observe",
@@ -135,14 +141,20 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, op
         throw new GatewayError("RB_ERR_REALTIME_ONLY", { field: "start_step", setting: ep.config.setting });
       }
       const f = req.body.frames;
+      // a gateway that cannot make video refuses before anything moves
+      if (f?.video) await assertVideoAvailable(opts.video);
       let done = () => {};
+      const period = gw.bench.backend.describe().controlPeriodS;
+      const everyTicks = f ? Math.max(1, Math.round(1 / (f.fps * period))) : 1;
       if (f) {
         // frames every k control periods over the chunk, plus the first (as the episode counts them)
-        const period = gw.bench.backend.describe().controlPeriodS;
-        const everyTicks = Math.max(1, Math.round(1 / (f.fps * period)));
         const rows = Array.isArray(req.body.rows) ? req.body.rows.length : 0;
         const perCamera = Math.floor((rows * req.body.dt) / period / everyTicks) + 1;
-        const bytes = captureBytes(gw, f.cameras, f.depth, Number.isFinite(perCamera) ? perCamera : 1);
+        const count = Number.isFinite(perCamera) ? perCamera : 1;
+        let bytes = captureBytes(gw, f.cameras, f.depth, count);
+        // the video's room: at most the raw RGB of its frames (H.264 is far smaller; the stored
+        // file then counts its own size)
+        if (f.video && bytes > 0) bytes += captureBytes(gw, f.cameras, false, count);
         if (bytes > 0) done = opts.captures.admit(bytes);
       }
       const onClose = () => {
@@ -158,8 +170,25 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, op
         });
       }
       try {
-        const out = await ep.act(req.body);
-        return { ...timed(ep), ...out, episode: ep.status() };
+        let captured: readonly Frame[] = [];
+        const out = await ep.act(
+          req.body,
+          f?.video
+            ? (frames) => {
+                captured = frames;
+              }
+            : undefined,
+        );
+        const video: Awaited<ReturnType<typeof makeVideos>> | Record<string, never> = f?.video
+          ? await makeVideos(opts.video, gw.frames, captured, {
+              everyTicks,
+              controlPeriodS: period,
+              t0: ep.t0S,
+            })
+          : {};
+        if ("video_error" in video)
+          req.log.warn({ video_error: video.video_error }, "act: video not encoded");
+        return { ...timed(ep), ...out, ...video, episode: ep.status() };
       } finally {
         done();
       }
