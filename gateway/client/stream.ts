@@ -209,17 +209,21 @@ export class StreamClient {
     try {
       m = JSON.parse(text) as Record<string, unknown>;
     } catch {
-      return this.emit({
+      this.emit({
         type: "error",
         ...clientError("RB_ERR_BAD_RESPONSE", { call: CALL, issues: "a message is not JSON" }).toBody(),
       });
+      return;
     }
     const id = typeof m["id"] === "string" ? m["id"] : undefined;
     const waiting = id !== undefined ? this.pending.get(id) : undefined;
     if (m["type"] === "reading") {
       if (this.validate) {
         const r = StreamReadingSchema.safeParse(m);
-        if (!r.success) return this.emit({ type: "error", ...this.badResponse(r.error).toBody() });
+        if (!r.success) {
+          this.emit({ type: "error", ...this.badResponse(r.error).toBody() });
+          return;
+        }
       }
       this.latestReading = m as StreamReading;
     }
