@@ -542,7 +542,7 @@ export const ERRORS = {
   },
   // video of an act call (gateway/frames/video.ts)
   RB_ERR_VIDEO_UNAVAILABLE: {
-    status: 501,
+    status: 422,
     message: "This gateway cannot make video: {reason}",
     hint: "Leave frames.video out (GET /v1/spec video.available says whether it works); the operator installs Debian's ffmpeg or names it in the bench file (video.ffmpegPath).",
   },

@@ -236,7 +236,7 @@ describe("a gateway without a working ffmpeg", () => {
           frames: { fps: 25, video: true },
         }),
       );
-      expect([e.code, e.status]).toEqual(["RB_ERR_VIDEO_UNAVAILABLE", 501]);
+      expect([e.code, e.status]).toEqual(["RB_ERR_VIDEO_UNAVAILABLE", 422]);
       expect(e.details["reason"]).toMatch(/no-such-ffmpeg was not found/);
       // nothing moved, no time passed, no step was counted
       const r1 = (await s.agent.observe({ cameras: [] })).readings[0]!;
