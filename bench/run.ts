@@ -28,6 +28,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   "sensor-realism": { file: "sensor-realism.ts" },
   shadow: { file: "shadow.ts" },
   realtime: { file: "realtime.ts" },
+  video: { file: "video.ts", args: ["25", "5"] },
 };
 
 const only = process.argv.slice(2);
