@@ -92,6 +92,7 @@ export class FrameStore {
   putEncoded(data: Buffer, contentType: "video/mp4"): string {
     return this.add({
       kind: "video",
+      // (no encoding of its own: `encoded` is the file as stored)
       encoding: "png",
       encoded: Promise.resolve({ contentType, data }),
       bytes: data.byteLength,
