@@ -11,7 +11,8 @@
  * `AgentClient` holds the agent token and reaches only agent calls; `OperatorClient` holds the
  * operator token (episodes, e-stop, state) and is for harnesses such as `robot-gateway run`,
  * never for an agent. Camera helpers (project a base-frame point, back-project a depth pixel)
- * are in ./camera.ts and re-exported here.
+ * are in ./camera.ts, the `/v1/stream` WebSocket client (`StreamClient`) in ./stream.ts; both
+ * are re-exported here. `act` with `frames.video` returns `videos`; `video()` fetches one.
  */
 import type { z } from "zod";
 import { clientError, RobotGatewayError } from "./errors.ts";

@@ -9,6 +9,8 @@
  *   action type is listed only while the current episode's level opens that type (the task card's
  *   `actions`): execute_joint_trajectory and set_gripper need `joint_position`, execute_tool_poses
  *   `ee_pose`, jog `jog`. The list is read from the task card on every tools/list.
+ * - execute_joint_trajectory / execute_tool_poses take `video: {fps, cameras?}`: the chunk's MP4s
+ *   (act's frames.video) come back as embedded `video/mp4` resources beside the JSON.
  * - Input schemas are JSON Schema generated from zod schemas built on gateway/api/schemas.ts;
  *   arguments are validated with the same zod schemas (a mismatch is RB_ERR_BAD_REQUEST).
  * - Every result carries `t` and `time_left_s` (episode seconds) in its JSON; an error is an MCP
