@@ -157,7 +157,7 @@ export class StreamClient {
     await this.call({ type: "subscribe", rate_hz: rateHz });
   }
 
-  /** The next reading pushed after now. */
+  /** The next reading pushed after now (rejects with RB_ERR_GATEWAY_UNREACHABLE if the stream closes first). */
   nextReading(): Promise<StreamReading> {
     return new Promise((resolve, reject) => {
       if (this.closedWith) return reject(this.closedWith);
@@ -165,6 +165,11 @@ export class StreamClient {
         if (m.type !== "reading") return;
         off();
         resolve(m);
+      });
+      // a stream that closes first ends the wait with its error
+      void this.closed.then(() => {
+        off();
+        reject(this.closedWith);
       });
     });
   }
