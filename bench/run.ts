@@ -30,6 +30,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   shadow: { file: "shadow.ts" },
   realtime: { file: "realtime.ts" },
   "console-cost": { file: "console-cost.ts" },
+  video: { file: "video.ts", args: ["25", "5"] },
 };
 
 const only = process.argv.slice(2);

@@ -61,6 +61,10 @@ export const BenchConfigSchema = z.strictObject({
    * trajectory in lockstep; its divergence goes beside each record (compose/twin/)
    */
   shadow: SimBackendConfigSchema.optional(),
+  /** act's frames.video: the ffmpeg binary (Debian's ffmpeg with libx264; a name on PATH or a path) */
+  video: z
+    .strictObject({ ffmpegPath: z.string().min(1).default("ffmpeg") })
+    .default({ ffmpegPath: "ffmpeg" }),
   /** where episode records go, relative to the working directory */
   recordsDir: z.string().default("records"),
 });

@@ -145,6 +145,7 @@ export async function startGateway(o: StartGatewayOptions): Promise<StartedGatew
     operatorToken,
     ...(o.bodyLimitBytes ? { bodyLimitBytes: o.bodyLimitBytes } : {}),
     ...(o.logger !== undefined ? { logger: o.logger } : {}),
+    video: { ffmpegPath: o.config.video.ffmpegPath },
   });
   const close = async (
     cause: StopCause = { source: "operator", detail: "gateway shut down" },

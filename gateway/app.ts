@@ -31,6 +31,7 @@ import { guard } from "./api/auth.ts";
 import { consoleRoutes } from "./console/routes.ts";
 import { mcpPlugin } from "./mcp/plugin.ts";
 import { SnapshotStore } from "./api/snapshot-store.ts";
+import { VideoEncoder, type VideoOptions } from "./frames/video.ts";
 import { ERRORS, GatewayError } from "./errors.ts";
 import type { Gateway } from "./gateway.ts";
 
@@ -70,6 +71,8 @@ export interface AppOptions {
   /** simulator snapshots of the privileged API (a fresh store when omitted) */
   snapshots?: SnapshotStore;
   limits?: Partial<HttpLimits>;
+  /** act's frames.video: the ffmpeg binary and encode limits (defaults: `ffmpeg` on PATH) */
+  video?: Partial<VideoOptions>;
 }
 
 /** Refuse token setups where a role would not be separate (checked before anything listens). */
@@ -156,6 +159,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     ...routeOpts,
     captures,
     onClientDisconnect: opts.gateway.bench.onClientDisconnect ?? "finish",
+    video: new VideoEncoder(opts.video),
   });
   await app.register(kinematicsRoutes, routeOpts);
   await app.register(frameRoutes, routeOpts);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Python client venv: .venv-py/ (gitignored) with pinned pytest and numpy, and the client from
+# Python client venv: .venv-py/ (gitignored) with pinned pytest, numpy and websockets (the
+# client's optional `stream` extra, for its /v1/stream tests), and the client from
 # clients/python installed into it (reinstalled every run, so it is always the checkout's).
 # The venv is made from Debian's /usr/bin/python3 (python3 + python3-venv are installed when
 # missing): its interpreter then lives under /usr, which `robot-gateway run`'s agent sandbox binds
@@ -10,6 +11,7 @@ cd "$(dirname "$0")/.."
 
 PYTEST_VERSION=8.3.4
 NUMPY_VERSION=2.1.3
+WEBSOCKETS_VERSION=17.4
 
 PY=/usr/bin/python3
 if ! "$PY" -m venv --help >/dev/null 2>&1 || ! "$PY" -c "import ensurepip" >/dev/null 2>&1; then
@@ -30,9 +32,9 @@ if [ ! -x .venv-py/bin/python ]; then
   echo "py-client-setup: $PY -m venv .venv-py"
   "$PY" -m venv .venv-py
 fi
-want="pytest==${PYTEST_VERSION} numpy==${NUMPY_VERSION}"
-have=$(.venv-py/bin/python -m pip freeze 2>/dev/null | grep -Ei '^(pytest|numpy)==' | sort -f | tr '\n' ' ' || true)
-if [ "$have" != "numpy==${NUMPY_VERSION} pytest==${PYTEST_VERSION} " ]; then
+want="pytest==${PYTEST_VERSION} numpy==${NUMPY_VERSION} websockets==${WEBSOCKETS_VERSION}"
+have=$(.venv-py/bin/python -m pip freeze 2>/dev/null | grep -Ei '^(pytest|numpy|websockets)==' | sort -f | tr '\n' ' ' || true)
+if [ "$have" != "numpy==${NUMPY_VERSION} pytest==${PYTEST_VERSION} websockets==${WEBSOCKETS_VERSION} " ]; then
   echo "py-client-setup: pip install ${want}"
   .venv-py/bin/python -m pip install -q --disable-pip-version-check $want
 fi

@@ -565,6 +565,17 @@ export const ERRORS = {
     message: "{field} during a chunk is not captured in the realtime setting",
     hint: "Leave frames out of act; POST /v1/observe returns the current frames without blocking.",
   },
+  // video of an act call (gateway/frames/video.ts)
+  RB_ERR_VIDEO_UNAVAILABLE: {
+    status: 422,
+    message: "This gateway cannot make video: {reason}",
+    hint: "Leave frames.video out (GET /v1/spec video.available says whether it works); the operator installs Debian's ffmpeg or names it in the bench file (video.ffmpegPath).",
+  },
+  RB_ERR_VIDEO_ENCODE: {
+    status: 500,
+    message: "The video of camera {camera} could not be encoded: {reason}",
+    hint: "The chunk ran and the still frames stand; ask again, or use the stills. The operator finds ffmpeg's message in the details.",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -89,7 +89,7 @@ export function captureBytes(
   return chosen.reduce((sum, c) => sum + frameBytes(c, depth), 0) * count;
 }
 
-/** Bytes an act's video (`frames`) will capture: every k control periods over the chunk, plus the first. */
+/** Bytes an act's `frames` will capture: every k control periods over the chunk, plus the first, and room for its video. */
 export function actCaptureBytes(gw: Gateway, body: Pick<ActRequest, "frames" | "rows" | "dt">): number {
   const f = body.frames;
   if (!f) return 0;
@@ -98,5 +98,9 @@ export function actCaptureBytes(gw: Gateway, body: Pick<ActRequest, "frames" | "
   const everyTicks = Math.max(1, Math.round(1 / (f.fps * period)));
   const rows = Array.isArray(body.rows) ? body.rows.length : 0;
   const perCamera = Math.floor((rows * body.dt) / period / everyTicks) + 1;
-  return captureBytes(gw, f.cameras, f.depth, Number.isFinite(perCamera) ? perCamera : 1);
+  const count = Number.isFinite(perCamera) ? perCamera : 1;
+  const bytes = captureBytes(gw, f.cameras, f.depth, count);
+  // the video's room: at most the raw RGB of its frames (H.264 is far smaller; the stored file
+  // then counts its own size)
+  return f.video && bytes > 0 ? bytes + captureBytes(gw, f.cameras, false, count) : bytes;
 }

@@ -337,6 +337,16 @@ export const SpecSchema = z.object({
   supported_robots: z
     .array(RobotSpecSchema)
     .describe("published limits of every robot model this gateway drives"),
+  video: z
+    .object({
+      available: z.boolean().describe("act's frames.video works (ffmpeg with libx264 was found)"),
+      container: z.literal("mp4"),
+      content_type: z.literal("video/mp4"),
+      codec: z.literal("h264"),
+      pix_fmt: z.literal("yuv420p"),
+      reason: z.string().optional().describe("why not, when unavailable"),
+    })
+    .describe("video of an act call's execution (frames.video)"),
 });
 export type SpecDto = z.infer<typeof SpecSchema>;
 
@@ -387,6 +397,12 @@ export const ActRequestSchema = z
           .describe("camera names; all when omitted, none when empty"),
         depth: z.boolean().default(false),
         encoding: z.enum(["jpeg", "png"]).default("jpeg"),
+        video: z
+          .boolean()
+          .default(false)
+          .describe(
+            "also return the execution as one MP4 (H.264, yuv420p) per camera, of the same frames as the stills; GET /v1/spec video says whether this gateway can",
+          ),
       })
       .strict()
       .optional(),
@@ -394,6 +410,24 @@ export const ActRequestSchema = z
   })
   .strict();
 export type ActRequest = z.infer<typeof ActRequestSchema>;
+
+export const VideoRefSchema = z.object({
+  camera: z.string(),
+  url: z.string().describe("URL of the file under /v1/frames/ (agent token), content type video/mp4"),
+  content_type: z.literal("video/mp4"),
+  container: z.literal("mp4").describe("MP4 with the index first (faststart)"),
+  codec: z.literal("h264"),
+  pix_fmt: z.literal("yuv420p"),
+  width: z.number().int().describe("px (an odd camera size is padded by one pixel to even)"),
+  height: z.number().int().describe("px"),
+  fps: z.number().describe("frames per second of EPISODE time (one frame every k control periods)"),
+  frames: z.number().int().describe("frame count: the same frames as the stills of this camera"),
+  duration_s: z.number().describe("frames / fps, episode seconds"),
+  t_start: z.number().describe("episode time of the first frame, s"),
+  bytes: z.number().int().describe("size of the file"),
+});
+
+const ErrorBodySchema = ErrorResponseSchema.shape.error;
 
 export const ActResponseSchema = z.object({
   ...timed,
@@ -405,6 +439,13 @@ export const ActResponseSchema = z.object({
   safety: z.array(SafetyEventSchema),
   robot_errors: z.array(z.string()),
   start_step: z.number().int().optional().describe("realtime: the control step the chunk starts at"),
+  videos: z
+    .array(VideoRefSchema)
+    .optional()
+    .describe("frames.video: one MP4 per camera with frames (absent when video was not asked for)"),
+  video_error: ErrorBodySchema.optional().describe(
+    "frames.video: the encode failed after the chunk ran (RB_ERR_VIDEO_ENCODE); the rest of the response stands",
+  ),
   episode: EpisodeStatusSchema,
 });
 

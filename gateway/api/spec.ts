@@ -101,7 +101,7 @@ export function buildSpec(
   maxDtS: number,
   supported: readonly RobotModel[],
   safety: EffectiveLimitsDto,
-): SpecDto {
+): Omit<SpecDto, "video"> {
   const flange = {
     xyz: [0, 0, 0] as [number, number, number],
     quat_xyzw: [0, 0, 0, 1] as [number, number, number, number],

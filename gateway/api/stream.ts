@@ -60,7 +60,9 @@ export function attachStream(
     }
     wss.handleUpgrade(req, socket, head, (ws) => session(ws, gw, captures));
   });
-  app.addHook("onClose", async () => {
+  // before the HTTP server closes: it waits for every socket, the upgraded ones too, so clients
+  // still connected at onClose would hold the shutdown forever
+  app.addHook("preClose", async () => {
     for (const c of wss.clients) c.terminate();
     wss.close();
   });

@@ -11,10 +11,11 @@
  * `AgentClient` holds the agent token and reaches only agent calls; `OperatorClient` holds the
  * operator token (episodes, e-stop, state) and is for harnesses such as `robot-gateway run`,
  * never for an agent. Camera helpers (project a base-frame point, back-project a depth pixel)
- * are in ./camera.ts and re-exported here.
+ * are in ./camera.ts, the `/v1/stream` WebSocket client (`StreamClient`) in ./stream.ts; both
+ * are re-exported here. `act` with `frames.video` returns `videos`; `video()` fetches one.
  */
 import type { z } from "zod";
-import { ERRORS, type ErrorCode, renderTemplate } from "../../seam/errors.ts";
+import { clientError, RobotGatewayError } from "./errors.ts";
 import {
   type ActRequestSchema,
   ActResponseSchema,
@@ -34,6 +35,7 @@ import {
   SpecSchema,
   type StartEpisodeRequestSchema,
   TaskCardSchema,
+  type VideoRefSchema,
 } from "../api/schemas.ts";
 
 export { backProjectPixel, cameraView, type CameraView, projectPoint } from "./camera.ts";
@@ -51,6 +53,8 @@ export type ObserveInput = z.input<typeof ObserveRequestSchema>;
 export type ObserveResponse = z.infer<typeof ObserveResponseSchema>;
 export type ActInput = z.input<typeof ActRequestSchema>;
 export type ActResponse = z.infer<typeof ActResponseSchema>;
+/** act's `videos[i]` (with `frames: {…, video: true}`) */
+export type VideoRef = z.infer<typeof VideoRefSchema>;
 export type FkResponse = z.infer<typeof FkResponseSchema>;
 export type IkInput = z.input<typeof IkRequestSchema>;
 export type IkResponse = z.infer<typeof IkResponseSchema>;
@@ -93,48 +97,13 @@ export function depthAt(d: DepthImage, u: number, v: number): number | null {
 
 // ------------------------------------------------------------------ errors
 
-/** Codes a client raises itself, beside those the gateway answers with. */
-export type ClientErrorCode = "RB_ERR_GATEWAY_UNREACHABLE" | "RB_ERR_BAD_RESPONSE";
-
-/** An error of a gateway call: the RB_ERR code (docs/errors.md), HTTP status and details. */
-export class RobotGatewayError extends Error {
-  constructor(
-    /** RB_ERR_* code (a registered one; a gateway newer than this client may send others) */
-    readonly code: ErrorCode | (string & {}),
-    /** HTTP status (for the codes a client raises itself, the registry's) */
-    readonly status: number,
-    message: string,
-    readonly details: Record<string, unknown> = {},
-    /** the call, e.g. `POST /v1/act` */
-    readonly call = "",
-  ) {
-    super(message);
-    this.name = "RobotGatewayError";
-  }
-
-  /** the registry's hint for the code, when it is one this client knows */
-  get hint(): string | undefined {
-    return (ERRORS as Record<string, { hint: string }>)[this.code]?.hint;
-  }
-
-  /** The `{error: {code, message, details}}` body shape of the API. */
-  toBody(): { error: { code: string; message: string; details: Record<string, unknown> } } {
-    return { error: { code: this.code, message: this.message, details: this.details } };
-  }
-}
-
-function clientError(
-  code: ClientErrorCode,
-  details: Record<string, unknown>,
-  call: string,
-): RobotGatewayError {
-  const spec = ERRORS[code];
-  return new RobotGatewayError(code, spec.status, renderTemplate(spec.message, details), details, call);
-}
-
-export function isRobotGatewayError(e: unknown): e is RobotGatewayError {
-  return e instanceof RobotGatewayError;
-}
+export {
+  type ClientErrorCode,
+  clientError,
+  isRobotGatewayError,
+  RobotGatewayError,
+} from "./errors.ts";
+export { StreamClient, type StreamMessage, type StreamOptions, type StreamReading } from "./stream.ts";
 
 // ------------------------------------------------------------------ transport
 
@@ -322,6 +291,19 @@ export class AgentClient {
   /** GET /v1/frames/:id — an image by the URL a frame reference carries (`frames[i].rgb`). */
   frame(ref: string): Promise<FrameImage> {
     return this.http.binary(framePath(ref));
+  }
+
+  /**
+   * GET /v1/frames/:id — the MP4 of an act call's execution by the URL of `videos[i]` (asked
+   * with `frames: {fps, video: true}`); `path`: also write it to that file.
+   */
+  async video(ref: string | VideoRef, path?: string): Promise<FrameImage> {
+    const v = await this.frame(typeof ref === "string" ? ref : ref.url);
+    if (path) {
+      const { writeFile } = await import("node:fs/promises");
+      await writeFile(path, v.data);
+    }
+    return v;
   }
 
   /** An RGB frame (`frames[i].rgb`) decoded to 8-bit RGB. */

@@ -279,8 +279,14 @@ export class Episode implements EpisodeView {
     return { observation_id: id, name, readings };
   }
 
-  /** POST /v1/act */
-  async act(req: ActRequest): Promise<{
+  /**
+   * POST /v1/act. `onFrames` receives the raw frames captured during the chunk (the HTTP layer
+   * encodes act's video from them); the realtime setting captures none.
+   */
+  async act(
+    req: ActRequest,
+    onFrames?: (frames: readonly Frame[]) => void,
+  ): Promise<{
     executed_rows: number;
     clipped: ClipEntry[];
     readings: ReadingDto[];
@@ -344,6 +350,7 @@ export class Episode implements EpisodeView {
     const f = req.frames;
     const frameRefs = f ? this.storeFrames(frames, f.encoding, f.depth, atCapture) : [];
     if (frames.length) for (const o of this.cfg.observers) o.onFrames?.(this, frames);
+    if (frames.length) onFrames?.(frames);
     await this.flush();
     return {
       executed_rows: executedRows,

@@ -26,7 +26,7 @@ import { GatewayError } from "../errors.ts";
 import { encodeDepthPng16, encodeRgb, MIME, type RgbEncoding } from "./encode.ts";
 
 export interface StoredImage {
-  contentType: "image/jpeg" | "image/png";
+  contentType: "image/jpeg" | "image/png" | "video/mp4";
   data: Buffer;
 }
 
@@ -34,8 +34,8 @@ export interface StoredImage {
 type RawView = Uint8Array | Uint16Array;
 
 interface Entry {
-  kind: "rgb" | "depth";
-  /** the raw image until it is encoded (then undefined) */
+  kind: "rgb" | "depth" | "video";
+  /** the raw image until it is encoded (then undefined); a video is stored encoded */
   rgb?: ImageData;
   depth?: { width: number; height: number; data: Uint16Array };
   encoding: "jpeg" | "png";
@@ -121,6 +121,23 @@ export class FrameStore {
       return { rgb, depth };
     }
     return { rgb };
+  }
+
+  /**
+   * Store an already encoded file (the video of an act call) beside the frames: served from the
+   * same GET /v1/frames/:id, counted in the same byte budget (out of the reservation of the call
+   * under way, like its frames), evicted by the same rules.
+   */
+  putEncoded(data: Buffer, contentType: "video/mp4"): string {
+    this.count(data.byteLength);
+    return this.add({
+      kind: "video",
+      // (no encoding of its own: `encoded` is the file as stored)
+      encoding: "png",
+      encoded: Promise.resolve({ contentType, data }),
+      encodedBytes: data.byteLength,
+      atMs: this.now(),
+    });
   }
 
   /**

@@ -9,6 +9,8 @@
  *   action type is listed only while the current episode's level opens that type (the task card's
  *   `actions`): execute_joint_trajectory and set_gripper need `joint_position`, execute_tool_poses
  *   `ee_pose`, jog `jog`. The list is read from the task card on every tools/list.
+ * - execute_joint_trajectory / execute_tool_poses take `video: {fps, cameras?}`: the chunk's MP4s
+ *   (act's frames.video) come back as embedded `video/mp4` resources beside the JSON.
  * - Input schemas are JSON Schema generated from zod schemas built on gateway/api/schemas.ts;
  *   arguments are validated with the same zod schemas (a mismatch is RB_ERR_BAD_REQUEST).
  * - Every result carries `t` and `time_left_s` (episode seconds) in its JSON; an error is an MCP
@@ -49,6 +51,8 @@ export const MAX_WAIT_S = 30;
 interface ToolOutput {
   data: { t: number; time_left_s: number } & Record<string, unknown>;
   images?: { label: string; mimeType: string; data: Buffer }[];
+  /** files as embedded resources (act's videos: video/mp4), with the gateway URL they came from */
+  resources?: { label: string; uri: string; mimeType: string; data: Buffer }[];
 }
 
 interface ToolDef {
@@ -89,6 +93,15 @@ function motionData(res: ActResponse) {
   };
 }
 
+const frameOptions = ActRequestSchema.shape.frames.unwrap().shape;
+const videoInput = z
+  .object({ fps: frameOptions.fps, cameras: frameOptions.cameras })
+  .strict()
+  .optional()
+  .describe(
+    "also return the execution as one MP4 per camera (H.264), attached as a video/mp4 resource; spec video.available says whether the gateway can",
+  );
+
 const chunkInput = (columns: string) =>
   ActRequestSchema.pick({ dt: true })
     .extend({
@@ -98,8 +111,38 @@ const chunkInput = (columns: string) =>
         .describe(
           `one row per dt: ${columns}; at most budgets.max_rows_per_chunk rows and budgets.max_call_s s`,
         ),
+      video: videoInput,
     })
     .strict();
+
+type ChunkArgs = { dt: number; rows: number[][]; video?: { fps: number; cameras?: string[] } };
+
+/** One chunk through act; with `video`, the MP4s come back as resources beside the motion data. */
+async function runChunk(c: AgentClient, type: string, args: ChunkArgs): Promise<ToolOutput> {
+  const v = args.video;
+  const res = await c.act({
+    type,
+    dt: args.dt,
+    rows: args.rows,
+    ...(v ? { frames: { fps: v.fps, ...(v.cameras ? { cameras: v.cameras } : {}), video: true } } : {}),
+  });
+  const data = {
+    ...motionData(res),
+    ...(res.videos ? { videos: res.videos } : {}),
+    ...(res.video_error ? { video_error: res.video_error } : {}),
+  };
+  const resources: NonNullable<ToolOutput["resources"]> = [];
+  for (const ref of res.videos ?? []) {
+    const file = await c.video(ref);
+    resources.push({
+      label: `video ${ref.camera}: ${ref.frames} frames at ${ref.fps} fps of episode time (from t = ${ref.t_start} s); GET ${ref.url} with the agent token`,
+      uri: c.url + ref.url,
+      mimeType: ref.content_type,
+      data: file.data,
+    });
+  }
+  return { data, ...(resources.length ? { resources } : {}) };
+}
 
 /** A joint chunk that holds the arm and moves the gripper to `widthM` over about `durationS`. */
 function gripperRows(
@@ -211,8 +254,8 @@ export const TOOLS: readonly ToolDef[] = [
       "Run one chunk of joint-position rows (7 joint angles in rad, then the gripper opening in m), one row every dt seconds (dt a whole multiple of control_period_s, at most max_dt_s). The path is checked against the safety limits before anything moves; a refused chunk moves nothing. Returns the last reading, clipped entries, events and the episode status.",
     needs: ["joint_position"],
     input: () => chunkInput("q1…q7 (rad), gripper_width (m)"),
-    async run(c, args: { dt: number; rows: number[][] }) {
-      return { data: motionData(await c.act({ type: "joint_position", dt: args.dt, rows: args.rows })) };
+    async run(c, args: ChunkArgs) {
+      return runChunk(c, "joint_position", args);
     },
   },
   {
@@ -222,8 +265,8 @@ export const TOOLS: readonly ToolDef[] = [
       "Run one chunk of tool poses in the robot base frame (x y z in m, quaternion qx qy qz qw, then the gripper opening in m), one row every dt seconds; the gateway solves IK per row and runs the joint path like execute_joint_trajectory.",
     needs: ["ee_pose"],
     input: () => chunkInput("x y z (m), qx qy qz qw, gripper_width (m)"),
-    async run(c, args: { dt: number; rows: number[][] }) {
-      return { data: motionData(await c.act({ type: "ee_pose", dt: args.dt, rows: args.rows })) };
+    async run(c, args: ChunkArgs) {
+      return runChunk(c, "ee_pose", args);
     },
   },
   {
@@ -410,6 +453,13 @@ export async function callTool(c: AgentClient, name: string, args: unknown): Pro
     for (const img of out.images ?? []) {
       content.push({ type: "text", text: img.label });
       content.push({ type: "image", mimeType: img.mimeType, data: img.data.toString("base64") });
+    }
+    for (const r of out.resources ?? []) {
+      content.push({ type: "text", text: r.label });
+      content.push({
+        type: "resource",
+        resource: { uri: r.uri, mimeType: r.mimeType, blob: r.data.toString("base64") },
+      });
     }
     return { content, structuredContent: out.data };
   } catch (e) {

@@ -6,7 +6,7 @@ typed exceptions.
 """
 
 from .camera import Camera
-from .client import Client, DepthImage, Frame, FramedResponse, Operator, Response
+from .client import Client, DepthImage, Frame, FramedResponse, Operator, Response, Video
 from .errors import (
     ActionTypeError,
     BadRequestError,
@@ -28,12 +28,14 @@ from .errors import (
 )
 from .geometry import Transform, matrix_to_quat, quat_to_matrix
 from .png import Image, PngError, decode_png
+from .stream import Stream, StreamDependencyError
 
 __all__ = [
     "ActionTypeError", "BadRequestError", "BusyError", "Camera", "Client", "ConflictError", "DepthImage",
     "DtError", "EpisodeEndedError", "EstopError", "ForbiddenError", "Frame", "FramedResponse", "GatewayError",
     "IkUnreachableError", "Image", "MotionDisabledError", "NotFoundError", "Operator", "PngError", "Response",
-    "ServerError", "Transform", "TransportError", "UnauthorizedError", "UnprocessableError", "UnsafeChunkError",
+    "ServerError", "Stream", "StreamDependencyError", "Transform", "TransportError", "UnauthorizedError",
+    "UnprocessableError", "UnsafeChunkError", "Video",
     "decode_png", "matrix_to_quat", "quat_to_matrix",
 ]
 __version__ = "0.1.0"

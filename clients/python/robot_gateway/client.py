@@ -134,10 +134,64 @@ class Frame:
         return f"Frame({self.camera!r}, t={self.t})"
 
 
+class Video:
+    """The MP4 of an act call's execution for one camera (``act(..., frames={"fps": 25, "video": True})``).
+
+    ``camera``, ``fps`` (episode time), ``frames`` (count), ``duration_s``, ``t_start``, ``width``,
+    ``height``, ``codec`` ("h264"), ``pix_fmt`` ("yuv420p"), ``bytes`` as the gateway names them;
+    ``data`` fetches the file (kept), ``save(path)`` writes it. The gateway keeps it for a limited
+    time, like the frames.
+    """
+
+    def __init__(self, client: "Client", ref: Mapping[str, Any]) -> None:
+        self._client = client
+        self.ref: Dict[str, Any] = dict(ref)
+        self.url: str = ref["url"]
+        self.camera: str = ref["camera"]
+        self.fps: float = ref["fps"]
+        self.frames: int = ref["frames"]
+        self.duration_s: float = ref["duration_s"]
+        self.t_start: float = ref["t_start"]
+        self.width: int = ref["width"]
+        self.height: int = ref["height"]
+        self.codec: str = ref["codec"]
+        self.pix_fmt: str = ref["pix_fmt"]
+        self.content_type: str = ref["content_type"]
+        self.size: int = ref["bytes"]
+        self._data: Optional[bytes] = None
+
+    @property
+    def data(self) -> bytes:
+        """The MP4 file's bytes."""
+        if self._data is None:
+            self._data = self._client.frame_bytes(self.url)
+        return self._data
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> str:
+        """Write the MP4 to ``path``; returns the path."""
+        with open(path, "wb") as f:
+            f.write(self.data)
+        return str(path)
+
+    def __repr__(self) -> str:
+        return f"Video({self.camera!r}, {self.frames} frames at {self.fps} fps)"
+
+
 class FramedResponse(Response):
-    """An observe/act response with its frames as ``Frame`` objects in ``images``."""
+    """An observe/act response with its frames as ``Frame`` objects in ``images`` and, when act
+    asked for video, ``Video`` objects in ``video_files`` (``video_error`` says why one is missing)."""
 
     images: List[Frame]
+    video_files: List[Video]
+
+    def video(self, camera: Optional[str] = None) -> Video:
+        """The video of ``camera`` (or the only one)."""
+        for v in self.video_files:
+            if camera is None or v.camera == camera:
+                return v
+        err = self.get("video_error")
+        why = f": {err['code']} {err['message']}" if err else ""
+        raise KeyError(f"no video{'' if camera is None else ' of ' + repr(camera)} in this response{why}")
 
     def image(self, camera: str) -> Frame:
         """The latest frame of a camera."""
@@ -303,7 +357,9 @@ class Client:
     ) -> FramedResponse:
         """``POST /v1/act`` with any action type. ``frames`` e.g. ``{"fps": 10, "cameras": ["wrist"],
         "depth": True}`` (PNG unless it names an encoding); the frames come back lazily fetched
-        unless ``decode``."""
+        unless ``decode``. ``"video": True`` in ``frames`` also returns the execution as one MP4 per
+        camera (``res.video("front").save("act.mp4")``; ``spec()["video"]["available"]`` says
+        whether the gateway can)."""
         body: Dict[str, Any] = {"type": type, "dt": dt, "rows": [list(r) for r in rows]}
         if frames is not None:
             body["frames"] = {"encoding": "png", **dict(frames)}
@@ -368,6 +424,21 @@ class Client:
     def instrument(self, name: str) -> Response:
         return self.request("GET", f"/v1/instruments/{urllib.parse.quote(name, safe='')}")
 
+    def stream(self, rate_hz: Optional[float] = None, *, timeout_s: float = 30.0):
+        """Open the ``/v1/stream`` WebSocket (``robot_gateway.stream.Stream``), subscribed at
+        ``rate_hz`` when given. Needs the optional ``websockets`` package
+        (``pip install './clients/python[stream]'``); without it raises ``StreamDependencyError``."""
+        from .stream import Stream
+
+        s = Stream(self.url, self.token, timeout_s=timeout_s)
+        if rate_hz is not None:
+            try:
+                s.subscribe(rate_hz)
+            except BaseException:
+                s.close()
+                raise
+        return s
+
     def frame_bytes(self, url: str) -> bytes:
         """The encoded bytes of a frame URL (as given in ``frames[].rgb`` / ``.depth``)."""
         path = urllib.parse.urlsplit(url).path if "://" in url else url
@@ -380,6 +451,7 @@ class Client:
     def _framed(self, res: Response, decode: bool) -> FramedResponse:
         out = FramedResponse(res)
         out.images = [Frame(self, f) for f in res.get("frames", [])]
+        out.video_files = [Video(self, v) for v in res.get("videos", [])]
         if decode:
             for f in out.images:
                 f.load()

@@ -7,7 +7,10 @@ import { GatewayError } from "../../errors.ts";
 import type { RealtimeSetup } from "../../episode/view.ts";
 import type { Gateway } from "../../gateway.ts";
 import { guard } from "../auth.ts";
+import type { Frame } from "../../../seam/types.ts";
+import type { VideoEncoder } from "../../frames/video.ts";
 import { actCaptureBytes, type CaptureAdmission, captureBytes } from "../capacity.ts";
+import { assertVideoAvailable, makeVideos, videoSpec } from "../video.ts";
 import {
   ActRequestSchema,
   ActResponseSchema,
@@ -28,6 +31,8 @@ export interface AgentRouteOptions extends RouteOptions {
   captures: CaptureAdmission;
   /** a client that disconnects mid-act: stop the motion, or let the chunk finish and record it */
   onClientDisconnect: "finish" | "stop";
+  /** act's frames.video (ffmpeg) */
+  video: VideoEncoder;
 }
 
 export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, opts) => {
@@ -66,15 +71,16 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, op
     };
   });
 
-  r.get("/v1/spec", { schema: { response: { 200: SpecSchema } } }, async () =>
-    buildSpec(
+  r.get("/v1/spec", { schema: { response: { 200: SpecSchema } } }, async () => ({
+    ...buildSpec(
       gw.bench.backend.describe(),
       gw.actions,
       gw.bench.maxDtS,
       Object.values(ROBOTS),
       limitsDto(gw.bench.name, gw.bench.limits),
     ),
-  );
+    video: await videoSpec(opts.video),
+  }));
 
   r.post(
     "/v1/observe",
@@ -105,6 +111,11 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, op
       if (req.body.start_step !== undefined && ep.config.setting !== "realtime") {
         throw new GatewayError("RB_ERR_REALTIME_ONLY", { field: "start_step", setting: ep.config.setting });
       }
+      const f = req.body.frames;
+      // a gateway that cannot make video refuses before anything moves
+      if (f?.video) await assertVideoAvailable(opts.video);
+      const period = gw.bench.backend.describe().controlPeriodS;
+      const everyTicks = f ? Math.max(1, Math.round(1 / (f.fps * period))) : 1;
       const bytes = actCaptureBytes(gw, req.body);
       const done = bytes > 0 ? opts.captures.admit(bytes) : () => {};
       const onClose = () => {
@@ -120,8 +131,25 @@ export const agentRoutes: FastifyPluginAsync<AgentRouteOptions> = async (app, op
         });
       }
       try {
-        const out = await ep.act(req.body);
-        return { ...timed(ep), ...out, episode: ep.status() };
+        let captured: readonly Frame[] = [];
+        const out = await ep.act(
+          req.body,
+          f?.video
+            ? (frames) => {
+                captured = frames;
+              }
+            : undefined,
+        );
+        const video: Awaited<ReturnType<typeof makeVideos>> | Record<string, never> = f?.video
+          ? await makeVideos(opts.video, gw.frames, captured, {
+              everyTicks,
+              controlPeriodS: period,
+              t0: ep.t0S,
+            })
+          : {};
+        if ("video_error" in video)
+          req.log.warn({ video_error: video.video_error }, "act: video not encoded");
+        return { ...timed(ep), ...out, ...video, episode: ep.status() };
       } finally {
         done();
       }
