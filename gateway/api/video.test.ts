@@ -10,7 +10,6 @@ import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_TOKEN, type TestGateway, testGateway } from "../../compose/testing.ts";
 import { AgentClient, RobotGatewayError } from "../client/client.ts";
