@@ -34,23 +34,11 @@ export function densifyGoal(
   periodS: number,
 ): { count: number; q: Float64Array } {
   const dof = start.q.length;
-  const knots: Knot[] = [{ t: 0, q: [...start.q], v: [...start.dq], a: new Array(dof).fill(0) }];
-  for (const p of points) {
-    knots.push({
-      t: p.t,
-      q: p.positions,
-      v: p.velocities?.length === dof ? p.velocities : [],
-      a: p.accelerations?.length === dof ? p.accelerations : new Array(dof).fill(0),
-    });
-  }
-  // fill missing velocities by central differences (zero at the end)
-  for (let k = 1; k < knots.length; k++) {
-    const kn = knots[k]!;
-    if (kn.v.length === dof) continue;
-    const prev = knots[k - 1]!;
-    const next = knots[k + 1];
-    kn.v = kn.q.map((_, j) => (next ? (next.q[j]! - prev.q[j]!) / (next.t - prev.t) : 0));
-  }
+  const knots: Knot[] = [
+    { t: 0, q: [...start.q], v: [...start.dq], a: new Array(dof).fill(0) },
+    ...points.map((p) => knotOf(p, 0, dof)),
+  ];
+  fillVelocities(knots, dof);
   const endT = knots[knots.length - 1]!.t;
   const count = Math.max(0, Math.round(endT / periodS));
   const q = new Float64Array(count * dof);
@@ -58,30 +46,7 @@ export function densifyGoal(
   for (let i = 0; i < count; i++) {
     const t = Math.min((i + 1) * periodS, endT);
     while (seg < knots.length - 2 && t > knots[seg + 1]!.t) seg++;
-    const k0 = knots[seg]!;
-    const k1 = knots[seg + 1]!;
-    const T = k1.t - k0.t;
-    const u = T > 0 ? (t - k0.t) / T : 1;
-    const u2 = u * u;
-    const u3 = u2 * u;
-    const u4 = u3 * u;
-    const u5 = u4 * u;
-    // quintic Hermite basis (position, velocity·T, acceleration·T² at both ends)
-    const h00 = 1 - 10 * u3 + 15 * u4 - 6 * u5;
-    const h10 = u - 6 * u3 + 8 * u4 - 3 * u5;
-    const h20 = 0.5 * (u2 - 3 * u3 + 3 * u4 - u5);
-    const h01 = 10 * u3 - 15 * u4 + 6 * u5;
-    const h11 = -4 * u3 + 7 * u4 - 3 * u5;
-    const h21 = 0.5 * (u3 - 2 * u4 + u5);
-    for (let j = 0; j < dof; j++) {
-      q[i * dof + j] =
-        h00 * k0.q[j]! +
-        h10 * T * k0.v[j]! +
-        h20 * T * T * k0.a[j]! +
-        h01 * k1.q[j]! +
-        h11 * T * k1.v[j]! +
-        h21 * T * T * k1.a[j]!;
-    }
+    hermite5(knots[seg]!, knots[seg + 1]!, t, q, i * dof);
   }
   return { count, q };
 }
@@ -122,8 +87,11 @@ export function sampleKnots(
   for (let j = 0; j < last.q.length; j++) out[j] = last.q[j]!;
 }
 
-/** quintic Hermite between two knots at time t (clamped to the segment), positions into `out` */
-function hermite5(k0: Knot, k1: Knot, t: number, out: Float64Array | number[]): void {
+/**
+ * Quintic Hermite between two knots at time t (clamped to the segment): the basis of position,
+ * velocity·T and acceleration·T² at both ends; positions into `out` from `offset`.
+ */
+function hermite5(k0: Knot, k1: Knot, t: number, out: Float64Array | number[], offset = 0): void {
   const T = k1.t - k0.t;
   const u = T > 0 ? Math.min(1, Math.max(0, (t - k0.t) / T)) : 1;
   const u2 = u * u;
@@ -137,7 +105,7 @@ function hermite5(k0: Knot, k1: Knot, t: number, out: Float64Array | number[]): 
   const h11 = -4 * u3 + 7 * u4 - 3 * u5;
   const h21 = 0.5 * (u3 - 2 * u4 + u5);
   for (let j = 0; j < k0.q.length; j++) {
-    out[j] =
+    out[offset + j] =
       h00 * k0.q[j]! +
       h10 * T * (k0.v[j] ?? 0) +
       h20 * T * T * (k0.a[j] ?? 0) +
@@ -153,12 +121,23 @@ function hermite5(k0: Knot, k1: Knot, t: number, out: Float64Array | number[]): 
  * accelerations zero.
  */
 export function goalKnots(points: readonly GoalPointIn[], startS: number, dof: number): Knot[] {
-  const knots: Knot[] = points.map((p) => ({
+  const knots = points.map((p) => knotOf(p, startS, dof));
+  fillVelocities(knots, dof);
+  return knots;
+}
+
+/** A goal point as a knot at `startS + t`; accelerations zero when not given, velocities filled later. */
+function knotOf(p: GoalPointIn, startS: number, dof: number): Knot {
+  return {
     t: startS + p.t,
     q: p.positions,
     v: p.velocities?.length === dof ? p.velocities : [],
     a: p.accelerations?.length === dof ? p.accelerations : new Array(dof).fill(0),
-  }));
+  };
+}
+
+/** Missing velocities by central differences; zero where a knot has no neighbour on both sides. */
+function fillVelocities(knots: Knot[], dof: number): void {
   for (let k = 0; k < knots.length; k++) {
     const kn = knots[k]!;
     if (kn.v.length === dof) continue;
@@ -166,5 +145,4 @@ export function goalKnots(points: readonly GoalPointIn[], startS: number, dof: n
     const next = knots[k + 1];
     kn.v = kn.q.map((_, j) => (next && prev ? (next.q[j]! - prev.q[j]!) / (next.t - prev.t) : 0));
   }
-  return knots;
 }
