@@ -38,3 +38,20 @@ export function perturbedRealSim(
     ...extra,
   });
 }
+
+/**
+ * The same hidden "real" bench as a bench file's `backend` block (pendulum scene: the arm moves
+ * free of the wire): the perturbed servo and the reading latency and noise, no domain
+ * randomisation. For tests that serve it through a gateway.
+ */
+export function perturbedRealBackendBlock(): Record<string, unknown> {
+  return {
+    type: "sim",
+    scene: "pendulum",
+    servo: { kpPerJoint: PERTURBATION.kpPerJoint, delayTicks: PERTURBATION.delayTicks },
+    realism: {
+      timing: { readingLatencyMs: PERTURBATION.readingLatencyMs, jointNoiseRad: PERTURBATION.jointNoiseRad },
+      domain: false,
+    },
+  };
+}

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ROBOTS } from "../../robots/franka/models.ts";
 import { servoParams } from "../../sim/servo.ts";
-import { PERTURBATION } from "../../test-support/perturbed-real-sim.ts";
+import { PERTURBATION, perturbedRealBackendBlock } from "../../test-support/perturbed-real-sim.ts";
 import { type BenchConfig, loadBenchFile, parseBenchConfig } from "../bench-config.ts";
 import { startGateway } from "../start.ts";
 import { loadRecordedEpisode, replayOnBench } from "./replay.ts";
@@ -28,15 +28,7 @@ const real: BenchConfig = parseBenchConfig({
   version: 1,
   name: "hidden-real",
   robot: "fr3",
-  backend: {
-    type: "sim",
-    scene: "pendulum",
-    servo: { kpPerJoint: PERTURBATION.kpPerJoint, delayTicks: PERTURBATION.delayTicks },
-    realism: {
-      timing: { readingLatencyMs: PERTURBATION.readingLatencyMs, jointNoiseRad: PERTURBATION.jointNoiseRad },
-      domain: false,
-    },
-  },
+  backend: perturbedRealBackendBlock(),
   task: { id: "free-motion", seed: 5 },
   recordsDir: join(dir, "real-records"),
 });
