@@ -16,13 +16,15 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import sharp from "sharp";
 import { cornerCount, cornerPoint, DEFAULT_BOARD } from "../calibration/board.ts";
-import { detectBoard } from "../calibration/board-detect.ts";
+import { detectBoard, type ImageU8 } from "../calibration/board-detect.ts";
+import { formatComparison } from "../calibration/camera-info.ts";
 import { calibrateCamera } from "../calibration/camera-procedure.ts";
 import { checkCameras, intrinsicsOf } from "../calibration/check.ts";
 import { type BoardView, fitIntrinsics } from "../calibration/intrinsics.ts";
 import { collectCarriedViews, posesAround } from "../calibration/procedures.ts";
 import { projectCameraPoint } from "../calibration/projection.ts";
 import { calibrateWristCamera } from "../calibration/wrist-procedure.ts";
+import { selectJointTargets } from "../calibration/view-select.ts";
 import { rotationAngle } from "../calibration/linalg.ts";
 import type { Calibration } from "../calibration/schema.ts";
 import { testGateway } from "../compose/testing.ts";
@@ -34,8 +36,9 @@ import {
   cornerAgreement,
   injectApi,
   liftThenGo,
-  presentationPose,
+  frontPresentationPose,
   tableBoardPose,
+  tapeMeasured,
   withNoise,
   wristStartPose,
 } from "../test-support/calibration-bench.ts";
@@ -47,29 +50,13 @@ const poses = Number(args.find((a, i) => /^\d+$/.test(a) && args[i - 1] !== "--i
 
 const b = await calibrationBench();
 try {
-  const wire = b.truth.wire.pointsBase;
-  const mid = wire[Math.floor(wire.length / 2)]!;
-  const around = await presentationPose(b, "front", [mid[0], mid[1], mid[2] + 0.2], 0.4);
+  const around = await frontPresentationPose(b);
   await liftThenGo(b, around);
   // what a lab starts from: nominal intrinsics, a camera pose measured with a tape, a nominal board mount
   const truthFront = b.truth.cameras.find((c) => c.name === "front")!;
   if (truthFront.extrinsics.mount !== "world") throw new Error("front is a world camera");
   const tp = truthFront.extrinsics.poseWorld;
-  const nominal: Calibration = {
-    ...b.truth,
-    cameras: b.truth.cameras.map((c) =>
-      c.name === "front"
-        ? {
-            ...c,
-            intrinsics: { ...c.intrinsics, fxPx: 600, fyPx: 600, distortion: [0, 0, 0, 0, 0] },
-            extrinsics: {
-              mount: "world",
-              poseWorld: { ...tp, xyz: [tp.xyz[0] + 0.02, tp.xyz[1] - 0.01, tp.xyz[2]] },
-            },
-          }
-        : c,
-    ),
-  };
+  const nominal = tapeMeasured(b.truth);
   const r = await calibrateCamera(b.api, nominal, { camera: "front", poses, around });
   const got = r.calibration.cameras.find((c) => c.name === "front")!;
   const ti = truthFront.intrinsics;
@@ -83,6 +70,12 @@ try {
   );
   console.log(
     `procedure time: ${r.report.elapsedS.toFixed(1)} s wall clock (moves, captures over HTTP, detection, fits)`,
+  );
+  const sel = r.report.viewSelection!;
+  const sd = (v: number[]) =>
+    `fx ${v[0]!.toFixed(2)} fy ${v[1]!.toFixed(2)} cx ${v[2]!.toFixed(2)} cy ${v[3]!.toFixed(2)} px, k1 ${v[4]!.toFixed(4)}`;
+  console.log(
+    `views chosen out of ${sel.candidates} candidates of the joint spread; predicted σ per px of corner noise: chosen ${sd(sel.predictedSd)}; the spread's first ${poses}: ${sd(sel.spreadSd)}`,
   );
   row("", "fitted", "truth", "error", "target");
   row(
@@ -116,6 +109,7 @@ try {
     "–",
   );
   row("intrinsics RMS, px", r.report.intrinsics.rmsPx.toFixed(3), "", "", "≤ 0.5 px");
+  if (r.report.cameraInfo) console.log(formatComparison(r.report.cameraInfo));
   if (got.extrinsics.mount === "world" && r.report.extrinsics) {
     const g = poseToMat4(got.extrinsics.poseWorld);
     const t = poseToMat4(tp);
@@ -208,80 +202,118 @@ try {
       await tg.close();
     }
   }
-
-  // --- noisy renders: the same poses, σ = 4 grey levels, several noise seeds
-  await b.api.moveTo(around);
-  const camFromWorld = mat4RigidInverse(poseToMat4(tp));
-  const worldFromBase = poseToMat4(b.truth.robotBasePoseWorld);
-  const flangeFromBoard = poseToMat4(carriedBoardPose());
-  const K = intrinsicsOf(truthFront);
-  const frames: Array<{
-    id: string;
-    img: import("../calibration/board-detect.ts").ImageU8;
-    truth: Array<[number, number] | null>;
-  }> = [];
-  await collectCarriedViews(
-    b.api,
-    DEFAULT_BOARD,
-    ["front"],
-    posesAround(around, poses),
-    async (v, images) => {
-      const M = mat4Mul(
-        mat4Mul(mat4Mul(camFromWorld, worldFromBase), poseToMat4(v.flangeBase)),
-        flangeFromBoard,
-      );
-      const truth: Array<[number, number] | null> = [];
-      for (let id = 0; id < cornerCount(DEFAULT_BOARD); id++) {
-        const q = projectCameraPoint(K, mat4Point(M, cornerPoint(DEFAULT_BOARD, id)));
-        truth.push(q ? [q.u, q.v] : null);
-      }
-      frames.push({ id: v.id, img: images.get("front")!, truth });
-    },
-  );
-  console.log(
-    `\nnoisy renders (σ = 4 grey levels), the same ${poses} poses, per noise seed: detected corners − ground-truth projection (mean, RMS) and the fit's errors`,
-  );
-  console.log(
-    `${"seed".padEnd(6)}${"mean du".padStart(9)}${"mean dv".padStart(9)}${"rms".padStart(7)}${"fx %".padStart(9)}${"fy %".padStart(9)}${"cx".padStart(8)}${"cy".padStart(8)}${"k1".padStart(9)}${"RMS".padStart(7)}`,
-  );
-  for (const seed of [0, 1, 2, 3, 4, 5]) {
-    const views: BoardView[] = [];
-    let du = 0;
-    let dv = 0;
-    let e2 = 0;
-    let n = 0;
-    for (const [i, f] of frames.entries()) {
-      const d = await detectBoard(DEFAULT_BOARD, seed === 0 ? f.img : withNoise(f.img, 4, seed * 1000 + i));
-      views.push({ id: f.id, ids: d.ids, pixels: d.pixels });
-      d.ids.forEach((id, k) => {
-        const t = f.truth[id];
-        if (!t) return;
-        const a = d.pixels[k]![0] - t[0];
-        const c = d.pixels[k]![1] - t[1];
-        du += a;
-        dv += c;
-        e2 += a * a + c * c;
-        n++;
-      });
-    }
-    const fit = await fitIntrinsics("front", DEFAULT_BOARD, views, {
-      width: ti.widthPx,
-      height: ti.heightPx,
-    });
-    console.log(
-      `${(seed === 0 ? "clean" : String(seed)).padEnd(6)}${(du / n).toFixed(3).padStart(9)}${(dv / n).toFixed(3).padStart(9)}${Math.sqrt(
-        e2 / n,
-      )
-        .toFixed(3)
-        .padStart(
-          7,
-        )}${((fit.fxPx / ti.fxPx - 1) * 100).toFixed(3).padStart(9)}${((fit.fyPx / ti.fyPx - 1) * 100).toFixed(3).padStart(9)}${(fit.cxPx - ti.cxPx).toFixed(2).padStart(8)}${(fit.cyPx - ti.cyPx).toFixed(2).padStart(8)}${(fit.distortion[0] - BENCH_DISTORTION[0]!).toFixed(4).padStart(9)}${fit.rmsPx.toFixed(3).padStart(7)}`,
-    );
-  }
-  console.log("targets: fx, fy 0.5 %, cx, cy 1 px, k1 0.01, RMS 0.5 px");
 } finally {
   await b.close();
 }
+
+/**
+ * Noisy renders (σ = 4 grey levels) over noise seeds 1–5, on the bench of `benchSeed` (board,
+ * wire and cameras of that seed): the poses the camera procedure chooses (view-select.ts) from
+ * the tape-measured calibration, frames captured once, noise added per seed, fitted. Also the
+ * detected corners against their ground-truth projections (bias or variance).
+ */
+async function noisyIntrinsics(benchSeed: number, poses: number, select = true): Promise<void> {
+  const nb = await calibrationBench(benchSeed);
+  try {
+    const around = await frontPresentationPose(nb);
+    await liftThenGo(nb, around);
+    const truthFront = nb.truth.cameras.find((c) => c.name === "front")!;
+    if (truthFront.extrinsics.mount !== "world") throw new Error("front is a world camera");
+    const ti = truthFront.intrinsics;
+    const camFromWorld = mat4RigidInverse(poseToMat4(truthFront.extrinsics.poseWorld));
+    const worldFromBase = poseToMat4(nb.truth.robotBasePoseWorld);
+    const flangeFromBoard = poseToMat4(carriedBoardPose());
+    const K = intrinsicsOf(truthFront);
+    const plan = await selectJointTargets(
+      nb.api,
+      tapeMeasured(nb.truth),
+      "front",
+      "carried",
+      posesAround(around, 8 * poses),
+      poses,
+    );
+    const targets = select ? plan.targets : posesAround(around, poses);
+    const frames: Array<{ id: string; img: ImageU8; truth: Array<[number, number] | null> }> = [];
+    const session = await collectCarriedViews(
+      nb.api,
+      DEFAULT_BOARD,
+      ["front"],
+      targets,
+      async (v, images) => {
+        const M = mat4Mul(
+          mat4Mul(mat4Mul(camFromWorld, worldFromBase), poseToMat4(v.flangeBase)),
+          flangeFromBoard,
+        );
+        const truth: Array<[number, number] | null> = [];
+        for (let id = 0; id < cornerCount(DEFAULT_BOARD); id++) {
+          const q = projectCameraPoint(K, mat4Point(M, cornerPoint(DEFAULT_BOARD, id)));
+          truth.push(q ? [q.u, q.v] : null);
+        }
+        frames.push({ id: v.id, img: images.get("front")!, truth });
+      },
+    );
+    console.log(
+      `\nnoisy renders (σ = 4 grey levels), bench seed ${benchSeed}, ${select ? `${poses} poses chosen of ${8 * poses}` : `the spread's first ${poses} poses, none chosen (for comparison)`} (${session.refused.length} refused), per noise seed: detected corners − ground-truth projection (mean, RMS) and the fit's errors`,
+    );
+    console.log(
+      `${"seed".padEnd(6)}${"mean du".padStart(9)}${"mean dv".padStart(9)}${"rms".padStart(7)}${"fx px".padStart(9)}${"fx %".padStart(8)}${"fy px".padStart(9)}${"fy %".padStart(8)}${"cx".padStart(8)}${"cy".padStart(8)}${"k1".padStart(9)}${"RMS".padStart(7)}`,
+    );
+    const worst = [0, 0, 0, 0, 0];
+    for (const seed of [0, 1, 2, 3, 4, 5]) {
+      const views: BoardView[] = [];
+      let du = 0;
+      let dv = 0;
+      let e2 = 0;
+      let n = 0;
+      for (const [i, f] of frames.entries()) {
+        const d = await detectBoard(DEFAULT_BOARD, seed === 0 ? f.img : withNoise(f.img, 4, seed * 1000 + i));
+        views.push({ id: f.id, ids: d.ids, pixels: d.pixels });
+        d.ids.forEach((id, k) => {
+          const t = f.truth[id];
+          if (!t) return;
+          const a = d.pixels[k]![0] - t[0];
+          const c = d.pixels[k]![1] - t[1];
+          du += a;
+          dv += c;
+          e2 += a * a + c * c;
+          n++;
+        });
+      }
+      const fit = await fitIntrinsics("front", DEFAULT_BOARD, views, {
+        width: ti.widthPx,
+        height: ti.heightPx,
+      });
+      const err = [
+        (fit.fxPx / ti.fxPx - 1) * 100,
+        (fit.fyPx / ti.fyPx - 1) * 100,
+        fit.cxPx - ti.cxPx,
+        fit.cyPx - ti.cyPx,
+        fit.distortion[0] - BENCH_DISTORTION[0]!,
+      ];
+      if (seed > 0)
+        err.forEach((e, k) => {
+          worst[k] = Math.max(worst[k]!, Math.abs(e));
+        });
+      console.log(
+        `${(seed === 0 ? "clean" : String(seed)).padEnd(6)}${(du / n).toFixed(3).padStart(9)}${(dv / n).toFixed(3).padStart(9)}${Math.sqrt(
+          e2 / n,
+        )
+          .toFixed(3)
+          .padStart(
+            7,
+          )}${fit.fxPx.toFixed(2).padStart(9)}${err[0]!.toFixed(3).padStart(8)}${fit.fyPx.toFixed(2).padStart(9)}${err[1]!.toFixed(3).padStart(8)}${err[2]!.toFixed(2).padStart(8)}${err[3]!.toFixed(2).padStart(8)}${err[4]!.toFixed(4).padStart(9)}${fit.rmsPx.toFixed(3).padStart(7)}`,
+      );
+    }
+    console.log(
+      `worst over noise seeds 1–5: fx ${worst[0]!.toFixed(3)} %, fy ${worst[1]!.toFixed(3)} %, cx ${worst[2]!.toFixed(2)} px, cy ${worst[3]!.toFixed(2)} px, k1 ${worst[4]!.toFixed(4)} (truth fx ${ti.fxPx.toFixed(2)} fy ${ti.fyPx.toFixed(2)} cx ${ti.cxPx.toFixed(2)} cy ${ti.cyPx.toFixed(2)}; targets: fx, fy 0.5 %, cx, cy 1 px, k1 0.01, RMS 0.5 px)`,
+    );
+  } finally {
+    await nb.close();
+  }
+}
+
+for (const benchSeed of [3, 5]) await noisyIntrinsics(benchSeed, poses);
+await noisyIntrinsics(3, poses, false);
 
 // --- the wrist camera (eye-in-hand): board on the table, planned views
 const w = await calibrationBench(3, "table");
@@ -343,6 +375,20 @@ try {
   const e = r.report.extrinsics!;
   row("hand-eye reprojection, px", `${e.closedFormRmsPx.toFixed(3)} → ${e.rmsPx.toFixed(3)}`, "");
   row("worst view residual", `${e.worstResidualMm.toFixed(2)} mm ${e.worstResidualDeg.toFixed(3)}°`, "");
+  if (r.report.cameraInfo) console.log(`wrist ${formatComparison(r.report.cameraInfo)}`);
+  // `calibrate check` with the wrist camera: the table board seen from where FK and the new mount put it
+  await w.api.moveTo(q0);
+  const [wc] = await checkCameras(w.api, r.calibration, { cameras: ["wrist"] });
+  const [wn] = await checkCameras(w.api, nominal, { cameras: ["wrist"] });
+  console.log(
+    `wrist check with the new calibration: camera moved ${wc!.movedMm?.toFixed(2)} mm / ${wc!.movedDeg?.toFixed(3)}° on its mount, predicted vs detected ${wc!.predictionErrorPx?.toFixed(3)} px RMS (${wc!.corners} corners, ${wc!.outliers} outliers left out), warning: ${wc!.warning ?? "none"}; with the ruler-measured mount: moved ${wn!.movedMm?.toFixed(1)} mm, ${wn!.predictionErrorPx?.toFixed(1)} px`,
+  );
+  if (imagesDir)
+    await sharp(Buffer.from(wc!.overlay.data), {
+      raw: { width: wc!.overlay.width, height: wc!.overlay.height, channels: 3 },
+    })
+      .png()
+      .toFile(join(imagesDir, "calibration-check-wrist.png"));
 } finally {
   await w.close();
 }

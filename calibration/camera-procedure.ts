@@ -8,16 +8,30 @@ import { mat4ToPose } from "../robots/math.ts";
 import { CodedError } from "../seam/errors.ts";
 import type { BenchApi } from "./api-client.ts";
 import { provenance, worldFromCameraSolved } from "./calibration-file.ts";
+import { type CameraInfoComparison, cameraInfoComparison } from "./camera-info.ts";
 import { type HandEyeResult, solveEyeToHand } from "./hand-eye.ts";
 import { coverageMap, fitIntrinsics, type IntrinsicsFit } from "./intrinsics.ts";
 import { collectCarriedViews, posesAround } from "./procedures.ts";
+import { selectJointTargets } from "./view-select.ts";
 import type { Calibration } from "./schema.ts";
 
 export interface CameraProcedureReport {
   camera: string;
   poses: number;
+  /**
+   * how the poses were chosen: out of `candidates` joint targets of the spread, the `poses` whose
+   * predicted views (nominal geometry) pin the intrinsics best (calibration/view-select.ts);
+   * the predicted standard deviations of fx fy cx cy (px) and k1 per px of corner noise, of the
+   * chosen set and of the spread's first `poses` targets
+   */
+  viewSelection?: { candidates: number; predictedSd: number[]; spreadSd: number[] };
   refused: Array<{ id: string; reason: string }>;
   intrinsics: Omit<IntrinsicsFit, "boardPoses">;
+  /**
+   * fit − the intrinsics the camera publishes (GET /v1/spec: its CameraInfo on a real bench;
+   * calibration/camera-info.ts); null when the gateway lists no intrinsics for it
+   */
+  cameraInfo: CameraInfoComparison | null;
   extrinsics:
     | (Omit<HandEyeResult, "camFromBase" | "flangeFromBoard"> & {
         worstResidualMm: number;
@@ -36,6 +50,8 @@ export async function calibrateCamera(
     poses?: number;
     intrinsicsOnly?: boolean;
     around?: number[];
+    /** candidate joint targets per pose visited (default 8; 1 = the spread as it comes) */
+    candidatesPerPose?: number;
     /** peak joint speed of the moves between poses, rad/s (default: BenchApi.moveTo's) */
     maxJointSpeedRadS?: number;
   },
@@ -56,11 +72,20 @@ export async function calibrateCamera(
     });
   const around = opts.around ?? (await api.reading()).q;
   const k = opts.poses ?? 24;
+  const candidates = k * Math.max(1, Math.round(opts.candidatesPerPose ?? 8));
+  const plan = await selectJointTargets(
+    api,
+    cal,
+    opts.camera,
+    carried.name,
+    posesAround(around, candidates),
+    k,
+  );
   const session = await collectCarriedViews(
     api,
     carried.board,
     [opts.camera],
-    posesAround(around, k),
+    plan.targets,
     undefined,
     opts.maxJointSpeedRadS !== undefined ? { maxJointSpeedRadS: opts.maxJointSpeedRadS } : {},
   );
@@ -130,7 +155,7 @@ export async function calibrateCamera(
       ),
     };
   }
-  const procedure = `camera:${opts.camera} ${extrinsics ? "intrinsics+extrinsics (eye-to-hand)" : "intrinsics"}, carried board, ${k} poses`;
+  const procedure = `camera:${opts.camera} ${extrinsics ? "intrinsics+extrinsics (eye-to-hand)" : "intrinsics"}, carried board, ${k} poses chosen of ${candidates}`;
   next = { ...next, provenance: [...(cal.provenance ?? []), provenance(procedure, residuals)] };
   const { boardPoses: _b, ...fitReport } = fit;
   return {
@@ -138,8 +163,10 @@ export async function calibrateCamera(
     report: {
       camera: opts.camera,
       poses: k,
+      viewSelection: { candidates, predictedSd: plan.predictedSd, spreadSd: plan.spreadSd },
       refused: session.refused,
       intrinsics: fitReport,
+      cameraInfo: await cameraInfoComparison(api, opts.camera, intrinsics),
       extrinsics,
       elapsedS: (performance.now() - t0) / 1000,
     },

@@ -13,6 +13,7 @@ import {
   tableBoardPose,
   wristStartPose,
 } from "../test-support/calibration-bench.ts";
+import { checkCameras } from "./check.ts";
 import { rotationAngle } from "./linalg.ts";
 import type { Calibration } from "./schema.ts";
 import { calibrateWristCamera } from "./wrist-procedure.ts";
@@ -82,6 +83,53 @@ describe("wrist camera (eye-in-hand) on the sim through the API", () => {
     // a new version with provenance, the nominal mount replaced
     expect(r.calibration.provenance?.at(-1)?.procedure).toMatch(/eye-in-hand/);
   }, 600_000);
+
+  it("check: the wrist camera sees the table board where FK and its mount put it, warns when the mount moved, draws an overlay", async () => {
+    await b.api.moveTo(q0);
+    const all = await checkCameras(b.api, b.truth);
+    // by default the wrist camera is checked too when a board lies on the table
+    expect(all.map((c) => c.camera)).toContain("wrist");
+    const [ok] = await checkCameras(b.api, b.truth, { cameras: ["wrist"] });
+    console.log("wrist check (unmoved)", { ...ok, overlay: undefined });
+    expect(ok!.corners).toBeGreaterThanOrEqual(20);
+    expect(ok!.warning).toBeNull();
+    expect(ok!.movedMm!).toBeLessThan(2);
+    expect(ok!.movedDeg!).toBeLessThan(0.2);
+    expect(ok!.predictionErrorPx!).toBeLessThan(1);
+    const t = b.truth.cameras.find((c) => c.name === "wrist")!;
+    expect(ok!.overlay.data.length).toBe(t.intrinsics.widthPx * t.intrinsics.heightPx * 3);
+    // the overlay differs from the frame: the board outline, corners and the loop are drawn
+    const frame = (await b.api.capture(["wrist"])).images.get("wrist")!;
+    let changed = 0;
+    for (let i = 0; i < frame.data.length; i++) if (frame.data[i] !== ok!.overlay.data[i]) changed++;
+    expect(changed).toBeGreaterThan(1000);
+    // the file says the camera sits 12 mm further along the flange's x than it does
+    if (t.extrinsics.mount !== "tool") throw new Error("wrist is on the tool");
+    const p = t.extrinsics.poseFlange;
+    const moved: Calibration = {
+      ...b.truth,
+      cameras: b.truth.cameras.map((c) =>
+        c.name === "wrist"
+          ? {
+              ...c,
+              extrinsics: {
+                mount: "tool",
+                poseFlange: { ...p, xyz: [p.xyz[0] + 0.012, p.xyz[1], p.xyz[2]] },
+              },
+            }
+          : c,
+      ),
+    };
+    const [bad] = await checkCameras(b.api, moved, { cameras: ["wrist"] });
+    console.log("wrist check (mount off by 12 mm)", { ...bad, overlay: undefined });
+    expect(bad!.movedMm!).toBeGreaterThan(9);
+    expect(bad!.movedMm!).toBeLessThan(15);
+    expect(bad!.warning).toMatch(/wrist seems to have moved .* recalibrate/);
+    // no board on the table: a clear warning, no pose
+    const [none] = await checkCameras(b.api, { ...b.truth, calibrationBoards: [] }, { cameras: ["wrist"] });
+    expect(none!.movedMm).toBeNull();
+    expect(none!.warning).toMatch(/no board fixed in the world/);
+  }, 300_000);
 
   it("bad input: no table board, or a fixed camera, is a coded error before anything moves", async () => {
     const noBoard: Calibration = { ...b.truth, calibrationBoards: [] };

@@ -12,6 +12,7 @@ import { CodedError } from "../seam/errors.ts";
 import type { BenchApi } from "./api-client.ts";
 import { provenance } from "./calibration-file.ts";
 import type { CameraProcedureReport } from "./camera-procedure.ts";
+import { cameraInfoComparison } from "./camera-info.ts";
 import { intrinsicsOf } from "./check.ts";
 import { solveEyeInHand } from "./hand-eye.ts";
 import { coverageMap, fitIntrinsics } from "./intrinsics.ts";
@@ -157,6 +158,7 @@ export async function calibrateWristCamera(
       poses: targets.length,
       refused: [...skipped, ...session.refused],
       intrinsics: fitReport,
+      cameraInfo: await cameraInfoComparison(api, opts.camera, intrinsics),
       extrinsics: { ...rest, worstResidualMm, worstResidualDeg },
       elapsedS: (performance.now() - t0) / 1000,
     },

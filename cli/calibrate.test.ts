@@ -72,7 +72,13 @@ describe("calibrate camera over HTTP", () => {
     expect(Math.abs(fx / 554 - 1)).toBeLessThan(0.01);
     expect(v2.provenance!.at(-1)!.procedure).toMatch(/camera:front intrinsics\+extrinsics/);
     expect(existsSync(out.coverage)).toBe(true);
-    expect(JSON.parse(readFileSync(out.report, "utf8")).intrinsics.views.length).toBeGreaterThanOrEqual(6);
+    const report = JSON.parse(readFileSync(out.report, "utf8"));
+    expect(report.intrinsics.views.length).toBeGreaterThanOrEqual(6);
+    // fit − the camera's published intrinsics (the sim publishes its true camera: fx 554 px)
+    expect(out.cameraInfo).toMatch(/^fit − published: fx [+-]\d+\.\d\d px/);
+    expect(report.cameraInfo.fx.published).toBe(554);
+    expect(Math.abs(report.cameraInfo.fx.diffPct)).toBeLessThan(1);
+    expect(report.viewSelection.candidates).toBe(16 * 8);
     // naming an existing file as output is refused with the coded error
     const again = await cli([...args, "--out", out.calibration, "--poses", "6"]);
     expect(again.status).toBe(2);

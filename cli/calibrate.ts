@@ -19,6 +19,7 @@ import {
   readCalibration,
   writeCalibration,
 } from "../calibration/calibration-file.ts";
+import { formatComparison } from "../calibration/camera-info.ts";
 import { calibrateCamera } from "../calibration/camera-procedure.ts";
 import { addToolCommands } from "./calibrate-tool.ts";
 import { checkCameras } from "../calibration/check.ts";
@@ -217,6 +218,8 @@ export function calibrateCommand(): Command {
               report,
               coverage,
               rmsPx: r.report.intrinsics.rmsPx,
+              // fit − the camera's own intrinsics (its CameraInfo on a real bench)
+              cameraInfo: r.report.cameraInfo && formatComparison(r.report.cameraInfo),
               extrinsics: r.report.extrinsics && {
                 rmsPx: r.report.extrinsics.rmsPx,
                 worstResidualMm: r.report.extrinsics.worstResidualMm,
@@ -283,11 +286,14 @@ export function calibrateCommand(): Command {
     cmd
       .command("check")
       .description(
-        "re-validate at the start of a session: one frame per fixed camera with the calibration board in view; warns when a camera seems to have moved more than the threshold; writes an overlay PNG per camera (calibrated wire orange, board outline blue, predicted corners green, detected red)",
+        "re-validate at the start of a session: one frame per camera with a calibration board in view (a fixed camera: the board carried on the flange; the wrist camera: the board on the table, seen from where FK and its mount put it); warns when a camera seems to have moved more than the threshold; writes an overlay PNG per camera (calibrated wire orange, board outline blue, predicted corners green, detected red, the loop cyan in the wrist camera)",
       ),
   )
     .requiredOption("--calibration <file>", "calibration file to check")
-    .option("--camera <names...>", "cameras to check (default: every fixed camera)")
+    .option(
+      "--camera <names...>",
+      "cameras to check (default: every fixed camera, and the wrist camera when a board is fixed in the world)",
+    )
     .option("--threshold-mm <mm>", "warn above this camera displacement, mm", num("--threshold-mm"), 2)
     .option("--threshold-deg <deg>", "warn above this camera rotation, degrees", num("--threshold-deg"), 0.2)
     .option("--out <dir>", "where overlay PNGs go", ".")

@@ -17,6 +17,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BenchApi } from "../calibration/api-client.ts";
+import { formatComparison } from "../calibration/camera-info.ts";
 import { calibrateCamera } from "../calibration/camera-procedure.ts";
 import { rotationAngle } from "../calibration/linalg.ts";
 import type { Calibration } from "../calibration/schema.ts";
@@ -166,6 +167,21 @@ describe("calibration on the real backend wired to the rigs", () => {
     expect(Math.abs(gi.fyPx / ti.fyPx - 1)).toBeLessThan(0.005);
     expect(Math.abs(gi.distortion[0]! - ti.distortion[0]!)).toBeLessThan(0.01);
     expect(r.report.intrinsics.rmsPx).toBeLessThanOrEqual(0.5);
+    // fit − the camera's own CameraInfo: the real backend publishes the rig's CameraInfo in
+    // GET /v1/spec, and the rig's CameraInfo carries the true intrinsics, so the comparison is
+    // the fit's error
+    const ci = r.report.cameraInfo;
+    console.log("fit − CameraInfo", ci && formatComparison(ci));
+    expect(ci).not.toBeNull();
+    expect(ci!.fx.published).toBeCloseTo(ti.fxPx, 6);
+    expect(ci!.cy.published).toBeCloseTo(ti.cyPx, 6);
+    expect(ci!.distortion.published[0]).toBeCloseTo(ti.distortion[0]!, 9);
+    expect(ci!.fx.diffPx).toBeCloseTo(gi.fxPx - ti.fxPx, 9);
+    expect(Math.abs(ci!.fx.diffPct)).toBeLessThan(0.5);
+    expect(Math.abs(ci!.fy.diffPct)).toBeLessThan(0.5);
+    expect(Math.abs(ci!.cx.diffPx)).toBeLessThan(2);
+    expect(Math.abs(ci!.cy.diffPx)).toBeLessThan(2);
+    expect(Math.abs(ci!.distortion.diff[0]!)).toBeLessThan(0.01);
   }, 600_000);
 
   it("the twin from the real bench file and its new calibration lines up with the rig's frames", async () => {

@@ -292,3 +292,42 @@ export async function liftThenGo(
   }
   await b.api.moveTo(q, move);
 }
+
+/** Distance of the presented board from the front camera, m: close enough for perspective (the board spans ~ 80 % of the image width face-on). */
+export const FRONT_PRESENTATION_M = 0.3;
+
+/** The operator's presentation pose for the front camera: the board face-on, FRONT_PRESENTATION_M from it, on the line to 0.2 m above the wire's middle. */
+export function frontPresentationPose(b: CalibrationBench, distanceM = FRONT_PRESENTATION_M): Promise<number[]> {
+  const wire = b.truth.wire.pointsBase;
+  const mid = wire[Math.floor(wire.length / 2)]!;
+  return presentationPose(b, "front", [mid[0], mid[1], mid[2] + 0.2], distanceM);
+}
+
+/**
+ * What a lab starts from for the front camera: nominal intrinsics (fx = fy = 600 px, no
+ * distortion) and a camera pose measured with a tape (2 cm and 1 cm off).
+ */
+export function tapeMeasured(truth: Calibration): Calibration {
+  return {
+    ...truth,
+    cameras: truth.cameras.map((c) =>
+      c.name === "front" && c.extrinsics.mount === "world"
+        ? {
+            ...c,
+            intrinsics: { ...c.intrinsics, fxPx: 600, fyPx: 600, distortion: [0, 0, 0, 0, 0] },
+            extrinsics: {
+              mount: "world" as const,
+              poseWorld: {
+                ...c.extrinsics.poseWorld,
+                xyz: [
+                  c.extrinsics.poseWorld.xyz[0] + 0.02,
+                  c.extrinsics.poseWorld.xyz[1] - 0.01,
+                  c.extrinsics.poseWorld.xyz[2],
+                ] as [number, number, number],
+              },
+            },
+          }
+        : c,
+    ),
+  };
+}
