@@ -26,7 +26,6 @@ import { projectCameraPoint } from "../calibration/projection.ts";
 import { calibrateWristCamera } from "../calibration/wrist-procedure.ts";
 import { selectJointTargets } from "../calibration/view-select.ts";
 import { rotationAngle } from "../calibration/linalg.ts";
-import type { Calibration } from "../calibration/schema.ts";
 import { testGateway } from "../compose/testing.ts";
 import { mat4Mul, mat4Point, mat4RigidInverse, poseToMat4 } from "../robots/math.ts";
 import {
@@ -41,6 +40,7 @@ import {
   tapeMeasured,
   withNoise,
   wristStartPose,
+  withWristMountOffset,
 } from "../test-support/calibration-bench.ts";
 
 const args = process.argv.slice(2);
@@ -323,20 +323,7 @@ try {
   const t = w.truth.cameras.find((c) => c.name === "wrist")!;
   if (t.extrinsics.mount !== "tool") throw new Error("wrist is on the tool");
   const tp = t.extrinsics.poseFlange;
-  const nominal: Calibration = {
-    ...w.truth,
-    cameras: w.truth.cameras.map((c) =>
-      c.name === "wrist"
-        ? {
-            ...c,
-            extrinsics: {
-              mount: "tool",
-              poseFlange: { ...tp, xyz: [tp.xyz[0] + 0.01, tp.xyz[1] - 0.01, tp.xyz[2]] },
-            },
-          }
-        : c,
-    ),
-  };
+  const nominal = withWristMountOffset(w.truth, [0.01, -0.01, 0]);
   const r = await calibrateWristCamera(w.api, nominal, { camera: "wrist", poses: 24, around: q0 });
   const g = r.calibration.cameras.find((c) => c.name === "wrist")!;
   if (g.extrinsics.mount !== "tool") throw new Error("wrist stays on the tool");

@@ -12,6 +12,7 @@ import {
   liftThenGo,
   tableBoardPose,
   wristStartPose,
+  withWristMountOffset,
 } from "../test-support/calibration-bench.ts";
 import { checkCameras } from "./check.ts";
 import { rotationAngle } from "./linalg.ts";
@@ -38,20 +39,7 @@ describe("wrist camera (eye-in-hand) on the sim through the API", () => {
     if (t.extrinsics.mount !== "tool") throw new Error("wrist is on the tool");
     const tp = t.extrinsics.poseFlange;
     // what a lab starts from: the mount measured with a ruler
-    const nominal: Calibration = {
-      ...b.truth,
-      cameras: b.truth.cameras.map((c) =>
-        c.name === "wrist"
-          ? {
-              ...c,
-              extrinsics: {
-                mount: "tool",
-                poseFlange: { ...tp, xyz: [tp.xyz[0] + 0.01, tp.xyz[1] - 0.01, tp.xyz[2]] },
-              },
-            }
-          : c,
-      ),
-    };
+    const nominal = withWristMountOffset(b.truth, [0.01, -0.01, 0]);
     const r = await calibrateWristCamera(b.api, nominal, { camera: "wrist", poses: 24, around: q0 });
     const g = r.calibration.cameras.find((c) => c.name === "wrist")!;
     if (g.extrinsics.mount !== "tool") throw new Error("wrist stays on the tool");
@@ -104,22 +92,7 @@ describe("wrist camera (eye-in-hand) on the sim through the API", () => {
     for (let i = 0; i < frame.data.length; i++) if (frame.data[i] !== ok!.overlay.data[i]) changed++;
     expect(changed).toBeGreaterThan(1000);
     // the file says the camera sits 12 mm further along the flange's x than it does
-    if (t.extrinsics.mount !== "tool") throw new Error("wrist is on the tool");
-    const p = t.extrinsics.poseFlange;
-    const moved: Calibration = {
-      ...b.truth,
-      cameras: b.truth.cameras.map((c) =>
-        c.name === "wrist"
-          ? {
-              ...c,
-              extrinsics: {
-                mount: "tool",
-                poseFlange: { ...p, xyz: [p.xyz[0] + 0.012, p.xyz[1], p.xyz[2]] },
-              },
-            }
-          : c,
-      ),
-    };
+    const moved = withWristMountOffset(b.truth, [0.012, 0, 0]);
     const [bad] = await checkCameras(b.api, moved, { cameras: ["wrist"] });
     console.log("wrist check (mount off by 12 mm)", { ...bad, overlay: undefined });
     expect(bad!.movedMm!).toBeGreaterThan(9);

@@ -331,3 +331,24 @@ export function tapeMeasured(truth: Calibration): Calibration {
     ),
   };
 }
+
+/**
+ * The calibration with the wrist camera's flange mount shifted by `dxyz` (m): what a lab starts
+ * from (the mount measured with a ruler), or a camera that slipped.
+ */
+export function withWristMountOffset(truth: Calibration, dxyz: readonly [number, number, number]): Calibration {
+  return {
+    ...truth,
+    cameras: truth.cameras.map((c) => {
+      if (c.name !== "wrist" || c.extrinsics.mount !== "tool") return c;
+      const p = c.extrinsics.poseFlange;
+      return {
+        ...c,
+        extrinsics: {
+          mount: "tool" as const,
+          poseFlange: { ...p, xyz: [p.xyz[0] + dxyz[0], p.xyz[1] + dxyz[1], p.xyz[2] + dxyz[2]] },
+        },
+      };
+    }),
+  };
+}
