@@ -263,7 +263,15 @@ export function describeRealBackend(t: SuiteTransport): void {
         t.reconnectTimeoutMs,
       );
       await real.recover(); // back to active
-      expect((await real.execute(moveTo(q0, 0.5))).outcome).toBe("completed");
+      const back = await real.execute(moveTo(q0, 0.5));
+      // on a failure, say what ended the motion (a device fault, robot errors, the last events)
+      const why = JSON.stringify({
+        samples: back.samplesExecuted,
+        fault: back.fault,
+        robotErrors: back.robotErrors,
+        events: events.slice(-5).map((e) => `${e.type}${"device" in e ? ` ${e.device}` : ""}`),
+      });
+      expect(back.outcome, why).toBe("completed");
     }, 20_000);
   });
 }
