@@ -149,6 +149,38 @@ describe("sensor realism in the sim", () => {
     expect(run(7, 4)).not.toBe(run(7, 3));
   });
 
+  it("the output bytes are pinned (speed-ups must keep them; a model change updates the digests and says so)", () => {
+    // a board with a step, a near block (occlusion shadow), thin wires (rows and columns), a
+    // hole and pixels below the minimum range, under the defaults and under non-default steps
+    const w = 120;
+    const h = 70;
+    const depth0 = plane(w, h, 900, (x, y) =>
+      y === 20 || (x === 30 && y > 30)
+        ? 820
+        : x >= 70 && x < 90 && y >= 35 && y < 55
+          ? 450
+          : x >= 100 && y < 10
+            ? 0
+            : x < 6 && y > 60
+              ? 120
+              : x >= 60
+                ? 960 + (y % 7)
+                : undefined,
+    );
+    const rgb0 = new Uint8Array(w * h * 3);
+    for (let i = 0; i < rgb0.length; i++) rgb0[i] = (i * 53 + (i >> 5)) & 255;
+    const digestOf = (params: typeof DEFAULT_REALISM, seed: number, step: number) => {
+      const rgb = rgb0.slice();
+      const depth = depth0.slice();
+      new SensorRealism(params, seed).processFrame(step, 1, w, h, rgb, depth, FX);
+      return createHash("sha256").update(rgb).update(new Uint8Array(depth.buffer)).digest("hex").slice(0, 16);
+    };
+    const other = RealismSchema.parse({ depth: { quantMm: 3, baseMm: 0.7, thinMaxPx: 1, edgeStepMm: 40.5 } });
+    expect([digestOf(DEFAULT_REALISM, 7, 3), digestOf(DEFAULT_REALISM, 8, 0), digestOf(other, 7, 3)]).toEqual(
+      ["f946b636835985ee", "54b144e3d6fbfc6a", "9f4c8fbd66674060"],
+    );
+  });
+
   it("rgb: the four-bytes-per-load path gives the bytes of the byte path", () => {
     const w = 101; // odd sizes: segments end inside a row, tails are handled byte by byte
     const h = 37;

@@ -536,178 +536,144 @@ function depthPass(
   const bgU = Math.round((p.thinDropout + p.thinBackground) * 65536);
   const dropU = Math.round(p.dropout * 65536);
   const pw = w + 2 * pad;
-  for (let y = 0; y < h; y++) {
-    depthRow(
-      src,
-      out,
-      mark,
-      bg,
-      g,
-      u,
-      w,
-      pw,
-      y * w,
-      (y + pad) * pw + pad,
-      hash32(dKey ^ Math.imul(y + 1, 0x3c6ef372)) & TABLE_MASK,
-      hash32(dKey ^ Math.imul(y + 1, 0x165667b1)) & TABLE_MASK,
-      p.baseMm,
-      p.quadMmPerM2 * 1e-6,
-      p.quantMm,
-      p.minRangeMm,
-      p.edgeStepMm,
-      p.thinStepMm,
-      T,
-      fxPx * p.baselineMm,
-      holeU,
-      bgU,
-      dropU,
-    );
-  }
-}
-
-/**
- * One row of depthPass (a function of its own: V8 optimises it far better than a nested loop).
- * r: the row's first pixel in `out`, `mark`, `bg`; sr: the same pixel in the padded `src` (row
- * stride pw); og, ou: this row's offsets into the Gaussian and uniform tables; fB: disparity px ×
- * depth mm.
- */
-function depthRow(
-  src: Uint16Array,
-  out: Uint16Array,
-  mark: Uint8Array,
-  bg: Uint16Array,
-  g: Float32Array,
-  u: Uint16Array,
-  w: number,
-  pw: number,
-  r: number,
-  sr: number,
-  og: number,
-  ou: number,
-  a: number,
-  b: number,
-  q: number,
-  minR: number,
-  edge: number,
-  thin: number,
-  T: number,
-  fB: number,
-  holeU: number,
-  bgU: number,
-  dropU: number,
-): void {
+  // every number the loop uses is a local of this function: passed as arguments to a row
+  // function (as before) they arrive boxed, and V8 re-checks and unboxes them on every pixel
+  const a = p.baseMm;
+  const b = p.quadMmPerM2 * 1e-6;
+  const q = p.quantMm;
+  const q1 = q === 1;
+  const minR = p.minRangeMm;
+  const edge = p.edgeStepMm;
+  const thin = p.thinStepMm;
+  // disparity px × depth mm
+  const fB = fxPx * p.baselineMm;
   // neighbours closer than this to d (in both directions) can make no edge and no thin run
   const lim = Math.min(edge, thin);
   const lim2 = 2 * lim;
-  // occlusion shadow: pixels left to blank, and the occluder's depth
-  let shadow = 0;
-  let occluder = 0;
-  // the clean depths right of, at and left of x slide along the row (one load per pixel)
-  let R = src[sr + w]!;
-  let C = src[sr + w - 1]!;
-  let L = 0;
-  for (let x = w - 1; x >= 0; x--, og++, ou += 2, R = C, C = L) {
-    const i = r + x;
-    const si = sr + x;
-    L = src[si - 1]!;
-    let d = C;
-    const m = mark[i]!;
-    if (m !== 0) mark[i] = 0;
-    if (d === 0 || d < minR) {
-      out[i] = 0;
-      shadow = 0;
-      continue;
-    }
-    const U = src[si - pw]!;
-    const D = src[si + pw]!;
-    // the common case, a smooth surface: every neighbour within `lim` (so none is 0 as d > lim),
-    // nothing marked, no shadow running: noise only (no branches on the four tests)
-    if (
-      (m | shadow) === 0 &&
-      d > lim &&
-      (((R - d + lim) >>> 0 <= lim2 ? 1 : 0) &
-        ((L - d + lim) >>> 0 <= lim2 ? 1 : 0) &
-        ((U - d + lim) >>> 0 <= lim2 ? 1 : 0) &
-        ((D - d + lim) >>> 0 <= lim2 ? 1 : 0)) ===
-        1
-    ) {
-      if (u[ou + 1]! < dropU) {
+  for (let y = 0; y < h; y++) {
+    // r: the row's first pixel in `out`, `mark`, `bg`; sr: the same pixel in the padded `src`
+    // (row stride pw); og, ou: this row's offsets into the Gaussian and uniform tables
+    const r = y * w;
+    const sr = (y + pad) * pw + pad;
+    let og = hash32(dKey ^ Math.imul(y + 1, 0x3c6ef372)) & TABLE_MASK;
+    let ou = hash32(dKey ^ Math.imul(y + 1, 0x165667b1)) & TABLE_MASK;
+    // occlusion shadow: pixels left to blank, and the occluder's depth
+    let shadow = 0;
+    let occluder = 0;
+    // the clean depths right of, at and left of x slide along the row (one load per pixel)
+    let R = src[sr + w]!;
+    let C = src[sr + w - 1]!;
+    let L = 0;
+    for (let x = w - 1; x >= 0; x--, og++, ou += 2, R = C, C = L) {
+      const i = r + x;
+      const si = sr + x;
+      L = src[si - 1]!;
+      let d = C;
+      const m = mark[i]!;
+      if (m !== 0) mark[i] = 0;
+      if (d === 0 || d < minR) {
+        out[i] = 0;
+        shadow = 0;
+        continue;
+      }
+      const U = src[si - pw]!;
+      const D = src[si + pw]!;
+      // the common case, a smooth surface: every neighbour within `lim` (so none is 0 as d > lim),
+      // nothing marked, no shadow running: noise only (no branches on the four tests)
+      if (
+        (m | shadow) === 0 &&
+        d > lim &&
+        (((R - d + lim) >>> 0 <= lim2 ? 1 : 0) &
+          ((L - d + lim) >>> 0 <= lim2 ? 1 : 0) &
+          ((U - d + lim) >>> 0 <= lim2 ? 1 : 0) &
+          ((D - d + lim) >>> 0 <= lim2 ? 1 : 0)) ===
+          1
+      ) {
+        if (u[ou + 1]! < dropU) {
+          out[i] = 0;
+          continue;
+        }
+        const v = d + (a + b * d * d) * g[og]!;
+        // quantise() inlined for the 1 mm default: its q ≠ 1 branch, never taken, left the
+        // result's type open (a float clamp and store per pixel)
+        if (q1) {
+          const qv = (v + 0.5) | 0;
+          out[i] = qv < 1 ? 1 : Math.min(qv, 65535);
+        } else out[i] = quantise(v, q);
+        continue;
+      }
+      const rStep = R !== 0 && d - R > edge;
+      let hole = rStep || (L !== 0 && d - L > edge) || (U !== 0 && d - U > edge) || (D !== 0 && d - D > edge);
+      if (rStep) {
+        // the right imager cannot see this far stretch behind the near object's left edge
+        shadow = Math.round(fB / R - fB / d) - 1;
+        occluder = R;
+      } else if (shadow > 0) {
+        if (d - occluder > edge) {
+          hole = true;
+          shadow--;
+        } else shadow = 0;
+      }
+      let isThin = m !== 0;
+      let behind = isThin ? bg[i]! : 0;
+      if (!hole && T > 0) {
+        // a thin run starts here (seen from the right, or from above): its far side within T px
+        if (!isThin && (R === 0 || R - d > thin)) {
+          for (let k = 1; k <= T; k++) {
+            const v = src[si - k]!;
+            if (v === 0 || v - d > thin) {
+              isThin = true;
+              behind = R === 0 ? v : v === 0 ? R : Math.min(v, R);
+              for (let j = 1; j < k; j++) {
+                mark[i - j] = 1;
+                bg[i - j] = behind;
+              }
+              break;
+            }
+            if (d - v > thin) break;
+          }
+        }
+        if (U === 0 || U - d > thin) {
+          for (let k = 1; k <= T; k++) {
+            const v = src[si + k * pw]!;
+            if (v === 0 || v - d > thin) {
+              const bv = U === 0 ? v : v === 0 ? U : Math.min(v, U);
+              if (!isThin) {
+                isThin = true;
+                behind = bv;
+              }
+              for (let j = 1; j < k; j++) {
+                const t = i + j * w;
+                if (mark[t] === 0) {
+                  mark[t] = 1;
+                  bg[t] = bv;
+                }
+              }
+              break;
+            }
+            if (d - v > thin) break;
+          }
+        }
+      }
+      if (!hole && isThin) {
+        const t = u[ou]!;
+        if (t < holeU) hole = true;
+        else if (t < bgU) {
+          if (behind === 0) hole = true;
+          else d = behind;
+        }
+      }
+      if (hole || u[ou + 1]! < dropU) {
         out[i] = 0;
         continue;
       }
-      const v = d + (a + b * d * d) * g[og]!;
-      const qv = q === 1 ? (v + 0.5) | 0 : ((v / q + 0.5) | 0) * q;
-      out[i] = qv < 1 ? 1 : Math.min(qv, 65535);
-      continue;
+      out[i] = quantise(d + (a + b * d * d) * g[og]!, q);
     }
-    const rStep = R !== 0 && d - R > edge;
-    let hole = rStep || (L !== 0 && d - L > edge) || (U !== 0 && d - U > edge) || (D !== 0 && d - D > edge);
-    if (rStep) {
-      // the right imager cannot see this far stretch behind the near object's left edge
-      shadow = Math.round(fB / R - fB / d) - 1;
-      occluder = R;
-    } else if (shadow > 0) {
-      if (d - occluder > edge) {
-        hole = true;
-        shadow--;
-      } else shadow = 0;
-    }
-    let isThin = m !== 0;
-    let behind = isThin ? bg[i]! : 0;
-    if (!hole && T > 0) {
-      // a thin run starts here (seen from the right, or from above): its far side within T px
-      if (!isThin && (R === 0 || R - d > thin)) {
-        for (let k = 1; k <= T; k++) {
-          const v = src[si - k]!;
-          if (v === 0 || v - d > thin) {
-            isThin = true;
-            behind = R === 0 ? v : v === 0 ? R : Math.min(v, R);
-            for (let j = 1; j < k; j++) {
-              mark[i - j] = 1;
-              bg[i - j] = behind;
-            }
-            break;
-          }
-          if (d - v > thin) break;
-        }
-      }
-      if (U === 0 || U - d > thin) {
-        for (let k = 1; k <= T; k++) {
-          const v = src[si + k * pw]!;
-          if (v === 0 || v - d > thin) {
-            const bv = U === 0 ? v : v === 0 ? U : Math.min(v, U);
-            if (!isThin) {
-              isThin = true;
-              behind = bv;
-            }
-            for (let j = 1; j < k; j++) {
-              const t = i + j * w;
-              if (mark[t] === 0) {
-                mark[t] = 1;
-                bg[t] = bv;
-              }
-            }
-            break;
-          }
-          if (d - v > thin) break;
-        }
-      }
-    }
-    if (!hole && isThin) {
-      const t = u[ou]!;
-      if (t < holeU) hole = true;
-      else if (t < bgU) {
-        if (behind === 0) hole = true;
-        else d = behind;
-      }
-    }
-    if (hole || u[ou + 1]! < dropU) {
-      out[i] = 0;
-      continue;
-    }
-    const v = d + (a + b * d * d) * g[og]!;
-    // round half up by truncation (Math.round costs 5× here); v < 0.5 clamps to 1 mm
-    const qv = q === 1 ? (v + 0.5) | 0 : ((v / q + 0.5) | 0) * q;
-    out[i] = qv < 1 ? 1 : Math.min(qv, 65535);
   }
+}
+
+/** round half up by truncation (Math.round costs 5× here) to the step q; v < 0.5 clamps to 1 mm */
+function quantise(v: number, q: number): number {
+  const qv = q === 1 ? (v + 0.5) | 0 : ((v / q + 0.5) | 0) * q;
+  return qv < 1 ? 1 : Math.min(qv, 65535);
 }
