@@ -262,14 +262,28 @@ export function describeRealBackend(t: SuiteTransport): void {
         "joint states again",
         t.reconnectTimeoutMs,
       );
-      await real.recover(); // back to active
+      // back to active: as an operator does, recover again while the transport has not yet seen
+      // the peer back (joint states can flow a graph poll before the transport says connected)
+      const recoverBy = Date.now() + t.reconnectTimeoutMs;
+      for (;;) {
+        try {
+          await real.recover();
+          break;
+        } catch (err) {
+          if (!isDeviceError(err, "RB_ERR_ROS_NOT_CONNECTED") || Date.now() > recoverBy) throw err;
+          await sleep(50);
+        }
+      }
       const back = await real.execute(moveTo(q0, 0.5));
       // on a failure, say what ended the motion (a device fault, robot errors, the last events)
       const why = JSON.stringify({
         samples: back.samplesExecuted,
         fault: back.fault,
         robotErrors: back.robotErrors,
-        events: events.slice(-5).map((e) => `${e.type}${"device" in e ? ` ${e.device}` : ""}`),
+        events: events
+          .slice(-5)
+          .map((e) => `${e.type}${"device" in e ? ` ${e.device}` : ""}${"message" in e ? `: ${e.message}` : ""} @${e.t.toFixed(3)}`),
+        now: real.now().toFixed(3),
       });
       expect(back.outcome, why).toBe("completed");
     }, 20_000);

@@ -29,6 +29,7 @@ import array
 import base64
 import importlib
 import json
+import os
 import sys
 import threading
 import time
@@ -163,9 +164,10 @@ class StandIn(Node):
         self.create_timer(0.02, self.report_counts, callback_group=self.group)
 
     def new_id(self, prefix):
+        # unique across restarts of this node (the rig outlives it): the process id in every id
         with self.id_lock:
             self.next_id += 1
-            return f"{prefix}{self.next_id}"
+            return f"{prefix}{os.getpid()}-{self.next_id}"
 
     # rig → node
     def on_rig(self, m):

@@ -230,13 +230,16 @@ export class Ros2LinkServer implements RigServer {
               id: m.id,
               signal: ac.signal,
               feedback: (values) => {
-                if (this.goals.has(m.id)) this.send({ op: "feedback", id: m.id, msg: values });
+                if (this.goals.get(m.id) === ac) this.send({ op: "feedback", id: m.id, msg: values });
               },
             })
           : Promise.resolve({ status: 6, values: {} });
         answer
           .catch((): ActionGoalAnswer => ({ status: 6, values: {} }))
           .then((r) => {
+            // the node that sent this goal has gone (its goals were aborted when it exited): a
+            // late answer must not reach, or end, a goal of the node that replaced it
+            if (this.goals.get(m.id) !== ac) return;
             this.goals.delete(m.id);
             this.send({ op: "result", id: m.id, status: r.status, msg: r.values ?? {} });
           });
