@@ -42,7 +42,7 @@ const rounds = Number(process.argv[3] ?? 10);
 const which = process.argv[4] ?? "both";
 const ROWS = 10;
 /** after the viewer connects or leaves, ms before a round is measured (both conditions alike) */
-const SETTLE_MS = 1500;
+const SETTLE_MS = 3000;
 const DT = 0.05;
 
 const holdBody = (g: TestGateway, rows = ROWS, dt = DT) => {
