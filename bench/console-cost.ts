@@ -183,7 +183,9 @@ const browser = viewerKind === "chromium" ? await launchChromium() : undefined;
 
 /** Chromium's processes: this process's descendants that run Chromium (browser, renderer, GPU, network) */
 function browserPids(): number[] {
+  // (not this process itself: its own command line names the viewer "chromium")
   return descendants(process.pid).filter((pid) => {
+    if (pid === process.pid) return false;
     try {
       return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("chromium");
     } catch {
