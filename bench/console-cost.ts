@@ -20,9 +20,14 @@
  *    differences (present − absent, each round's two conditions back to back) excludes 0.
  * Wall time is what an agent sees; the gateway process's CPU time per call (all its threads,
  * the JPEG encoder's too) is the same cost without the other users of a shared machine in it.
- * Usage: node --import tsx bench/console-cost.ts [calls per condition=100] [rounds=10] [sim|real|both]
+ * The viewer is Chromium by default; `client` is a headless viewer in a child process that asks
+ * exactly what the page asks (the gateway's share of the cost without the browser's CPU).
+ * Usage: node --import tsx bench/console-cost.ts [calls per condition=100] [rounds=10] [sim|real|both] [chromium|client]
  */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
+import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import type { Page } from "playwright-core";
 import { OPERATOR_TOKEN, type TestGateway, testGateway } from "../compose/testing.ts";
@@ -36,6 +41,8 @@ const rounds = Number(process.argv[3] ?? 10);
 /** which benches' act latency: sim, real (the rigs) or both */
 const which = process.argv[4] ?? "both";
 const ROWS = 10;
+/** after the viewer connects or leaves, ms before a round is measured (both conditions alike) */
+const SETTLE_MS = 3000;
 const DT = 0.05;
 
 const holdBody = (g: TestGateway, rows = ROWS, dt = DT) => {
@@ -84,25 +91,163 @@ function act(url: URL, agent: Agent, auth: string, body: string): Promise<number
 
 // ───────────────────────────── 1. act latency, 0 vs 1 viewer ─────────────────────────────
 
-const browser = await launchChromium();
+/**
+ * `--viewer URL TOKEN`: a headless viewer in its own process that asks the gateway exactly what
+ * the page asks on the Live view (gateway/console/ui/app.js): the live stream at 10 Hz, each line
+ * parsed, and every camera polled as the page polls it (`have=`, waiting `x-next-ms`, at least
+ * 200 ms). It separates what the gateway spends serving a viewer from what Chromium itself takes
+ * of the shared cores.
+ */
+async function headlessViewer(base: string, token: string): Promise<never> {
+  const auth = { authorization: `Bearer ${token}` };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const polled = new Set<string>();
+  const poll = async (cam: string) => {
+    let have: number | undefined;
+    let alive = true;
+    stopPolls.add(() => {
+      alive = false;
+    });
+    while (alive) {
+      let waitMs = 200;
+      try {
+        const q = have !== undefined ? `have=${have}` : "";
+        const res = await fetch(`${base}/v1/admin/cameras/${encodeURIComponent(cam)}/image?depth=0&${q}`, {
+          headers: auth,
+        });
+        waitMs = Math.max(200, Math.min(5000, Number(res.headers.get("x-next-ms")) || 0));
+        if (res.status === 200) {
+          await res.arrayBuffer();
+          have = Number(res.headers.get("x-image-id"));
+        } else await res.body?.cancel();
+      } catch {
+        /* next round */
+      }
+      await sleep(waitMs);
+    }
+  };
+  // the parent says "on" / "off" on stdin: the viewer stays warm between rounds (no process start in them)
+  let on = false;
+  let stopLive: AbortController | undefined;
+  const stopPolls = new Set<() => void>();
+  process.stdin.setEncoding("utf8");
+  process.stdin.on("data", (d: string) => {
+    for (const cmd of d.split("\n").filter(Boolean)) {
+      on = cmd === "on";
+      if (!on) {
+        stopLive?.abort();
+        for (const s of stopPolls) s();
+        stopPolls.clear();
+        polled.clear();
+      }
+    }
+  });
+  process.stdin.on("end", () => process.exit(0));
+  for (;;) {
+    while (!on) await sleep(20);
+    try {
+      stopLive = new AbortController();
+      const res = await fetch(`${base}/v1/admin/live?hz=10`, { headers: auth, signal: stopLive.signal });
+      if (!res.ok || !res.body) throw new Error(`live: HTTP ${res.status}`);
+      const dec = new TextDecoder();
+      let buf = "";
+      for await (const chunk of res.body) {
+        buf += dec.decode(chunk as Uint8Array, { stream: true });
+        let nl = buf.indexOf("\n");
+        while (nl >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          if (line) {
+            const s = JSON.parse(line) as { cameras?: { name: string }[] };
+            for (const c of s.cameras ?? [])
+              if (!polled.has(c.name)) {
+                polled.add(c.name);
+                void poll(c.name);
+              }
+          }
+          nl = buf.indexOf("\n");
+        }
+      }
+    } catch {
+      /* reconnect, or "off" */
+    }
+    if (on) await sleep(1000);
+  }
+}
+if (process.argv[2] === "--viewer") await headlessViewer(process.argv[3]!, process.argv[4]!);
+
+/** the viewer: Debian's Chromium on /console, or the headless viewer above (`client`) */
+const viewerKind = (process.argv[5] ?? "chromium") as "chromium" | "client";
+if (viewerKind !== "chromium" && viewerKind !== "client") throw new Error(`viewer: chromium or client, got ${viewerKind}`);
+const browser = viewerKind === "chromium" ? await launchChromium() : undefined;
+
+/** Chromium's processes: this process's descendants that run Chromium (browser, renderer, GPU, network) */
+function browserPids(): number[] {
+  // (not this process itself: its own command line names the viewer "chromium")
+  return descendants(process.pid).filter((pid) => {
+    if (pid === process.pid) return false;
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("chromium");
+    } catch {
+      return false;
+    }
+  });
+}
+function descendants(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  const out = [root];
+  for (let i = 0; i < out.length; i++) for (const [pid, pp] of parent) if (pp === out[i]) out.push(pid);
+  return out;
+}
+/** user + system CPU ms of these processes so far (/proc/PID/stat, clock ticks of 10 ms) */
+function treeCpuMs(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      /* gone */
+    }
+  }
+  return ticks * 10;
+}
 
 /** act latency and gateway CPU per call with 0 and 1 viewer on the gateway `g`, printed */
 async function actLatency(label: string, g: TestGateway): Promise<void> {
   const address = await g.app.listen({ host: "127.0.0.1", port: 0 });
   const actUrl = new URL("/v1/act", address);
   const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
-  const page: Page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const page: Page | undefined = await browser?.newPage({ viewport: { width: 1400, height: 1000 } });
   const cams = g.gateway.bench.backend.describe().cameras.length;
   let loggedIn = false;
+  let child: ChildProcess | undefined;
   const viewers = async (n: 0 | 1) => {
-    if (n === 1) {
+    if (viewerKind === "client") {
+      child ??= spawn(
+        process.execPath,
+        ["--import", "tsx", fileURLToPath(import.meta.url), "--viewer", address, OPERATOR_TOKEN],
+        { stdio: ["pipe", "inherit", "inherit"] },
+      );
+      child.stdin!.write(n === 1 ? "on\n" : "off\n");
+    } else if (!page) throw new Error("no browser");
+    else if (n === 1) {
       // the tab keeps the token (sessionStorage) after the first login
       if (!loggedIn) await loginConsole(page, address, OPERATOR_TOKEN);
       else await page.goto(`${address}/console`);
       loggedIn = true;
       await page.waitForSelector('[data-testid="live"]');
       await page.waitForSelector('[data-testid^="camera-img-"]', { timeout: 30_000 });
-    } else await page.goto("about:blank");
+    } else if (viewerKind === "chromium") await page.goto("about:blank");
     // the live stream's close reaches the server a moment later
     const end = Date.now() + 10_000;
     while (g.gateway.console.watching !== n) {
@@ -110,6 +255,9 @@ async function actLatency(label: string, g: TestGateway): Promise<void> {
         throw new Error(`expected ${n} viewers, the hub counts ${g.gateway.console.watching}`);
       await new Promise((r) => setTimeout(r, 20));
     }
+    // a viewer watching, not a page loading: its first images and its start (Chromium parses and
+    // lays out the page, the headless viewer's fetches warm up) are outside the measurement
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
   };
   const actRound = async (n: number, out: number[], cpu: number[] = []) => {
     for (let i = 0; i < n; i++) {
@@ -128,15 +276,33 @@ async function actLatency(label: string, g: TestGateway): Promise<void> {
   await actRound(10, []);
   const lat: Record<0 | 1, number[]> = { 0: [], 1: [] };
   const cpu: Record<0 | 1, number[]> = { 0: [], 1: [] };
+  /** per round, the p50 wall with the viewer over the p50 without, − 1 (both back to back: the load's drift cancels) */
+  const paired: number[] = [];
+  /** the viewer's own CPU (Chromium's processes, or the headless viewer's) per second of its rounds */
+  let viewerCpuMs = 0;
+  let viewerWallMs = 0;
+  const viewerPids = () => (child?.pid ? [child.pid] : browserPids());
   const perRound = Math.max(1, Math.round(calls / rounds));
   for (let k = 0; k < rounds; k++) {
+    const p50: Record<0 | 1, number> = { 0: 0, 1: 0 };
     for (const n of (k % 2 === 0 ? [0, 1] : [1, 0]) as (0 | 1)[]) {
       await viewers(n);
-      await actRound(perRound, lat[n], cpu[n]);
+      const xs: number[] = [];
+      const v0 = n === 1 ? treeCpuMs(viewerPids()) : 0;
+      const w0 = performance.now();
+      await actRound(perRound, xs, cpu[n]);
+      if (n === 1) {
+        viewerCpuMs += treeCpuMs(viewerPids()) - v0;
+        viewerWallMs += performance.now() - w0;
+      }
+      lat[n].push(...xs);
+      p50[n] = pct(xs, 50);
     }
+    paired.push((p50[1] / p50[0] - 1) * 100);
   }
   await viewers(0);
-  await page.close();
+  await page?.close();
+  child?.stdin?.end();
   keepAlive.destroy();
 
   const p = (xs: number[], q: number) => pct(xs, q).toFixed(2).padStart(8);
@@ -150,8 +316,14 @@ async function actLatency(label: string, g: TestGateway): Promise<void> {
       `${cams} camera(s), loopback HTTP, ${lat[0].length} calls per condition in ${rounds} alternating rounds`,
   );
   console.log(`  wall, 0 viewers                  p50 ${p(lat[0], 50)} ms  p99 ${p(lat[0], 99)} ms`);
-  console.log(`  wall, 1 viewer (Chromium)        p50 ${p(lat[1], 50)} ms  p99 ${p(lat[1], 99)} ms`);
+  console.log(`  wall, 1 viewer (${viewerKind === "chromium" ? "Chromium" : "headless"})        p50 ${p(lat[1], 50)} ms  p99 ${p(lat[1], 99)} ms`);
   addedLine(lat);
+  console.log(
+    `  added, per round (paired)        p50 ${pct(paired, 50).toFixed(1).padStart(6)} %     25–75 % [${pct(paired, 25).toFixed(1)}, ${pct(paired, 75).toFixed(1)}] %`,
+  );
+  console.log(
+    `  the viewer's own CPU             ${((viewerCpuMs / viewerWallMs) * 100).toFixed(1).padStart(6)} % of a core while it watches (${viewerKind === "chromium" ? "all Chromium processes" : "the headless viewer's process"}; on the same 2 cores)`,
+  );
   console.log(`  gateway CPU per call, 0 viewers  p50 ${p(cpu[0], 50)} ms  p99 ${p(cpu[0], 99)} ms`);
   console.log(`  gateway CPU per call, 1 viewer   p50 ${p(cpu[1], 50)} ms  p99 ${p(cpu[1], 99)} ms`);
   addedLine(cpu);
@@ -181,7 +353,7 @@ if (which !== "sim") {
     await rb.close();
   }
 }
-await browser.close();
+await browser?.close();
 
 // ───────────────────────────── 2. control loop, nobody watching ─────────────────────────────
 

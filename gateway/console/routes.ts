@@ -7,7 +7,8 @@
  * token is refused there like on every admin route.
  *
  * - GET /v1/admin/live?hz=N   — newline-delimited JSON, one live state per line, N per second (1–30)
- * - GET /v1/admin/cameras/:name/image?depth=1 — a fresh capture as JPEG (depth as a colour map)
+ * - GET /v1/admin/cameras/:name/image?depth=1&have=ID — a capture as JPEG (depth as a colour map);
+ *   with `have` (the x-image-id the viewer has) it waits up to 5 s for a newer one, then 204
  * - GET /v1/admin/twin/cameras/:name/image — the shadow twin's render of that camera (shadow benches)
  * - GET /v1/admin/episodes/:id/record — the episode's MCAP record
  * - GET /v1/admin/episodes/:id/grade  — the offline grade of that record against result.json
@@ -66,6 +67,8 @@ const CAPTURE_SHARE_MS = 100;
  * viewer adds to act latency (target ≤ 5 %).
  */
 const CAPTURE_DUTY = 0.02;
+/** a viewer that has the latest image waits this long for a newer one before it is told it has the latest, ms */
+const HOLD_MS = 5000;
 
 export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRouteOptions): Promise<void> {
   const { gateway: gw, hub } = opts;
@@ -84,6 +87,12 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRouteOpti
       return reply.type(a.type).send(a.body);
     },
   );
+
+  // a closing gateway answers the viewers waiting for a newer image at once (they would hold its close)
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
 
   await app.register(async (op) => {
     const r = op.withTypeProvider<ZodTypeProvider>();
@@ -123,8 +132,19 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRouteOpti
     );
 
     const captures = new ViewerCaptures({ duty: CAPTURE_DUTY, shareMs: CAPTURE_SHARE_MS });
-    /** the image, or 204 when the viewer says it has this one already (`?have=<x-image-id>`) */
-    const image = async (reply: FastifyReply, have: number | undefined, img: ViewerImage) => {
+    /**
+     * The image, once there is one newer than the viewer's (`?have=<x-image-id>`): the request
+     * waits for it (at most HOLD_MS, then 204: "you have the latest").
+     */
+    const image = async (
+      req: FastifyRequest,
+      reply: FastifyReply,
+      have: number | undefined,
+      key: string,
+      make: () => Promise<Buffer>,
+    ) => {
+      const gone = () => closing || req.raw.destroyed || reply.raw.destroyed || reply.raw.writableEnded;
+      const img: ViewerImage = await captures.newer(key, have, make, HOLD_MS, gone);
       reply
         .header("cache-control", "no-store")
         .header("x-image-id", String(img.id))
@@ -166,7 +186,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRouteOpti
         const twin = gw.bench.twin;
         const capture = (cams: readonly string[], o: { depth: boolean }) =>
           twin ? twin.captureBench(cams, o) : gw.bench.backend.capture(cams, o);
-        const img = captures.get(`${name}|${depth}`, async () => {
+        return image(req, reply, req.query.have, `${name}|${depth}`, async () => {
           const [f] = await capture([name], { depth });
           if (!f) throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: name });
           const pic =
@@ -181,7 +201,6 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRouteOpti
               : f.rgb;
           return (await encodeImage(pic, "jpeg", 80)).data;
         });
-        return image(reply, req.query.have, img);
       },
     );
 
@@ -198,12 +217,11 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRouteOpti
         const twin = gw.bench.twin;
         if (!twin) throw new GatewayError("RB_ERR_NO_TWIN", { bench: gw.bench.name });
         cameraOr404(name);
-        const img = captures.get(`twin|${name}`, async () => {
+        return image(req, reply, req.query.have, `twin|${name}`, async () => {
           const [f] = twin.captureTwin([name]);
           if (!f) throw new GatewayError("RB_ERR_UNKNOWN_CAMERA", { camera: name });
           return (await encodeImage(f.rgb, "jpeg", 80)).data;
         });
-        return image(reply, req.query.have, img);
       },
     );
 

@@ -106,4 +106,48 @@ describe("viewer captures on a budget", () => {
     expect(ok.id).not.toBe(bad.id);
     expect(() => new ViewerCaptures({ duty: 0, shareMs: 1 })).toThrow(RangeError);
   });
+
+  it("a viewer that has the latest waits for a newer image instead of polling: one answer per new image", async () => {
+    const r = rig(0.05);
+    const a = r.caps.get("front", r.make(40));
+    await r.finish();
+    r.advance(200);
+    const b = r.caps.get("front", r.make(40)); // the budget's pause starts once it settles: 760 ms
+    await r.finish();
+    const sleeps: number[] = [];
+    // the fake clock moves by each sleep; the captures settle as they are made
+    const sleep = async (ms: number) => {
+      sleeps.push(ms);
+      r.advance(ms);
+      await r.finish();
+    };
+    const got = await r.caps.newer("front", b.id, r.make(40), 5000, () => false, sleep);
+    expect(got.id).toBeGreaterThan(b.id);
+    expect(r.made()).toBe(3); // one fresh capture, once the budget allowed it
+    // it looked again no more often than every 50 ms and at most 250 ms apart, for the 760 ms
+    // of the pause (overshooting it by less than the 50 ms of one look)
+    expect(sleeps.every((ms) => ms >= 50 && ms <= 250)).toBe(true);
+    const waited = sleeps.reduce((x, y) => x + y, 0);
+    expect(waited).toBeGreaterThanOrEqual(760);
+    expect(waited).toBeLessThan(810);
+    // a viewer without an image (or with an old one) gets the latest at once
+    expect((await r.caps.newer("front", a.id, r.make(40), 5000, () => false, sleep)).id).toBe(got.id);
+  });
+
+  it("the wait ends with the same image after waitMs, or as soon as the viewer is gone", async () => {
+    const r = rig(0.001); // a 40 ms capture then allows the next one only after ~40 s
+    r.caps.get("front", r.make(40));
+    await r.finish();
+    r.advance(200);
+    const b = r.caps.get("front", r.make(40));
+    await r.finish();
+    const sleep = async (ms: number) => void r.advance(ms);
+    const same = await r.caps.newer("front", b.id, r.make(40), 5000, () => false, sleep);
+    expect(same.id).toBe(b.id);
+    expect(r.made()).toBe(2);
+    let looks = 0;
+    const left = await r.caps.newer("front", b.id, r.make(40), 5000, () => ++looks > 2, sleep);
+    expect(left.id).toBe(b.id);
+    expect(looks).toBe(3);
+  });
 });

@@ -9,8 +9,8 @@
  * ms after it settles, and one at a time, to the camera whose image is the oldest of those viewers asked for
  * lately (so no camera starves); in between every request gets the latest image of its camera. On
  * a real bench a capture hands over the camera's latest JPEG (well under a millisecond), so the
- * budget never binds there. Each image has an id, so a viewer that has it already is told so
- * instead of being sent it again.
+ * budget never binds there. Each image has an id: a viewer that has the latest waits (`newer`)
+ * until there is a newer one instead of polling, and is told it has it already when none comes.
  */
 
 export interface ViewerImage {
@@ -79,6 +79,34 @@ export class ViewerCaptures {
     return entry;
   }
 
+  /**
+   * The first image of `key` whose id is not `have`: asks `get` again whenever the budget may
+   * allow a fresh capture (a timer, no request), until one comes, `waitMs` pass (then the same
+   * image) or `gone()` says the viewer left. A viewer that has the latest image waits here
+   * instead of asking again and again: one request per new image, not one per poll.
+   */
+  async newer(
+    key: string,
+    have: number | undefined,
+    make: () => Promise<Buffer>,
+    waitMs: number,
+    gone: () => boolean,
+    sleep: (ms: number) => Promise<unknown> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  ): Promise<ViewerImage> {
+    const until = this.now() + waitMs;
+    let img = this.get(key, make);
+    while (img.id === have && !gone()) {
+      const left = until - this.now();
+      if (left <= 0) break;
+      // the budget's pause, or the turn of a camera with an older image: look again a little later
+      // (never longer than LOOK_MS, so a viewer that left or a gateway that closes is noticed soon)
+      await sleep(Math.min(left, LOOK_MS, Math.max(RETRY_MS, this.nextFreshInMs)));
+      if (gone()) break;
+      img = this.get(key, make);
+    }
+    return img;
+  }
+
   /** another camera asked for lately has an older image: it goes first */
   private olderWaiting(c: { at: number }, now: number): boolean {
     for (const o of this.cache.values())
@@ -87,5 +115,9 @@ export class ViewerCaptures {
   }
 }
 
-/** a camera counts as watched when a viewer asked for it this recently, ms */
+/** a camera counts as watched when a viewer asked for it this recently, ms (a waiting viewer asks on every retry) */
 const RECENT_MS = 2000;
+/** a waiting viewer looks again this often at least, ms, while the budget would allow a capture but another camera's turn comes first */
+const RETRY_MS = 50;
+/** a waiting viewer looks again after this long at most, ms */
+const LOOK_MS = 250;

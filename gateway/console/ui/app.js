@@ -86,6 +86,7 @@ function useLive(token, onAuthLost) {
           const reader = res.body.getReader();
           const dec = new TextDecoder();
           let buf = "";
+          let lastLine = "";
           for (;;) {
             const { value, done } = await reader.read();
             if (done) break;
@@ -94,7 +95,9 @@ function useLive(token, onAuthLost) {
             while ((nl = buf.indexOf("\n")) >= 0) {
               const line = buf.slice(0, nl);
               buf = buf.slice(nl + 1);
-              if (line) setState(JSON.parse(line));
+              // an unchanged state (nothing moves, no episode clock) is not drawn again
+              if (line && line !== lastLine) setState(JSON.parse(line));
+              lastLine = line;
             }
           }
         } catch {
@@ -159,6 +162,9 @@ function Camera({ token, cam, overlay, twin = false, periodMs = 200, depthToggle
       alive = false;
     };
   }, [token, cam.name, depth, twin]);
+  // the path only grows: redraw when its length or last point changed, not on every live state
+  const last = overlay?.[overlay.length - 1];
+  const overlayKey = overlay ? `${overlay.length}:${last?.[0]}:${last?.[1]}` : "";
   useEffect(() => {
     const c = canvas.current;
     if (!c) return;
@@ -178,7 +184,7 @@ function Camera({ token, cam, overlay, twin = false, periodMs = 200, depthToggle
     ctx.beginPath();
     ctx.arc(u, v, 4, 0, 2 * Math.PI);
     ctx.fill();
-  }, [overlay]);
+  }, [overlayKey]);
   const id = `${twin ? "twin-" : ""}camera-${cam.name}`;
   return html`<div class="cam" data-testid=${id}>
     <div class="label"><span>${twin ? "twin · " : ""}${cam.name} ${cam.width}×${cam.height}</span>
