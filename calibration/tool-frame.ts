@@ -8,7 +8,7 @@
  * by Gauss–Newton from the nominal loop frame; points far from the current circle (the handle,
  * mixed edge pixels) are trimmed between passes. Pure; lengths in m.
  */
-import { type Vec3, vcross, vdot, vnorm, vscale, vsub } from "../robots/math.ts";
+import { type Vec3, vcross, vdot, vscale, vsub, vunit } from "../robots/math.ts";
 import { CodedError } from "../seam/errors.ts";
 import { solveLinear, symmetricEigen } from "./linalg.ts";
 
@@ -23,12 +23,10 @@ export interface CircleFit {
   trimmed: number;
 }
 
-const unit = (a: readonly number[]): Vec3 => vscale(a, 1 / vnorm(a));
-
 /** Two unit vectors completing n to an orthonormal basis. */
 function basisOf(n: Vec3): [Vec3, Vec3] {
   const a: Vec3 = Math.abs(n[0]) < 0.9 ? [1, 0, 0] : [0, 1, 0];
-  const u = unit(vcross(n, a));
+  const u = vunit(vcross(n, a));
   return [u, vcross(n, u)];
 }
 
@@ -64,7 +62,7 @@ export function fitRingCircle(
   const band = opts.bandM ?? 0.008;
   const minPoints = opts.minPoints ?? 50;
   let c: Vec3 = [...nominal.centre];
-  let n = unit(nominal.axis);
+  let n = vunit(nominal.axis);
   let R = nominal.radiusM;
   let kept = points.filter((p) => circleDistance(p, c, n, R) < band);
   if (kept.length < minPoints)
@@ -82,7 +80,7 @@ export function fitRingCircle(
       const [u, v] = basisOf(n);
       const params = (x: readonly number[]) => {
         const cc: Vec3 = [c[0] + x[0]!, c[1] + x[1]!, c[2] + x[2]!];
-        const nn = unit([
+        const nn = vunit([
           n[0] + u[0] * x[3]! + v[0] * x[4]!,
           n[1] + u[1] * x[3]! + v[1] * x[4]!,
           n[2] + u[2] * x[3]! + v[2] * x[4]!,

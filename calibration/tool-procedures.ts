@@ -26,6 +26,8 @@ import {
   vnorm,
   vscale,
   vsub,
+  vunit,
+  mat4Column,
 } from "../robots/math.ts";
 import { CodedError } from "../seam/errors.ts";
 import { ApiError, type BenchApi } from "./api-client.ts";
@@ -39,9 +41,6 @@ import type { Calibration, CameraCalibration } from "./schema.ts";
 import { fitRingCircle, ringPointDistance } from "./tool-frame.ts";
 import { centreline, pointAt } from "./wire-geometry.ts";
 import { centrelineDistance, fitWire, type WireFit, type WireFitOptions } from "./wire-teach.ts";
-
-const unit = (a: readonly number[]): Vec3 => vscale(a, 1 / vnorm(a));
-const col = (m: Mat4, c: number): Vec3 => [m[c]!, m[4 + c]!, m[8 + c]!];
 
 /** base ← flange of the robot's measured joints now (the gateway's FK). */
 async function flangeNow(api: BenchApi): Promise<{ q: number[]; flange: Mat4 }> {
@@ -144,10 +143,14 @@ export async function calibrateToolFrame(
       }
     }
   }
-  const fit = fitRingCircle(points, { centre: col(nominal, 3), axis: col(nominal, 2), radiusM: major });
+  const fit = fitRingCircle(points, {
+    centre: mat4Column(nominal, 3),
+    axis: mat4Column(nominal, 2),
+    radiusM: major,
+  });
   // loop frame: origin at the centre, z the axis, x the file's x made orthogonal
   const z = fit.axis;
-  const x = unit(vsub(col(nominal, 0), vscale(z, vdot(col(nominal, 0), z))));
+  const x = vunit(vsub(mat4Column(nominal, 0), vscale(z, vdot(mat4Column(nominal, 0), z))));
   const y = vcross(z, x);
   const loop = rigid([x[0], y[0], z[0], x[1], y[1], z[1], x[2], y[2], z[2]], fit.centre);
   const byView = new Map<string, number[]>();
@@ -172,8 +175,8 @@ export async function calibrateToolFrame(
     rmsMm: fit.rmsM * 1000,
     perView,
     radiusErrorMm: (fit.radiusM - major) * 1000,
-    centreChangeMm: vnorm(vsub(fit.centre, col(nominal, 3))) * 1000,
-    axisChangeDeg: (Math.acos(Math.min(1, vdot(z, col(nominal, 2)))) * 180) / Math.PI,
+    centreChangeMm: vnorm(vsub(fit.centre, mat4Column(nominal, 3))) * 1000,
+    axisChangeDeg: (Math.acos(Math.min(1, vdot(z, mat4Column(nominal, 2)))) * 180) / Math.PI,
     elapsedS: (performance.now() - t0) / 1000,
   };
   const residuals = {
@@ -213,7 +216,7 @@ function ringPoints(
 ): Vec3[] {
   const K = cam.intrinsics;
   const camFromFlange = mat4RigidInverse(flangeFromCam);
-  const c = mat4Point(camFromFlange, col(nominalLoop, 3));
+  const c = mat4Point(camFromFlange, mat4Column(nominalLoop, 3));
   const proj = projectCameraPoint(
     {
       width: img.width,
@@ -266,7 +269,7 @@ function backProjector(
       if (!un) return null;
       [xn, yn] = un;
     }
-    const ray = unit([xn, yn, 1]);
+    const ray = vunit([xn, yn, 1]);
     return [xn * zM + ray[0] * radiusM, yn * zM + ray[1] * radiusM, zM + ray[2] * radiusM];
   };
 }
@@ -300,7 +303,7 @@ export async function seeWire(
   if (cams.length === 0) return [];
   const { reading, depth } = await api.captureDepth(cams.map((c) => c.name));
   const flange = poseToMat4((await api.fk(reading.q)).flange);
-  const loopCentre = col(mat4Mul(flange, poseToMat4(cal.tool.loopPoseFlange)), 3);
+  const loopCentre = mat4Column(mat4Mul(flange, poseToMat4(cal.tool.loopPoseFlange)), 3);
   const keepAway = cal.tool.loopInnerRadiusM + cal.tool.handleLengthM + 0.01;
   const line = centreline(pointsBase);
   const samples = [...Array(Math.max(2, Math.ceil(line.lengthM / 0.002)) + 1).keys()].map((i, _, a) =>
@@ -430,7 +433,7 @@ export async function teachWire(
     const step = await operator.next(taught.length);
     if (step === "done") break;
     const { flange } = await flangeNow(api);
-    taught.push(col(mat4Mul(flange, loop), 3));
+    taught.push(mat4Column(mat4Mul(flange, loop), 3));
     if (step === "start") startI = taught.length - 1;
     if (step === "end") endI = taught.length - 1;
   }
@@ -555,7 +558,7 @@ export async function registerBoard(
     rmsMm: r.rmsMm,
     worstMm: r.worstMm,
     scale: r.scale,
-    changeMm: vnorm(vsub(col(worldFromBoard, 3), col(before, 3))) * 1000,
+    changeMm: vnorm(vsub(mat4Column(worldFromBoard, 3), mat4Column(before, 3))) * 1000,
     changeDeg: (rotationAngle(worldFromBoard, before) * 180) / Math.PI,
     elapsedS: (performance.now() - t0) / 1000,
   };

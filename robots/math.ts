@@ -190,3 +190,11 @@ export function vcross(a: readonly number[], b: readonly number[]): Vec3 {
 export function vnorm(a: readonly number[]): number {
   return Math.hypot(a[0]!, a[1]!, a[2]!);
 }
+/** `a` scaled to unit length */
+export function vunit(a: readonly number[]): Vec3 {
+  return vscale(a, 1 / vnorm(a));
+}
+/** column `c` (0 x, 1 y, 2 z axis; 3 translation) of a 4×4 row-major transform */
+export function mat4Column(m: Mat4, c: number): Vec3 {
+  return [m[c]!, m[4 + c]!, m[8 + c]!];
+}

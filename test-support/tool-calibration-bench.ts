@@ -42,11 +42,10 @@ import {
   vnorm,
   vscale,
   vsub,
+  vunit,
+  mat4Column,
 } from "../robots/math.ts";
 import { sampleBenchCalibration } from "../sim/buzzwire/bench.ts";
-
-const unit = (a: readonly number[]): Vec3 => vscale(a, 1 / vnorm(a));
-const col = (m: Mat4, c: number): Vec3 => [m[c]!, m[4 + c]!, m[8 + c]!];
 
 export interface ToolCalibrationBench {
   g: TestGateway;
@@ -140,9 +139,9 @@ function gaussian(seed: number): () => number {
 
 /** A loop frame at `origin` with z along `axis` and x pointing down (handle up), base frame. */
 function loopFrame(origin: Vec3, axis: Vec3): Mat4 {
-  const z = unit(axis);
+  const z = vunit(axis);
   const down: Vec3 = [0, 0, -1];
-  const x = unit(vsub(down, vscale(z, vdot(down, z))));
+  const x = vunit(vsub(down, vscale(z, vdot(down, z))));
   const y = vcross(z, x);
   const m = new Float64Array(16);
   m.set([x[0], y[0], z[0], origin[0], x[1], y[1], z[1], origin[1], x[2], y[2], z[2], origin[2], 0, 0, 0, 1]);
@@ -210,23 +209,23 @@ export class ProbingTeacher implements TeachOperator {
       const r = await this.api.reading();
       this.q = r.q;
       guess = poseToMat4((await this.api.fk(r.q)).tool);
-      this.axis = col(guess, 2);
+      this.axis = mat4Column(guess, 2);
     } else {
       const n = this.centres.length;
       const w = this.centres[n - 1]!;
       const chord = n >= 2 ? vsub(w, this.centres[n - 2]!) : vscale(this.axis!, step);
-      let dir = unit(chord);
+      let dir = vunit(chord);
       if (n >= 3) {
         // keep turning as the last two chords turned
-        const prev = unit(vsub(this.centres[n - 2]!, this.centres[n - 3]!));
-        dir = unit(vadd(dir, vsub(dir, prev)));
+        const prev = vunit(vsub(this.centres[n - 2]!, this.centres[n - 3]!));
+        dir = vunit(vadd(dir, vsub(dir, prev)));
       }
       this.axis = dir;
       guess = loopFrame(vadd(w, vscale(dir, step)), dir);
       this.q = (await this.api.moveTo(await ikTool(this.api, guess, this.q), { settleS: 0.1 })).q;
     }
     const centre = await this.centreAt(guess);
-    const at = loopFrame(centre, col(guess, 2));
+    const at = loopFrame(centre, mat4Column(guess, 2));
     this.q = (await this.api.moveTo(await ikTool(this.api, at, this.q), { settleS: 0.2 })).q;
     if (this.centres.length > 0) this.taughtM += vnorm(vsub(centre, this.centres[this.centres.length - 1]!));
     this.centres.push(centre);
@@ -236,9 +235,9 @@ export class ProbingTeacher implements TeachOperator {
 
   /** Probe ±x, ±y of the loop frame `at` (the loop is there now); the wire's crossing point. */
   private async centreAt(at: Mat4): Promise<Vec3> {
-    const o = col(at, 3);
-    const ex = col(at, 0);
-    const ey = col(at, 1);
+    const o = mat4Column(at, 3);
+    const ex = mat4Column(at, 0);
+    const ey = mat4Column(at, 1);
     const pts: Array<[number, number]> = [];
     for (const d of [ex, vscale(ex, -1), ey, vscale(ey, -1)]) {
       let reach = this.opts.clearanceM + (this.opts.overshootM ?? 0.004);
@@ -300,7 +299,7 @@ export class ProbingTeacher implements TeachOperator {
     if (hitT === null) return null;
     const q = interpolateReading(res.readings, hitT);
     const tool = poseToMat4((await this.api.fk(q)).tool);
-    return col(tool, 3);
+    return mat4Column(tool, 3);
   }
 }
 
@@ -344,11 +343,11 @@ export class PointingToucher implements TouchOperator {
     const r = await this.api.reading();
     const nowLoop = poseToMat4((await this.api.fk(r.q)).tool);
     // the loop hangs tip down (x down), its axis level as it is now
-    const z0 = col(nowLoop, 2);
-    const axis = unit([z0[0], z0[1], 0]);
+    const z0 = mat4Column(nowLoop, 2);
+    const axis = vunit([z0[0], z0[1], 0]);
     const tip = loopTipLocal(this.truth)[0];
     // up 40 mm where it is, over the mark, down onto it
-    const here = col(nowLoop, 3);
+    const here = mat4Column(nowLoop, 3);
     let q = r.q;
     for (const [x, y, z] of [
       [here[0], here[1], Math.max(here[2], target[2] + tip) + 0.04],
