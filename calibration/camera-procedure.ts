@@ -10,7 +10,8 @@ import type { BenchApi } from "./api-client.ts";
 import { provenance, worldFromCameraSolved } from "./calibration-file.ts";
 import { type CameraInfoComparison, cameraInfoComparison } from "./camera-info.ts";
 import { type HandEyeResult, solveEyeToHand } from "./hand-eye.ts";
-import { coverageMap, fitIntrinsics, type IntrinsicsFit } from "./intrinsics.ts";
+import { intrinsicsOf } from "./check.ts";
+import { coverageMap, fitFileIntrinsics, fitIntrinsics, type IntrinsicsFit } from "./intrinsics.ts";
 import { collectCarriedViews, posesAround } from "./procedures.ts";
 import { selectJointTargets } from "./view-select.ts";
 import type { Calibration } from "./schema.ts";
@@ -101,15 +102,7 @@ export async function calibrateCamera(
     size.width,
     size.height,
   );
-  const intrinsics = {
-    widthPx: size.width,
-    heightPx: size.height,
-    fxPx: fit.fxPx,
-    fyPx: fit.fyPx,
-    cxPx: fit.cxPx,
-    cyPx: fit.cyPx,
-    distortion: [...fit.distortion],
-  };
+  const intrinsics = fitFileIntrinsics(fit);
   let extrinsics: CameraProcedureReport["extrinsics"] = null;
   let next: Calibration = {
     ...cal,
@@ -127,15 +120,7 @@ export async function calibrateCamera(
       session.views
         .filter((v) => usedIds.has(v.id))
         .map((v) => ({ id: v.id, flangeBase: v.flangeBase, corners: v.detections.get(opts.camera)! })),
-      {
-        width: size.width,
-        height: size.height,
-        fx: fit.fxPx,
-        fy: fit.fyPx,
-        cx: fit.cxPx,
-        cy: fit.cyPx,
-        distortion: fit.distortion,
-      },
+      intrinsicsOf({ intrinsics: fitFileIntrinsics(fit) }),
     );
     const poseWorld = mat4ToPose(worldFromCameraSolved(cal, he.camFromBase));
     const worstResidualMm = Math.max(...he.residuals.map((r) => r.positionMm));

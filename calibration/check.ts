@@ -38,7 +38,7 @@ export interface CameraCheck {
   overlay: ImageU8;
 }
 
-export function intrinsicsOf(c: CameraCalibration): CameraIntrinsics {
+export function intrinsicsOf(c: Pick<CameraCalibration, "intrinsics">): CameraIntrinsics {
   const i = c.intrinsics;
   return {
     width: i.widthPx,

@@ -8,6 +8,7 @@
 import { CodedError } from "../seam/errors.ts";
 import { type BoardSpec, cornerPoint } from "./board.ts";
 import { loadOpenCv, type OpenCv } from "./opencv.ts";
+import type { CameraCalibration } from "./schema.ts";
 
 /** One view's detected corners. */
 export interface BoardView {
@@ -51,6 +52,19 @@ export interface IntrinsicsOptions {
 
 /** OpenCV calib3d flags (values of the C++ enum). */
 const CALIB_FIX_K3 = 128;
+
+/** The fit as a calibration file's camera `intrinsics`. */
+export function fitFileIntrinsics(fit: IntrinsicsFit): CameraCalibration["intrinsics"] {
+  return {
+    widthPx: fit.widthPx,
+    heightPx: fit.heightPx,
+    fxPx: fit.fxPx,
+    fyPx: fit.fyPx,
+    cxPx: fit.cxPx,
+    cyPx: fit.cyPx,
+    distortion: [...fit.distortion],
+  };
+}
 
 /** Fit intrinsics; throws RB_ERR_CALIB_TOO_FEW_VIEWS when too few views remain. */
 export async function fitIntrinsics(

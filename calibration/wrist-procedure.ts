@@ -15,7 +15,7 @@ import type { CameraProcedureReport } from "./camera-procedure.ts";
 import { cameraInfoComparison } from "./camera-info.ts";
 import { intrinsicsOf } from "./check.ts";
 import { solveEyeInHand } from "./hand-eye.ts";
-import { coverageMap, fitIntrinsics } from "./intrinsics.ts";
+import { coverageMap, fitFileIntrinsics, fitIntrinsics } from "./intrinsics.ts";
 import { collectCarriedViews } from "./procedures.ts";
 import type { Calibration } from "./schema.ts";
 import {
@@ -88,15 +88,7 @@ export async function calibrateWristCamera(
   };
   const fit = await fitIntrinsics(opts.camera, table.board, views, size);
   const usedIds = new Set(fit.views.map((v) => v.id));
-  const K = {
-    width: size.width,
-    height: size.height,
-    fx: fit.fxPx,
-    fy: fit.fyPx,
-    cx: fit.cxPx,
-    cy: fit.cyPx,
-    distortion: fit.distortion,
-  };
+  const K = intrinsicsOf({ intrinsics: fitFileIntrinsics(fit) });
   const he = await solveEyeInHand(
     opts.camera,
     table.board,
@@ -107,15 +99,7 @@ export async function calibrateWristCamera(
   );
   const worstResidualMm = Math.max(...he.residuals.map((r) => r.positionMm));
   const worstResidualDeg = Math.max(...he.residuals.map((r) => r.angleDeg));
-  const intrinsics = {
-    widthPx: size.width,
-    heightPx: size.height,
-    fxPx: fit.fxPx,
-    fyPx: fit.fyPx,
-    cxPx: fit.cxPx,
-    cyPx: fit.cyPx,
-    distortion: [...fit.distortion],
-  };
+  const intrinsics = fitFileIntrinsics(fit);
   // the board's solved pose goes into the world frame: world ← base · base ← board
   const { camFromFlange, baseFromBoard, ...rest } = he;
   const poseFlange = mat4ToPose(mat4RigidInverse(camFromFlange));
