@@ -274,6 +274,10 @@ export function describeRealBackend(t: SuiteTransport): void {
           await sleep(50);
         }
       }
+      // KNOWN ISSUE (see the closing note): over rclnodejs a motion sent right after the stand-in
+      // node restarts is sometimes cancelled by a cancel request the gateway never sent; the
+      // recovery is given half a second to settle before the motion that must complete
+      await sleep(500);
       const back = await real.execute(moveTo(q0, 0.5));
       // on a failure, say what ended the motion (a device fault, robot errors, the last events)
       const why = JSON.stringify({
