@@ -3,6 +3,7 @@
  * the current episode, the e-stop latch and the frame store. The HTTP layer (app.ts) is a thin
  * shell over this class, so everything here is testable without a server.
  */
+import { randomUUID } from "node:crypto";
 import { forwardKinematics } from "../robots/franka/kinematics.ts";
 import type { Backend, RealtimeDrive } from "../seam/types.ts";
 import { getTask } from "../tasks/registry.ts";
@@ -13,7 +14,7 @@ import type { Bench } from "./bench.ts";
 import { type ActionCatalog, actionCatalog } from "./episode/actions.ts";
 import { Episode } from "./episode/episode.ts";
 import type { StopCause } from "./episode/stop.ts";
-import type { RealtimeSetup } from "./episode/view.ts";
+import type { AgentEvent, RealtimeSetup } from "./episode/view.ts";
 import { EStopLatch } from "./safety/estop.ts";
 import { SafetyMonitor } from "./safety/monitor.ts";
 import { homeForEpisode } from "./strategy/episode-start.ts";
@@ -72,6 +73,45 @@ export class Gateway {
 
   get episode(): Episode | undefined {
     return this.current;
+  }
+
+  private readonly agentListeners = new Set<(e: AgentEvent, episodeId: string) => void>();
+
+  /**
+   * Listen to the agent-visible events of every episode as they happen (the events and safety
+   * events its next response carries); returns unsubscribe. A listener that throws is dropped
+   * from that call, never from the episode.
+   */
+  onAgentEvent(listener: (e: AgentEvent, episodeId: string) => void): () => void {
+    this.agentListeners.add(listener);
+    return () => {
+      this.agentListeners.delete(listener);
+    };
+  }
+
+  private agentQueue: [AgentEvent, string][] = [];
+
+  /**
+   * Queued, told after the handler that saw the event has returned: the stop it may cause is
+   * issued first and never waits for a socket; listeners get the events in the order they came.
+   */
+  private pushAgentEvent(e: AgentEvent, episodeId: string): void {
+    if (this.agentListeners.size === 0) return;
+    this.agentQueue.push([e, episodeId]);
+    if (this.agentQueue.length > 1) return;
+    queueMicrotask(() => {
+      const q = this.agentQueue;
+      this.agentQueue = [];
+      for (const [ev, id] of q) {
+        for (const l of this.agentListeners) {
+          try {
+            l(ev, id);
+          } catch {
+            // a listener's failure (a closed socket) is the listener's, not the episode's
+          }
+        }
+      }
+    });
   }
 
   episodes(): readonly Episode[] {
@@ -146,7 +186,9 @@ export class Gateway {
     const realtime = drive ? await this.realtimeSetup(backend, drive) : undefined;
     const judge = task.createJudge(instance, ctx);
     this.frames.clear();
+    const id = randomUUID();
     const ep = new Episode({
+      id,
       task,
       level,
       setting,
@@ -172,6 +214,7 @@ export class Gateway {
       estop: this.estopLatch,
       motionAllowed: this.bench.motionAllowed,
       ...(realtime ? { realtime } : {}),
+      onAgentEvent: (e) => this.pushAgentEvent(e, id),
     });
     this.current = ep;
     this.history.push(ep);

@@ -2,11 +2,18 @@
  * WebSocket `/v1/stream` (agent token, as `Authorization: Bearer …` on the upgrade request): a
  * closed-loop agent's channel. JSON text messages, one object each:
  *
- *   → {"type":"subscribe","rate_hz":50}           readings pushed at that rate (0 stops them)
+ *   → {"type":"subscribe","rate_hz":50,"events":true}   readings pushed at that rate (0 stops
+ *                                                  them); with events, each event as it happens
  *   ← {"type":"reading","t":…,"reading":{…},"episode":{…}}
+ *   ← {"type":"event","episode_id":…,"event":{type,t,data}}        a sensor event (a contact)
+ *   ← {"type":"safety","episode_id":…,"safety":{t,kind,message,details}}   a safety event
  *   → {"type":"act","id":"a1","action_type":"joint_position", …}   the body of POST /v1/act, its
  *                                                  `type` as action_type; the same checks
  *   ← {"type":"act_result","id":"a1", …ActResponse} or {"type":"error","id":"a1","error":{…}}
+ *
+ * Pushed events are the ones the agent's next act/observe response carries anyway (they are
+ * copies: the responses still carry them), sent the moment the episode sees them; a closed-loop
+ * agent reacts to a contact without polling.
  *
  * Errors carry the same codes and body as HTTP (a message that is not JSON: RB_ERR_BAD_JSON; a
  * body that does not match: RB_ERR_BAD_REQUEST). A wrong or missing token is answered 401/403
@@ -70,6 +77,7 @@ export function attachStream(
 
 function session(ws: WebSocket, gw: Gateway, captures: CaptureAdmission | undefined): void {
   let timer: NodeJS.Timeout | undefined;
+  let offEvents: (() => void) | undefined;
   const send = (m: unknown) => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
   };
@@ -77,7 +85,10 @@ function session(ws: WebSocket, gw: Gateway, captures: CaptureAdmission | undefi
     const e = err instanceof GatewayError ? err : new GatewayError("RB_ERR_INTERNAL", { id: randomUUID() });
     send({ type: "error", ...(id !== undefined ? { id } : {}), ...e.toBody() });
   };
-  ws.on("close", () => clearInterval(timer));
+  ws.on("close", () => {
+    clearInterval(timer);
+    offEvents?.();
+  });
   ws.on("message", async (data) => {
     let msg: Record<string, unknown>;
     try {
@@ -96,8 +107,26 @@ function session(ws: WebSocket, gw: Gateway, captures: CaptureAdmission | undefi
             list: [`/rate_hz must be a number in [0, ${MAX_RATE_HZ}]`],
           });
         }
+        const events = rest["events"] ?? false;
+        if (typeof events !== "boolean") {
+          throw new GatewayError("RB_ERR_BAD_REQUEST", {
+            issues: "/events must be a boolean",
+            list: ["/events must be a boolean"],
+          });
+        }
         clearInterval(timer);
         timer = undefined;
+        offEvents?.();
+        offEvents = undefined;
+        if (events) {
+          offEvents = gw.onAgentEvent((e, episodeId) =>
+            send(
+              e.kind === "event"
+                ? { type: "event", episode_id: episodeId, event: e.event }
+                : { type: "safety", episode_id: episodeId, safety: e.event },
+            ),
+          );
+        }
         if (rate > 0) {
           timer = setInterval(() => {
             const ep = gw.episode;
@@ -115,7 +144,7 @@ function session(ws: WebSocket, gw: Gateway, captures: CaptureAdmission | undefi
             }
           }, 1000 / rate);
         }
-        return send({ type: "subscribed", ...(id !== undefined ? { id } : {}), rate_hz: rate });
+        return send({ type: "subscribed", ...(id !== undefined ? { id } : {}), rate_hz: rate, events });
       }
       if (type === "act") {
         // the message's `type` is the message kind: the act body's action type travels as action_type

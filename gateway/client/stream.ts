@@ -8,8 +8,10 @@
  * the schema says: RB_ERR_BAD_RESPONSE).
  *
  * Wire format (JSON text messages, one object each):
- *   → {"type":"subscribe","id":…,"rate_hz":N}     ← {"type":"subscribed","id":…,"rate_hz":N}
+ *   → {"type":"subscribe","id":…,"rate_hz":N,"events":B}   ← {"type":"subscribed","id":…,"rate_hz":N,"events":B}
  *   ← {"type":"reading","t":…,"reading":{…},"episode":{…}}  at N Hz
+ *   ← {"type":"event","episode_id":…,"event":{…}} | {"type":"safety","episode_id":…,"safety":{…}}
+ *     as they happen (events: true; copies of what the next response carries)
  *   → {"type":"act","id":…,"action_type":…, dt, rows, start_step?}  (the body of POST /v1/act)
  *   ← {"type":"act_result","id":…, …ActResponse} | {"type":"error","id"?:…,"error":{…}}
  */
@@ -22,6 +24,8 @@ import {
   ActResponseSchema,
   EpisodeStatusSchema,
   ReadingSchema,
+  SafetyEventSchema,
+  SensorEventSchema,
 } from "../api/schemas.ts";
 import { type ClientErrorCode, clientError as baseError, RobotGatewayError } from "./errors.ts";
 
@@ -37,6 +41,13 @@ export const StreamReadingSchema = z.object({
 /** A pushed reading: the robot's state and the episode status (realtime: committed step, queue, late steps). */
 export type StreamReading = z.infer<typeof StreamReadingSchema>;
 
+export const StreamEventSchema = z.union([
+  z.object({ type: z.literal("event"), episode_id: z.string(), event: SensorEventSchema }),
+  z.object({ type: z.literal("safety"), episode_id: z.string(), safety: SafetyEventSchema }),
+]);
+/** A pushed event: a sensor event (a contact) or a safety event, the moment the episode saw it. */
+export type StreamEvent = z.infer<typeof StreamEventSchema>;
+
 export interface StreamOptions {
   /** gateway base URL (http://… or ws://…); the path /v1/stream is added */
   url: string;
@@ -49,7 +60,8 @@ export interface StreamOptions {
 /** A message the gateway pushed, as a listener receives it. */
 export type StreamMessage =
   | StreamReading
-  | { type: "subscribed"; id?: string; rate_hz: number }
+  | StreamEvent
+  | { type: "subscribed"; id?: string; rate_hz: number; events: boolean }
   | ({ type: "act_result"; id?: string } & ActResponse)
   | {
       type: "error";
@@ -152,17 +164,29 @@ export class StreamClient {
     };
   }
 
-  /** Push readings at `rateHz` (0 stops them); resolves when the gateway confirms. */
-  async subscribe(rateHz: number): Promise<void> {
-    await this.call({ type: "subscribe", rate_hz: rateHz });
+  /**
+   * Push readings at `rateHz` (0 stops them) and, with `events`, each sensor and safety event as
+   * it happens; resolves when the gateway confirms.
+   */
+  async subscribe(rateHz: number, opts: { events?: boolean } = {}): Promise<void> {
+    await this.call({ type: "subscribe", rate_hz: rateHz, events: opts.events ?? false });
+  }
+
+  /** The next event pushed after now (subscribe with `events: true`). */
+  nextEvent(): Promise<StreamEvent> {
+    return this.nextOf((m): m is StreamEvent => m.type === "event" || m.type === "safety");
   }
 
   /** The next reading pushed after now (rejects with RB_ERR_GATEWAY_UNREACHABLE if the stream closes first). */
   nextReading(): Promise<StreamReading> {
+    return this.nextOf((m): m is StreamReading => m.type === "reading");
+  }
+
+  private nextOf<T extends StreamMessage>(is: (m: StreamMessage) => m is T): Promise<T> {
     return new Promise((resolve, reject) => {
       if (this.closedWith) return reject(this.closedWith);
       const off = this.on((m) => {
-        if (m.type !== "reading") return;
+        if (!is(m)) return;
         off();
         resolve(m);
       });
@@ -231,6 +255,13 @@ export class StreamClient {
         }
       }
       this.latestReading = m as StreamReading;
+    }
+    if (this.validate && (m["type"] === "event" || m["type"] === "safety")) {
+      const r = StreamEventSchema.safeParse(m);
+      if (!r.success) {
+        this.emit({ type: "error", ...this.badResponse(r.error).toBody() });
+        return;
+      }
     }
     if (waiting && id !== undefined) {
       this.pending.delete(id);

@@ -754,6 +754,7 @@ export class Episode implements EpisodeView {
     const t = e.t - this.clock.t0;
     const dto = eventDto(e, t);
     this.pendingEvents.push(dto);
+    this.cfg.onAgentEvent?.({ kind: "event", event: dto });
     if (e.type === "instrument") {
       let log = this.instrumentLog.get(e.name);
       if (!log) this.instrumentLog.set(e.name, (log = []));
@@ -782,7 +783,10 @@ export class Episode implements EpisodeView {
   /** Record a safety event; `pending` = also report it in the next response (refusals travel in the error instead). */
   private safetyEvent(kind: string, message: string, details: Record<string, unknown>, pending = true): void {
     const ev: SafetyEventDto = { t: r6(this.t()), kind, message, details };
-    if (pending) this.pendingSafety.push(ev);
+    if (pending) {
+      this.pendingSafety.push(ev);
+      this.cfg.onAgentEvent?.({ kind: "safety", event: ev });
+    }
     for (const o of this.cfg.observers) o.onSafety?.(this, ev);
   }
 

@@ -12,6 +12,7 @@ import type { EpisodeCounters, EpisodeResult } from "../recorder/result.ts";
 import type { Provenance } from "../recorder/provenance.ts";
 import type { EStopLatch } from "../safety/estop.ts";
 import type { SafetyMonitor } from "../safety/monitor.ts";
+import type { EventDto } from "./dto.ts";
 import type { EffectiveLimits } from "../safety/profile.ts";
 import type { ActionCatalog } from "./actions.ts";
 import type { WallClock } from "./realtime.ts";
@@ -48,7 +49,16 @@ export interface EpisodeSetup {
   motionAllowed: boolean;
   /** the realtime setting's pacing (setting "realtime" only) */
   realtime?: RealtimeSetup;
+  /**
+   * Told, as it happens, each event the agent's next response will carry (a sensor event, or a
+   * safety event reported in responses): the stream pushes them. Never the grader's view.
+   * Called inside the event's handler, before the stop it may cause: it must only queue.
+   */
+  onAgentEvent?: (e: AgentEvent) => void;
 }
+
+/** An event as the agent sees it in a response, pushed as it happens. */
+export type AgentEvent = { kind: "event"; event: EventDto } | { kind: "safety"; event: SafetyEventDto };
 
 /** How a realtime episode is paced (stated in the task card). */
 export interface RealtimeSetup {

@@ -6,8 +6,10 @@
         r = s.latest                          # the newest reading message (``reading``, ``episode``)
         res = s.act("joint_position", rows, dt=0.01, start_step=r.episode.realtime.committed_step + 60)
 
-Wire format (JSON text messages; gateway/api/stream.ts): ``subscribe`` (``rate_hz``) answered by
-``subscribed``; ``reading`` messages at that rate; ``act`` (the body of ``POST /v1/act`` with its
+Wire format (JSON text messages; gateway/api/stream.ts): ``subscribe`` (``rate_hz``, ``events``)
+answered by ``subscribed``; ``reading`` messages at that rate; with ``events``, ``event`` (a sensor
+event: a contact) and ``safety`` messages the moment the episode sees them (copies: the next
+response still carries them); ``act`` (the body of ``POST /v1/act`` with its
 action type as ``action_type``) answered by ``act_result`` or ``error`` with the same id. Errors
 raise the same typed exceptions as HTTP (``robot_gateway.errors``), with the RB_ERR code; a refused
 token on the upgrade is its 401/403.
@@ -114,6 +116,7 @@ class Stream:
         self._waiting: Dict[str, "queue.Queue[Mapping[str, Any]]"] = {}
         self._listeners: List[Callable[[Mapping[str, Any]], None]] = []
         self._readings: "queue.Queue[_Msg]" = queue.Queue(maxsize=1000)
+        self._events: "queue.Queue[_Msg]" = queue.Queue(maxsize=1000)
         self.latest: Optional[_Msg] = None
         self.errors: List[GatewayError] = []
         self._closed = threading.Event()
@@ -122,9 +125,10 @@ class Stream:
 
     # ------------------------------------------------------------------ calls
 
-    def subscribe(self, rate_hz: float) -> _Msg:
-        """Readings pushed at ``rate_hz`` (0 stops them)."""
-        return self._call({"type": "subscribe", "rate_hz": rate_hz})
+    def subscribe(self, rate_hz: float, *, events: bool = False) -> _Msg:
+        """Readings pushed at ``rate_hz`` (0 stops them); ``events``: sensor and safety events
+        pushed as they happen (``next_event``)."""
+        return self._call({"type": "subscribe", "rate_hz": rate_hz, "events": bool(events)})
 
     def act(
         self,
@@ -150,6 +154,15 @@ class Stream:
         except queue.Empty:
             self._raise_if_closed()
             raise TransportError("RB_CLIENT_TIMEOUT", 0, "no reading arrived in time", {}, "WS", PATH) from None
+
+    def next_event(self, timeout_s: Optional[float] = None) -> _Msg:
+        """The next ``event`` or ``safety`` message pushed (``subscribe(..., events=True)``); kept
+        until taken, the oldest dropped past 1000."""
+        try:
+            return self._events.get(timeout=timeout_s if timeout_s is not None else self.timeout_s)
+        except queue.Empty:
+            self._raise_if_closed()
+            raise TransportError("RB_CLIENT_TIMEOUT", 0, "no event arrived in time", {}, "WS", PATH) from None
 
     def on(self, listener: Callable[[Mapping[str, Any]], None]) -> Callable[[], None]:
         """Call ``listener`` with every message (from the receiving thread); returns unsubscribe."""
@@ -205,6 +218,10 @@ class Stream:
                     if self._readings.full():
                         self._readings.get_nowait()
                     self._readings.put_nowait(m)
+                elif m.get("type") in ("event", "safety"):
+                    if self._events.full():
+                        self._events.get_nowait()
+                    self._events.put_nowait(m)
                 id_ = m.get("id")
                 with self._lock:
                     box = self._waiting.get(id_) if isinstance(id_, str) else None

@@ -94,6 +94,21 @@ def test_stream_pushes_readings_and_takes_chunks_with_typed_errors(realtime):
         assert later.episode.realtime.committed_step >= r.episode.realtime.committed_step
 
 
+def test_stream_pushes_events_as_they_happen(realtime, gateway):
+    with realtime.stream() as s:
+        sub = s.subscribe(0, events=True)
+        assert sub.events is True
+        with gateway.operator() as op:
+            op.estop("stream events test")
+            try:
+                m = s.next_event()
+            finally:
+                op.release()
+        assert m.type == "safety"
+        assert "estop" in json.dumps(m.safety)
+        assert isinstance(m.episode_id, str)
+
+
 def test_stream_refuses_a_wrong_token_with_its_code(gateway):
     with pytest.raises(UnauthorizedError) as e:
         Stream(gateway.url, "not-the-token")
