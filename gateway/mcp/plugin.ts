@@ -53,12 +53,21 @@ export function injectFetch(app: FastifyInstance): typeof fetch {
 }
 
 export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): Promise<void> {
-  // one client for the agent token: it keeps the spec between requests
-  const client = new AgentClient({
-    url: "http://gateway.inject",
-    token: opts.agentToken,
-    fetch: injectFetch(app),
-  });
+  // one client per base URL the gateway is reached at (it keeps the spec between requests): the
+  // base names the resources a tool returns (a chunk's MP4), so their uri is one the MCP client
+  // can fetch with its agent token; the calls themselves never leave the process (inject)
+  const clients = new Map<string, AgentClient>();
+  const clientFor = (req: FastifyRequest): AgentClient => {
+    const host = req.headers.host;
+    const base = host && /^[A-Za-z0-9.[\]:-]{1,262}$/.test(host) ? `${req.protocol}://${host}` : "http://gateway.inject";
+    let c = clients.get(base);
+    if (!c) {
+      if (clients.size >= 16) clients.clear();
+      c = new AgentClient({ url: base, token: opts.agentToken, fetch: injectFetch(app) });
+      clients.set(base, c);
+    }
+    return c;
+  };
 
   const authorize = (req: FastifyRequest) => {
     const auth = req.headers.authorization;
@@ -69,7 +78,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
 
   app.post(MCP_PATH, { schema: { hide: true } }, async (req, reply) => {
     authorize(req);
-    const server = createMcpServer(client);
+    const server = createMcpServer(clientFor(req));
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

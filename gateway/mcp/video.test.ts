@@ -57,9 +57,13 @@ describe("MCP execute_* with video", () => {
       if (file.type !== "resource" || !("blob" in file.resource)) throw new Error("no blob resource");
       expect(file.resource.mimeType).toBe("video/mp4");
       // the path the gateway serves it at (GET with the agent token), after the client's base URL
-      expect(file.resource.uri.endsWith(data.videos[0].url)).toBe(true);
+      // the uri is where this gateway serves it: the base the MCP client reached it at
+      expect(file.resource.uri).toBe(`${url}${data.videos[0].url}`);
       const mp4 = Buffer.from(file.resource.blob, "base64");
       expect(mp4.byteLength).toBe(data.videos[0].bytes);
+      const fetched = await fetch(file.resource.uri, { headers: { authorization: `Bearer ${AGENT_TOKEN}` } });
+      expect(fetched.status).toBe(200);
+      expect(Buffer.from(await fetched.arrayBuffer()).equals(mp4)).toBe(true);
       expect(mp4.subarray(4, 8).toString("latin1")).toBe("ftyp");
 
       // without the option: no resource, no videos
