@@ -5,6 +5,7 @@ See ``Client`` for the calls, ``Camera`` for projection and back-projection, ``e
 typed exceptions.
 """
 
+from .astream import AsyncStream
 from .camera import Camera
 from .client import Client, DepthImage, Frame, FramedResponse, Operator, Response, Video
 from .errors import (
@@ -31,7 +32,7 @@ from .png import Image, PngError, decode_png
 from .stream import Stream, StreamDependencyError
 
 __all__ = [
-    "ActionTypeError", "BadRequestError", "BusyError", "Camera", "Client", "ConflictError", "DepthImage",
+    "ActionTypeError", "AsyncStream", "BadRequestError", "BusyError", "Camera", "Client", "ConflictError", "DepthImage",
     "DtError", "EpisodeEndedError", "EstopError", "ForbiddenError", "Frame", "FramedResponse", "GatewayError",
     "IkUnreachableError", "Image", "MotionDisabledError", "NotFoundError", "Operator", "PngError", "Response",
     "ServerError", "Stream", "StreamDependencyError", "Transform", "TransportError", "UnauthorizedError",
