@@ -14,6 +14,7 @@
  */
 import { z } from "zod";
 import type { Rgb, Scene } from "../render/scene.ts";
+import { createDepthKernel, type DepthKernel, type KernelParams } from "./depth-simd.ts";
 
 const range = z.tuple([z.number(), z.number()]);
 
@@ -257,6 +258,8 @@ export class SensorRealism {
   private readonly originals = new Map<string, Rgb>();
   private originalLight: readonly [number, number, number] | null = null;
   private originalBackground: Rgb | null = null;
+  /** false: the depth pass in JS only (the WebAssembly kernel gives the same bytes; tests compare) */
+  simd = true;
 
   constructor(
     readonly params: RealismParams,
@@ -394,26 +397,104 @@ export class SensorRealism {
     const T = Math.max(0, Math.floor((d.thinMaxPx * fxPx) / d.imagerFxPx + 0.5));
     const pad = Math.max(1, T);
     const padded = (width + 2 * pad) * (height + 2 * pad);
-    if (this.clean.length !== padded) this.clean = new Uint16Array(padded);
     if (this.thinMark.length !== n) {
       this.thinMark = new Uint8Array(n);
       this.thinBg = new Uint16Array(n);
     }
+    const dKey = hash32(key ^ 0xd3b7);
+    const kp = this.simd && LITTLE_ENDIAN ? kernelParams(d) : null;
+    const kernel = kp ? depthKernel() : null;
+    if (kp && kernel) {
+      // the smooth pixels 8 at a time in WebAssembly, the rest in the JS pass below (same bytes)
+      kernel.layout(width, height, pad);
+      padCopy(depthMm, kernel.src, width, height, pad);
+      const rows = kernel.rows;
+      for (let y = 0; y < height; y++) {
+        const [og, ou] = rowOffsets(dKey, y);
+        rows[2 * y] = kernel.gOffset + 4 * (2 * TABLE_SIZE - og - width);
+        const base = 2 * TABLE_SIZE - ou - 2 * width;
+        rows[2 * y + 1] = (base & 1) === 0 ? kernel.ueOffset + base : kernel.uoOffset + base - 1;
+      }
+      kernel.run(width, height, pad, kp);
+      depthPass(
+        kernel.src,
+        kernel.out,
+        this.thinMark,
+        this.thinBg,
+        kernel.visit,
+        kernel.flagStride >> 2,
+        width,
+        height,
+        pad,
+        T,
+        fxPx,
+        d,
+        dKey,
+      );
+      depthMm.set(kernel.out);
+      return;
+    }
+    if (this.clean.length !== padded) this.clean = new Uint16Array(padded);
     padCopy(depthMm, this.clean, width, height, pad);
-    depthPass(
-      this.clean,
-      depthMm,
-      this.thinMark,
-      this.thinBg,
-      width,
-      height,
-      pad,
-      T,
-      fxPx,
-      d,
-      hash32(key ^ 0xd3b7),
-    );
+    depthPass(this.clean, depthMm, this.thinMark, this.thinBg, null, 0, width, height, pad, T, fxPx, d, dKey);
   }
+}
+
+/** the Gaussian and uniform table offsets of row y (one draw of each per pixel, from the right) */
+function rowOffsets(dKey: number, y: number): [number, number] {
+  return [
+    hash32(dKey ^ Math.imul(y + 1, 0x3c6ef372)) & TABLE_MASK,
+    hash32(dKey ^ Math.imul(y + 1, 0x165667b1)) & TABLE_MASK,
+  ];
+}
+
+let kernel: DepthKernel | null | undefined;
+/** the WebAssembly kernel over this module's tables (null: no WebAssembly SIMD here) */
+function depthKernel(): DepthKernel | null {
+  if (kernel === undefined)
+    kernel = createDepthKernel({ gauss: gaussians(), uniform16: uniforms16(), tableSize: TABLE_SIZE });
+  return kernel;
+}
+
+/**
+ * The kernel's integer form of the JS path's tests, or null where the kernel cannot give the JS
+ * path's bytes (a quantisation step other than 1 mm; steps so large that every pixel is "edge";
+ * noise that could leave the 32-bit range the JS path's `| 0` wraps in).
+ */
+function kernelParams(p: DepthParams): KernelParams | null {
+  if (p.quantMm !== 1) return null;
+  const lim = Math.min(p.edgeStepMm, p.thinStepMm);
+  if (lim >= 65535) return null;
+  const lim2 = 2 * lim;
+  // the neighbour test of the JS path is `(n − d + lim) >>> 0 <= 2·lim`; the integer steps
+  // n − d it passes, found by evaluating it, must be one interval around 0
+  const pass = (k: number) => (k + lim) >>> 0 <= lim2;
+  let kHi = 0;
+  while (kHi < 65535 && pass(kHi + 1)) kHi++;
+  let kLoNeg = 0;
+  while (kLoNeg < 65535 && pass(-(kLoNeg + 1))) kLoNeg++;
+  for (let k = -65535; k <= 65535; k += k < -kLoNeg - 2 || k > kHi + 2 ? 997 : 1)
+    if (pass(k) !== (k >= -kLoNeg && k <= kHi)) return null;
+  const a = p.baseMm;
+  const b = p.quadMmPerM2 * 1e-6;
+  if (65536 + (a + b * 65535 * 65535) * maxAbsGauss() >= 2 ** 31) return null;
+  const dropU = Math.round(p.dropout * 65536);
+  return {
+    limFloor: Math.floor(lim),
+    kHi,
+    kLoNeg,
+    thrMin: Math.min(65535, Math.max(0, Math.ceil(p.minRangeMm) - 1)),
+    dropLe: Math.max(0, dropU - 1),
+    dropAny: dropU > 0,
+    a,
+    b,
+  };
+}
+
+let gaussMax = 0;
+function maxAbsGauss(): number {
+  if (gaussMax === 0) for (const v of gaussians()) gaussMax = Math.max(gaussMax, Math.abs(v));
+  return gaussMax;
 }
 
 /**
@@ -522,6 +603,8 @@ function depthPass(
   out: Uint16Array,
   mark: Uint8Array,
   bg: Uint16Array,
+  visit: Int32Array | null,
+  visitStride: number,
   w: number,
   h: number,
   pad: number,
@@ -555,20 +638,31 @@ function depthPass(
     // (row stride pw); og, ou: this row's offsets into the Gaussian and uniform tables
     const r = y * w;
     const sr = (y + pad) * pw + pad;
-    let og = hash32(dKey ^ Math.imul(y + 1, 0x3c6ef372)) & TABLE_MASK;
-    let ou = hash32(dKey ^ Math.imul(y + 1, 0x165667b1)) & TABLE_MASK;
+    const [og0, ou0] = rowOffsets(dKey, y);
     // occlusion shadow: pixels left to blank, and the occluder's depth
     let shadow = 0;
     let occluder = 0;
-    // the clean depths right of, at and left of x slide along the row (one load per pixel)
-    let R = src[sr + w]!;
-    let C = src[sr + w - 1]!;
-    let L = 0;
-    for (let x = w - 1; x >= 0; x--, og++, ou += 2, R = C, C = L) {
+    // with `visit` (the kernel's bits, 32 pixels a word: 1 = not a smooth pixel; the pixels right
+    // of the last full group of 8 are set here), the pixels with neither bit, mark nor shadow are
+    // done already: the scan jumps to the next one that is not; marks set their pixel's bit
+    const vr = y * visitStride;
+    if (visit) for (let x = w & ~7; x < w; x++) visit[vr + (x >> 5)]! |= 1 << (x & 31);
+    for (let x = w - 1; x >= 0; x--) {
+      if (visit && shadow === 0) {
+        let k = x >> 5;
+        // bits 0 … x mod 32 (2 << 31 is 0 in 32-bit arithmetic: all bits)
+        let bits = visit[vr + k]! & ((2 << (x & 31)) - 1);
+        while (bits === 0 && k > 0) bits = visit[vr + --k]!;
+        if (bits === 0) break;
+        x = 32 * k + 31 - Math.clz32(bits);
+      }
+      const og = og0 + w - 1 - x;
+      const ou = ou0 + 2 * (w - 1 - x);
       const i = r + x;
       const si = sr + x;
-      L = src[si - 1]!;
-      let d = C;
+      const R = src[si + 1]!;
+      const L = src[si - 1]!;
+      let d = src[si]!;
       const m = mark[i]!;
       if (m !== 0) mark[i] = 0;
       if (d === 0 || d < minR) {
@@ -627,6 +721,7 @@ function depthPass(
               for (let j = 1; j < k; j++) {
                 mark[i - j] = 1;
                 bg[i - j] = behind;
+                if (visit) visit[vr + ((x - j) >> 5)]! |= 1 << ((x - j) & 31);
               }
               break;
             }
@@ -647,6 +742,7 @@ function depthPass(
                 if (mark[t] === 0) {
                   mark[t] = 1;
                   bg[t] = bv;
+                  if (visit) visit[(y + j) * visitStride + (x >> 5)]! |= 1 << (x & 31);
                 }
               }
               break;

@@ -1,0 +1,578 @@
+/**
+ * The smooth-pixel part of the depth realism pass (sim/sensors/realism.ts) as a WebAssembly SIMD
+ * kernel, 8 pixels per step: for every pixel of a full 8-pixel group it writes the noisy,
+ * quantised depth of the smooth-surface path (or 0: below the minimum range, random dropout) and
+ * one bit "not smooth" per pixel, which the JS pass then visits with the whole per-pixel model
+ * (edges, occlusion shadow, thin runs). The arithmetic is the JS path's, in the same IEEE double
+ * operations in the same order (wasm has no fused multiply-add), so the output bytes are the JS
+ * path's: realism.test.ts compares the two on random images and parameter sets.
+ *
+ * The module is emitted below from its instruction list (no toolchain, no binary in the repo).
+ * Opcodes: WebAssembly core spec §5.4 (binary format, instructions), SIMD prefix 0xFD.
+ */
+
+/** the Gaussian and uniform tables of realism.ts (doubled: length 2 · tableSize) */
+export interface DepthTables {
+  gauss: Float32Array;
+  uniform16: Uint16Array;
+  tableSize: number;
+}
+
+/** the per-frame integer thresholds and float coefficients the kernel tests and computes with */
+export interface KernelParams {
+  /** smooth needs d > limFloor */
+  limFloor: number;
+  /** smooth needs −kLoNeg ≤ neighbour − d ≤ kHi for all four neighbours */
+  kHi: number;
+  kLoNeg: number;
+  /** d ≤ thrMin: no return (0 or below the minimum range) */
+  thrMin: number;
+  /** random dropout: uniform draw ≤ dropLe, when dropAny */
+  dropLe: number;
+  dropAny: boolean;
+  /** σ(d) = a + b · d² (mm) */
+  a: number;
+  b: number;
+}
+
+// ---- a minimal WebAssembly binary writer -------------------------------------------------------
+
+function uleb(n: number): number[] {
+  const out: number[] = [];
+  let v = n >>> 0;
+  do {
+    let byte = v & 0x7f;
+    v >>>= 7;
+    if (v !== 0) byte |= 0x80;
+    out.push(byte);
+  } while (v !== 0);
+  return out;
+}
+
+function sleb(n: number): number[] {
+  const out: number[] = [];
+  let v = n | 0;
+  for (;;) {
+    const byte = v & 0x7f;
+    v >>= 7;
+    if ((v === 0 && (byte & 0x40) === 0) || (v === -1 && (byte & 0x40) !== 0)) {
+      out.push(byte);
+      return out;
+    }
+    out.push(byte | 0x80);
+  }
+}
+
+const I32 = 0x7f;
+const F64 = 0x7c;
+const V128 = 0x7b;
+
+const lget = (i: number) => [0x20, ...uleb(i)];
+const lset = (i: number) => [0x21, ...uleb(i)];
+const i32c = (n: number) => [0x41, ...sleb(n)];
+const f64c = (x: number) => [0x44, ...new Uint8Array(new Float64Array([x]).buffer)];
+/** a SIMD instruction (prefix 0xFD, opcode as unsigned LEB128) */
+const simd = (op: number) => [0xfd, ...uleb(op)];
+const vmem = (op: number, offset: number) => [0xfd, ...uleb(op), 0, ...uleb(offset)];
+const vload = (offset: number) => vmem(0x00, offset);
+const vstore = (offset: number) => [0xfd, 0x0b, 0, ...uleb(offset)];
+const shuffle = (lanes: number[]) => [0xfd, 0x0d, ...lanes];
+
+const OP = {
+  if: 0x04,
+  else: 0x05,
+  block: 0x02,
+  loop: 0x03,
+  end: 0x0b,
+  br: 0x0c,
+  brIf: 0x0d,
+  void: 0x40,
+  i32Load: 0x28,
+  i32Store8: 0x3a,
+  i32GeU: 0x4f,
+  i32GtU: 0x4b,
+  i32Add: 0x6a,
+  i32Sub: 0x6b,
+  i32Mul: 0x6c,
+  i32Shl: 0x74,
+} as const;
+
+const SIMD = {
+  v128Const: 0x0c,
+  i16x8AllTrue: 0x83,
+  load16x4U: 0x04,
+  load64Splat: 0x0a,
+  f64x2Floor: 0x75,
+  i16x8Splat: 0x10,
+  f64x2Splat: 0x14,
+  i16x8GtU: 0x32,
+  i16x8LeU: 0x34,
+  not: 0x4d,
+  and: 0x4e,
+  andnot: 0x4f,
+  or: 0x50,
+  f64x2PromoteLowF32x4: 0x5f,
+  i16x8Bitmask: 0x84,
+  i16x8NarrowI32x4U: 0x86,
+  i16x8SubSatU: 0x93,
+  i16x8MaxU: 0x99,
+  f64x2Add: 0xf0,
+  f64x2Mul: 0xf2,
+  f64x2ConvertLowI32x4S: 0xfe,
+} as const;
+
+/** the low 32 bits of each 64-bit lane of a, then of b */
+const LOW_WORDS = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
+/** 1.5 · 2⁵²: an integer n (|n| < 2⁵¹) plus this is exact, and n is its low 32 bits */
+const MAGIC = 6755399441055744;
+
+function section(id: number, body: number[]): number[] {
+  return [id, ...uleb(body.length), ...body];
+}
+const vec = (items: number[][]) => [...uleb(items.length), ...items.flat()];
+const name = (s: string) => [...uleb(s.length), ...[...s].map((c) => c.charCodeAt(0))];
+
+// parameters of `depth`, then its locals, by index
+const P = {
+  w: 0,
+  h: 1,
+  pwBytes: 2,
+  srcRow0: 3,
+  outOff: 4,
+  flagOff: 5,
+  flagStride: 6,
+  rowsOff: 7,
+  limFloor: 8,
+  kHi: 9,
+  kLoNeg: 10,
+  thrMin: 11,
+  dropLe: 12,
+  dropAny: 13,
+  a: 14,
+  b: 15,
+} as const;
+const I32_LOCALS = ["y", "x", "sp", "op", "fp", "gp", "up", "rp"] as const;
+const V128_LOCALS = [
+  "vLim",
+  "vKHi",
+  "vKLo",
+  "vThr",
+  "vDropLe",
+  "vDropAny",
+  "vA",
+  "vB",
+  "vHalf",
+  "vOne",
+  "vMagic",
+  "c",
+  "n",
+  "stepUp",
+  "stepDown",
+  "smooth",
+  "below",
+  "zero",
+  "dd",
+  "lo",
+] as const;
+const L: Record<(typeof I32_LOCALS)[number] | (typeof V128_LOCALS)[number], number> = Object.fromEntries([
+  ...I32_LOCALS.map((k, i) => [k, 16 + i]),
+  ...V128_LOCALS.map((k, i) => [k, 16 + I32_LOCALS.length + i]),
+]) as never;
+
+/** pixels 2·pair, 2·pair + 1: d + (a + b·d·d)·g + 0.5, floored, + 1.5·2⁵² (the integer in the low 32 bits) */
+function noisePair(pair: number, withBase: boolean): number[] {
+  return [
+    ...lget(L.sp),
+    ...vmem(SIMD.load16x4U, 4 * pair),
+    ...simd(SIMD.f64x2ConvertLowI32x4S),
+    ...lset(L.dd),
+    ...lget(L.dd),
+    ...lget(L.vB),
+    ...lget(L.dd),
+    ...simd(SIMD.f64x2Mul),
+    ...lget(L.dd),
+    ...simd(SIMD.f64x2Mul),
+    // a + σ: without a base term (the default, a = 0) the add is left out: 0 + x is x
+    ...(withBase ? [...lget(L.vA), ...simd(SIMD.f64x2Add)] : []),
+    ...lget(L.gp),
+    ...vmem(SIMD.load64Splat, 8 * pair),
+    ...simd(SIMD.f64x2PromoteLowF32x4),
+    ...simd(SIMD.f64x2Mul),
+    ...simd(SIMD.f64x2Add),
+    ...lget(L.vHalf),
+    ...simd(SIMD.f64x2Add),
+    ...simd(SIMD.f64x2Floor),
+    ...lget(L.vMagic),
+    ...simd(SIMD.f64x2Add),
+  ];
+}
+
+/** four pixels from 4·quad on, as i32x4 (the low words of two noisePair results) */
+function noiseQuad(quad: number, withBase: boolean): number[] {
+  return [...noisePair(2 * quad, withBase), ...noisePair(2 * quad + 1, withBase), ...shuffle(LOW_WORDS)];
+}
+
+function splat16(param: number, into: number): number[] {
+  return [...lget(param), ...simd(SIMD.i16x8Splat), ...lset(into)];
+}
+
+const inc = (local: number, by: number) => [...lget(local), ...i32c(by), OP.i32Add, ...lset(local)];
+
+/** the body of `depth`: rows y = 0 … h−1, groups x = 0, 8, … while x + 8 ≤ w */
+function depthBody(withBase: boolean): number[] {
+  // the largest step up and the largest step down to a neighbour (saturating differences)
+  const neighbour = (addr: number[], offset: number, first: boolean) => [
+    ...addr,
+    ...vload(offset),
+    ...lset(L.n),
+    ...lget(L.n),
+    ...lget(L.c),
+    ...simd(SIMD.i16x8SubSatU),
+    ...(first ? [] : [...lget(L.stepUp), ...simd(SIMD.i16x8MaxU)]),
+    ...lset(L.stepUp),
+    ...lget(L.c),
+    ...lget(L.n),
+    ...simd(SIMD.i16x8SubSatU),
+    ...(first ? [] : [...lget(L.stepDown), ...simd(SIMD.i16x8MaxU)]),
+    ...lset(L.stepDown),
+  ];
+  const pixels = [
+    ...lget(L.sp),
+    ...vload(0),
+    ...lset(L.c),
+    ...neighbour([...lget(L.sp), ...i32c(2), OP.i32Sub], 0, true),
+    ...neighbour(lget(L.sp), 2, false),
+    ...neighbour([...lget(L.sp), ...lget(P.pwBytes), OP.i32Sub], 0, false),
+    ...neighbour([...lget(L.sp), ...lget(P.pwBytes), OP.i32Add], 0, false),
+    // smooth: d > lim and every neighbour within the step
+    ...lget(L.c),
+    ...lget(L.vLim),
+    ...simd(SIMD.i16x8GtU),
+    ...lget(L.stepUp),
+    ...lget(L.vKHi),
+    ...simd(SIMD.i16x8LeU),
+    ...simd(SIMD.and),
+    ...lget(L.stepDown),
+    ...lget(L.vKLo),
+    ...simd(SIMD.i16x8LeU),
+    ...simd(SIMD.and),
+    ...lset(L.smooth),
+    ...lget(L.c),
+    ...lget(L.vThr),
+    ...simd(SIMD.i16x8LeU),
+    ...lset(L.below),
+    // the "visit" bits: neither smooth nor without return
+    ...lget(L.fp),
+    ...lget(L.smooth),
+    ...lget(L.below),
+    ...simd(SIMD.or),
+    ...simd(SIMD.not),
+    ...simd(SIMD.i16x8Bitmask),
+    OP.i32Store8,
+    0,
+    0,
+    // a group with no return at all (background, below the minimum range): zeros, no noise
+    ...lget(L.below),
+    ...simd(SIMD.i16x8AllTrue),
+    OP.if,
+    OP.void,
+    ...lget(L.op),
+    ...simd(SIMD.v128Const),
+    ...new Array(16).fill(0),
+    ...vstore(0),
+    OP.else,
+    // zero: random dropout or no return
+    ...lget(L.up),
+    ...vload(0),
+    ...lget(L.vDropLe),
+    ...simd(SIMD.i16x8LeU),
+    ...lget(L.vDropAny),
+    ...simd(SIMD.and),
+    ...lget(L.below),
+    ...simd(SIMD.or),
+    ...lset(L.zero),
+    ...noiseQuad(0, withBase),
+    ...lset(L.lo),
+    // saturate to 0…65535, at least 1 mm, 0 where zero
+    ...lget(L.op),
+    ...lget(L.lo),
+    ...noiseQuad(1, withBase),
+    ...simd(SIMD.i16x8NarrowI32x4U),
+    ...lget(L.vOne),
+    ...simd(SIMD.i16x8MaxU),
+    ...lget(L.zero),
+    ...simd(SIMD.andnot),
+    ...vstore(0),
+    OP.end,
+  ];
+  const row = [
+    ...lget(P.srcRow0),
+    ...lget(L.y),
+    ...lget(P.pwBytes),
+    OP.i32Mul,
+    OP.i32Add,
+    ...lset(L.sp),
+    ...lget(P.outOff),
+    ...lget(L.y),
+    ...lget(P.w),
+    OP.i32Mul,
+    ...i32c(1),
+    OP.i32Shl,
+    OP.i32Add,
+    ...lset(L.op),
+    ...lget(P.flagOff),
+    ...lget(L.y),
+    ...lget(P.flagStride),
+    OP.i32Mul,
+    OP.i32Add,
+    ...lset(L.fp),
+    ...lget(P.rowsOff),
+    ...lget(L.y),
+    ...i32c(3),
+    OP.i32Shl,
+    OP.i32Add,
+    ...lset(L.rp),
+    ...lget(L.rp),
+    OP.i32Load,
+    2,
+    0,
+    ...lset(L.gp),
+    ...lget(L.rp),
+    OP.i32Load,
+    2,
+    4,
+    ...lset(L.up),
+    ...i32c(0),
+    ...lset(L.x),
+    OP.block,
+    OP.void,
+    OP.loop,
+    OP.void,
+    ...lget(L.x),
+    ...i32c(8),
+    OP.i32Add,
+    ...lget(P.w),
+    OP.i32GtU,
+    OP.brIf,
+    1,
+    ...pixels,
+    ...inc(L.sp, 16),
+    ...inc(L.op, 16),
+    ...inc(L.gp, 32),
+    ...inc(L.up, 16),
+    ...inc(L.fp, 1),
+    ...inc(L.x, 8),
+    OP.br,
+    0,
+    OP.end,
+    OP.end,
+  ];
+  return [
+    ...splat16(P.limFloor, L.vLim),
+    ...splat16(P.kHi, L.vKHi),
+    ...splat16(P.kLoNeg, L.vKLo),
+    ...splat16(P.thrMin, L.vThr),
+    ...splat16(P.dropLe, L.vDropLe),
+    ...splat16(P.dropAny, L.vDropAny),
+    ...lget(P.a),
+    ...simd(SIMD.f64x2Splat),
+    ...lset(L.vA),
+    ...lget(P.b),
+    ...simd(SIMD.f64x2Splat),
+    ...lset(L.vB),
+    ...f64c(0.5),
+    ...simd(SIMD.f64x2Splat),
+    ...lset(L.vHalf),
+    ...f64c(MAGIC),
+    ...simd(SIMD.f64x2Splat),
+    ...lset(L.vMagic),
+    ...i32c(1),
+    ...simd(SIMD.i16x8Splat),
+    ...lset(L.vOne),
+    ...i32c(0),
+    ...lset(L.y),
+    OP.block,
+    OP.void,
+    OP.loop,
+    OP.void,
+    ...lget(L.y),
+    ...lget(P.h),
+    OP.i32GeU,
+    OP.brIf,
+    1,
+    ...row,
+    ...inc(L.y, 1),
+    OP.br,
+    0,
+    OP.end,
+    OP.end,
+    OP.end,
+  ];
+}
+
+/**
+ * The module: memory 0 exported as "mem"; `depth` (σ = a + b·d²) and `depthNoBase` (a = 0: the
+ * add of a left out, 0 + x being x, so the same bytes one operation cheaper), same parameters.
+ */
+export function depthModuleBytes(): Uint8Array {
+  const params = [...Array(14).fill(I32), F64, F64];
+  const type = [0x60, ...uleb(params.length), ...params, 0];
+  const code = (withBase: boolean) => {
+    const body = [
+      ...uleb(2),
+      ...uleb(I32_LOCALS.length),
+      I32,
+      ...uleb(V128_LOCALS.length),
+      V128,
+      ...depthBody(withBase),
+    ];
+    return [...uleb(body.length), ...body];
+  };
+  return new Uint8Array([
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
+    ...section(1, vec([type])),
+    ...section(3, vec([uleb(0), uleb(0)])),
+    ...section(5, vec([[0x00, ...uleb(1)]])),
+    ...section(
+      7,
+      vec([
+        [...name("mem"), 0x02, 0],
+        [...name("depth"), 0x00, 0],
+        [...name("depthNoBase"), 0x00, 1],
+      ]),
+    ),
+    ...section(10, vec([code(true), code(false)])),
+  ]);
+}
+
+type DepthFn = (...args: number[]) => void;
+
+/** the part of the WebAssembly JS API used here (this project's TypeScript libs do not declare it) */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+type WasmModule = object;
+interface WasmApi {
+  validate(bytes: Uint8Array): boolean;
+  Module: new (bytes: Uint8Array) => WasmModule;
+  Instance: new (module: WasmModule, imports: object) => { exports: Record<string, unknown> };
+}
+const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+
+const PAGE = 65536;
+const align16 = (n: number) => (n + 15) & ~15;
+
+/**
+ * The compiled kernel, its memory and the views the JS pass uses. The memory holds the Gaussian
+ * table reversed (a row is scanned right to left, the kernel reads left to right), the uniform
+ * table reversed and split into even and odd entries (the dropout draw of a pixel is every second
+ * entry), then per frame: per-row table addresses, the padded clean depth, the output, the bits.
+ */
+export class DepthKernel {
+  private readonly memory: WasmMemory;
+  private readonly fn: DepthFn;
+  private readonly fnNoBase: DepthFn;
+  readonly gOffset = 0;
+  readonly ueOffset: number;
+  readonly uoOffset: number;
+  private readonly rowsOffset: number;
+  private key = "";
+  src = new Uint16Array(0);
+  out = new Uint16Array(0);
+  /** the "visit" bits, 32 pixels per word (little-endian: pixel x of a row is bit x mod 32 of word x / 32) */
+  visit = new Int32Array(0);
+  rows = new Int32Array(0);
+  flagStride = 0;
+  private srcOffset = 0;
+  private outOffset = 0;
+  private flagOffset = 0;
+  readonly tableSize: number;
+
+  constructor(module: WasmModule, tables: DepthTables) {
+    const inst = new (wasm as WasmApi).Instance(module, {});
+    this.memory = inst.exports.mem as WasmMemory;
+    this.fn = inst.exports.depth as DepthFn;
+    this.fnNoBase = inst.exports.depthNoBase as DepthFn;
+    const T = tables.tableSize;
+    this.tableSize = T;
+    this.ueOffset = 8 * T;
+    this.uoOffset = this.ueOffset + 2 * T;
+    this.rowsOffset = this.uoOffset + 2 * T;
+    this.reserve(this.rowsOffset);
+    const buf = this.memory.buffer;
+    const g = new Float32Array(buf, this.gOffset, 2 * T);
+    for (let j = 0; j < 2 * T; j++) g[j] = tables.gauss[2 * T - 1 - j]!;
+    const ue = new Uint16Array(buf, this.ueOffset, T);
+    const uo = new Uint16Array(buf, this.uoOffset, T);
+    for (let j = 0; j < T; j++) {
+      ue[j] = tables.uniform16[2 * T - 1 - 2 * j]!;
+      uo[j] = tables.uniform16[2 * T - 2 - 2 * j]!;
+    }
+  }
+
+  private reserve(bytes: number): void {
+    const have = this.memory.buffer.byteLength;
+    if (bytes > have) this.memory.grow(Math.ceil((bytes - have) / PAGE));
+  }
+
+  /** size the per-frame areas for a w × h image with `pad` border pixels (views change only then) */
+  layout(w: number, h: number, pad: number): void {
+    const key = `${w}x${h}+${pad}`;
+    if (key === this.key) return;
+    const pw = w + 2 * pad;
+    const padded = pw * (h + 2 * pad);
+    this.flagStride = (((w + 7) >> 3) + 3) & ~3;
+    this.srcOffset = align16(this.rowsOffset + 8 * h);
+    this.outOffset = align16(this.srcOffset + 2 * padded);
+    this.flagOffset = align16(this.outOffset + 2 * w * h);
+    this.reserve(this.flagOffset + this.flagStride * h);
+    const buf = this.memory.buffer;
+    this.rows = new Int32Array(buf, this.rowsOffset, 2 * h);
+    this.src = new Uint16Array(buf, this.srcOffset, padded);
+    this.out = new Uint16Array(buf, this.outOffset, w * h);
+    this.visit = new Int32Array(buf, this.flagOffset, (this.flagStride * h) >> 2);
+    this.key = key;
+  }
+
+  /** run the kernel over the laid-out frame (`rows` filled: Gaussian and uniform byte addresses per row) */
+  run(w: number, h: number, pad: number, k: KernelParams): void {
+    const pw = w + 2 * pad;
+    (k.a === 0 ? this.fnNoBase : this.fn)(
+      w,
+      h,
+      2 * pw,
+      this.srcOffset + 2 * (pad * pw + pad),
+      this.outOffset,
+      this.flagOffset,
+      this.flagStride,
+      this.rowsOffset,
+      k.limFloor,
+      k.kHi,
+      k.kLoNeg,
+      k.thrMin,
+      k.dropLe,
+      k.dropAny ? -1 : 0,
+      k.a,
+      k.b,
+    );
+  }
+}
+
+let compiled: WasmModule | null | undefined;
+
+/** the kernel over these tables, or null where WebAssembly SIMD is not available */
+export function createDepthKernel(tables: DepthTables): DepthKernel | null {
+  if (compiled === undefined) {
+    const bytes = depthModuleBytes();
+    compiled = wasm?.validate(bytes) ? new wasm.Module(bytes) : null;
+  }
+  return compiled ? new DepthKernel(compiled, tables) : null;
+}
