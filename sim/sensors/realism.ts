@@ -14,7 +14,7 @@
  */
 import { z } from "zod";
 import type { Rgb, Scene } from "../render/scene.ts";
-import { createDepthKernel, type DepthKernel, type KernelParams } from "./depth-simd.ts";
+import { createDepthKernel, type DepthKernel, type KernelParams } from "./realism-simd.ts";
 
 const range = z.tuple([z.number(), z.number()]);
 
@@ -258,8 +258,10 @@ export class SensorRealism {
   private readonly originals = new Map<string, Rgb>();
   private originalLight: readonly [number, number, number] | null = null;
   private originalBackground: Rgb | null = null;
-  /** false: the depth pass in JS only (the WebAssembly kernel gives the same bytes; tests compare) */
+  /** false: JS only (the WebAssembly kernels give the same bytes; tests compare) */
   simd = true;
+  /** the depth kernel's thresholds for these parameters (null: the JS pass only) */
+  private kernelParams: KernelParams | null | undefined;
 
   constructor(
     readonly params: RealismParams,
@@ -389,24 +391,26 @@ export class SensorRealism {
     // ---- RGB: output = LUT[channel][value · 256 + noise byte] (exposure, WB, shot + read noise,
     // rounding and clamping in one load); the flicker is quantised to 0.5 % steps, one LUT each
     const bucket = Math.round((p.rgb.exposureFlicker * this.g[key & TABLE_MASK]!) / FLICKER_STEP);
-    rgbNoise(rgb, this.rgbLut(bucket), key);
-    if (!depthMm) return;
     const n = width * height;
     const d = p.depth;
     // the thin width in this camera's pixels (the depth imager's pixels scaled by the focal lengths)
     const T = Math.max(0, Math.floor((d.thinMaxPx * fxPx) / d.imagerFxPx + 0.5));
     const pad = Math.max(1, T);
+    const kernel = this.simd && LITTLE_ENDIAN && rgb.length === 3 * n ? depthKernel() : null;
+    kernel?.layout(width, height, pad);
+    if (kernel) rgbNoiseKernel(kernel, rgb, this.rgbLut(bucket), key);
+    else rgbNoise(rgb, this.rgbLut(bucket), key);
+    if (!depthMm) return;
     const padded = (width + 2 * pad) * (height + 2 * pad);
     if (this.thinMark.length !== n) {
       this.thinMark = new Uint8Array(n);
       this.thinBg = new Uint16Array(n);
     }
     const dKey = hash32(key ^ 0xd3b7);
-    const kp = this.simd && LITTLE_ENDIAN ? kernelParams(d) : null;
-    const kernel = kp ? depthKernel() : null;
+    if (this.kernelParams === undefined) this.kernelParams = kernelParams(d);
+    const kp = this.kernelParams;
     if (kp && kernel) {
       // the smooth pixels 8 at a time in WebAssembly, the rest in the JS pass below (same bytes)
-      kernel.layout(width, height, pad);
       padCopy(depthMm, kernel.src, width, height, pad);
       const rows = kernel.rows;
       for (let y = 0; y < height; y++) {
@@ -448,11 +452,21 @@ function rowOffsets(dKey: number, y: number): [number, number] {
   ];
 }
 
+/** whether the WebAssembly SIMD kernels run here (Node 20 has WebAssembly SIMD) */
+export function simdAvailable(): boolean {
+  return depthKernel() !== null;
+}
+
 let kernel: DepthKernel | null | undefined;
 /** the WebAssembly kernel over this module's tables (null: no WebAssembly SIMD here) */
 function depthKernel(): DepthKernel | null {
   if (kernel === undefined)
-    kernel = createDepthKernel({ gauss: gaussians(), uniform16: uniforms16(), tableSize: TABLE_SIZE });
+    kernel = createDepthKernel({
+      gauss: gaussians(),
+      uniform16: uniforms16(),
+      noiseBytes: noiseBytes(),
+      tableSize: TABLE_SIZE,
+    });
   return kernel;
 }
 
@@ -516,6 +530,28 @@ function padCopy(src: Uint16Array, dst: Uint16Array, w: number, h: number, pad: 
   }
 }
 
+/** rgbNoise's bytes with the whole 48-byte rounds of each segment in the WebAssembly kernel */
+function rgbNoiseKernel(k: DepthKernel, rgb: Uint8Array, lut: Uint8Array, key: number): void {
+  const nb = noiseBytes();
+  const buf = k.rgb;
+  buf.set(rgb);
+  k.useLut(lut);
+  const len = rgb.length;
+  for (let seg = 0, s0 = 0; s0 < len; seg++, s0 += RGB_SEGMENT) {
+    const o = segmentOffset(key, seg);
+    const s1 = Math.min(len, s0 + RGB_SEGMENT);
+    const rounds = Math.floor((s1 - s0) / 48);
+    if (rounds > 0) k.rgbRounds(s0, o, rounds);
+    rgbBytes(buf, nb, lut, s0 + 48 * rounds, s1, o + 48 * rounds);
+  }
+  rgb.set(buf);
+}
+
+/** the noise-table offset of RGB segment `seg` (word aligned) */
+function segmentOffset(key: number, seg: number): number {
+  return hash32(key ^ Math.imul(seg + 1, 0x27d4eb2d)) & TABLE_MASK & ~3;
+}
+
 /** widest image: a row of depth draws (two uniforms per pixel) must fit the doubled table */
 const MAX_WIDTH_PX = TABLE_SIZE / 2;
 
@@ -536,7 +572,7 @@ function rgbNoise(rgb: Uint8Array, lut: Uint8Array, key: number): void {
   const px = words ? new Int32Array(rgb.buffer, rgb.byteOffset, len >>> 2) : null;
   const nz = words ? new Int32Array(nb.buffer, nb.byteOffset, nb.length >>> 2) : null;
   for (let seg = 0, s0 = 0; s0 < len; seg++, s0 += RGB_SEGMENT) {
-    const o = hash32(key ^ Math.imul(seg + 1, 0x27d4eb2d)) & TABLE_MASK & ~3;
+    const o = segmentOffset(key, seg);
     const s1 = Math.min(len, s0 + RGB_SEGMENT);
     // 12 bytes = 3 words = 4 pixels per round
     const whole = px && nz ? Math.floor((s1 - s0) / 12) : 0;

@@ -15,6 +15,7 @@
 export interface DepthTables {
   gauss: Float32Array;
   uniform16: Uint16Array;
+  noiseBytes: Uint8Array;
   tableSize: number;
 }
 
@@ -410,13 +411,102 @@ function depthBody(withBase: boolean): number[] {
   ];
 }
 
+/** the table size of realism.ts the fixed memory layout below is built for */
+export const KERNEL_TABLE_SIZE = 1 << 16;
+/**
+ * Fixed memory layout (bytes): the Gaussian table reversed (f32), the uniform table reversed and
+ * split into even and odd entries (u16), the RGB noise bytes (doubled, as in realism.ts), the RGB
+ * LUT of the frame (3 × 64 K), then the per-frame areas.
+ */
+const MEM = (() => {
+  const T = KERNEL_TABLE_SIZE;
+  const gauss = 0;
+  const ue = gauss + 4 * 2 * T;
+  const uo = ue + 2 * T;
+  const noise = uo + 2 * T;
+  const lut = noise + 2 * T;
+  return { gauss, ue, uo, noise, lut, frame: lut + 3 * 65536 };
+})();
+
+/** bytes 0–7 of a (noise) and b (pixels) interleaved: u16 lane l = pixel byte l · 256 + noise byte l */
+const INTERLEAVE_LO = [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23];
+const INTERLEAVE_HI = [8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31];
+
+/**
+ * `rgb(pp, np, rounds)`: RGB bytes in place at pp, 48 per round (channels 0 1 2 repeating from
+ * pp), noise bytes from np: byte q = LUT[channel · 64 K + value · 256 + noise] as in realism.ts's
+ * rgbBytes. The LUT indices are built 8 at a time (a byte interleave of noise and pixel bytes);
+ * the lookups themselves are scalar (WebAssembly has no gather).
+ */
+function rgbBody(): number[] {
+  const pp = 0;
+  const np = 1;
+  const rounds = 2;
+  const [pv, nv, lo, hi] = [3, 4, 5, 6];
+  const lookups = (v: number, idx: number, first: number) =>
+    Array.from({ length: 8 }, (_, l) => {
+      const q = 16 * v + first + l;
+      return [
+        ...lget(pp),
+        ...lget(idx),
+        ...simd(0x19), // i16x8.extract_lane_u
+        l,
+        0x2d, // i32.load8_u
+        0,
+        ...uleb(MEM.lut + (q % 3) * 65536),
+        OP.i32Store8,
+        0,
+        ...uleb(q),
+      ];
+    }).flat();
+  const round = [0, 1, 2].flatMap((v) => [
+    ...lget(pp),
+    ...vload(16 * v),
+    ...lset(pv),
+    ...lget(np),
+    ...vload(16 * v),
+    ...lset(nv),
+    ...lget(nv),
+    ...lget(pv),
+    ...shuffle(INTERLEAVE_LO),
+    ...lset(lo),
+    ...lget(nv),
+    ...lget(pv),
+    ...shuffle(INTERLEAVE_HI),
+    ...lset(hi),
+    ...lookups(v, lo, 0),
+    ...lookups(v, hi, 8),
+  ]);
+  return [
+    OP.block,
+    OP.void,
+    OP.loop,
+    OP.void,
+    ...lget(rounds),
+    0x45, // i32.eqz
+    OP.brIf,
+    1,
+    ...round,
+    ...inc(pp, 48),
+    ...inc(np, 48),
+    ...inc(rounds, -1),
+    OP.br,
+    0,
+    OP.end,
+    OP.end,
+    OP.end,
+  ];
+}
+
 /**
  * The module: memory 0 exported as "mem"; `depth` (σ = a + b·d²) and `depthNoBase` (a = 0: the
- * add of a left out, 0 + x being x, so the same bytes one operation cheaper), same parameters.
+ * add of a left out, 0 + x being x, so the same bytes one operation cheaper), same parameters;
+ * `rgb` (three i32).
  */
 export function depthModuleBytes(): Uint8Array {
   const params = [...Array(14).fill(I32), F64, F64];
   const type = [0x60, ...uleb(params.length), ...params, 0];
+  const rgbType = [0x60, 3, I32, I32, I32, 0];
   const code = (withBase: boolean) => {
     const body = [
       ...uleb(2),
@@ -428,6 +518,7 @@ export function depthModuleBytes(): Uint8Array {
     ];
     return [...uleb(body.length), ...body];
   };
+  const rgbBodyBytes = [...uleb(1), ...uleb(4), V128, ...rgbBody()];
   return new Uint8Array([
     0x00,
     0x61,
@@ -437,8 +528,8 @@ export function depthModuleBytes(): Uint8Array {
     0x00,
     0x00,
     0x00,
-    ...section(1, vec([type])),
-    ...section(3, vec([uleb(0), uleb(0)])),
+    ...section(1, vec([type, rgbType])),
+    ...section(3, vec([uleb(0), uleb(0), uleb(1)])),
     ...section(5, vec([[0x00, ...uleb(1)]])),
     ...section(
       7,
@@ -446,9 +537,10 @@ export function depthModuleBytes(): Uint8Array {
         [...name("mem"), 0x02, 0],
         [...name("depth"), 0x00, 0],
         [...name("depthNoBase"), 0x00, 1],
+        [...name("rgb"), 0x00, 2],
       ]),
     ),
-    ...section(10, vec([code(true), code(false)])),
+    ...section(10, vec([code(true), code(false), [...uleb(rgbBodyBytes.length), ...rgbBodyBytes]])),
   ]);
 }
 
@@ -480,10 +572,18 @@ export class DepthKernel {
   private readonly memory: WasmMemory;
   private readonly fn: DepthFn;
   private readonly fnNoBase: DepthFn;
-  readonly gOffset = 0;
-  readonly ueOffset: number;
-  readonly uoOffset: number;
-  private readonly rowsOffset: number;
+  private readonly rgbFn: DepthFn;
+  readonly gOffset = MEM.gauss;
+  readonly ueOffset = MEM.ue;
+  readonly uoOffset = MEM.uo;
+  readonly noiseOffset = MEM.noise;
+  private readonly rowsOffset = MEM.frame;
+  /** the LUT of the frame (copied in when another one is used) */
+  private lut: Uint8Array;
+  private lutIn: Uint8Array | null = null;
+  /** the RGB bytes of the frame */
+  rgb = new Uint8Array(0);
+  rgbOffset = 0;
   private key = "";
   src = new Uint16Array(0);
   out = new Uint16Array(0);
@@ -501,13 +601,15 @@ export class DepthKernel {
     this.memory = inst.exports.mem as WasmMemory;
     this.fn = inst.exports.depth as DepthFn;
     this.fnNoBase = inst.exports.depthNoBase as DepthFn;
+    this.rgbFn = inst.exports.rgb as DepthFn;
     const T = tables.tableSize;
+    if (T !== KERNEL_TABLE_SIZE)
+      throw new Error(`the kernel's layout is built for tables of ${KERNEL_TABLE_SIZE}, not ${T}`);
     this.tableSize = T;
-    this.ueOffset = 8 * T;
-    this.uoOffset = this.ueOffset + 2 * T;
-    this.rowsOffset = this.uoOffset + 2 * T;
     this.reserve(this.rowsOffset);
     const buf = this.memory.buffer;
+    new Uint8Array(buf, this.noiseOffset, 2 * T).set(tables.noiseBytes);
+    this.lut = new Uint8Array(buf, MEM.lut, 3 * 65536);
     const g = new Float32Array(buf, this.gOffset, 2 * T);
     for (let j = 0; j < 2 * T; j++) g[j] = tables.gauss[2 * T - 1 - j]!;
     const ue = new Uint16Array(buf, this.ueOffset, T);
@@ -533,13 +635,28 @@ export class DepthKernel {
     this.srcOffset = align16(this.rowsOffset + 8 * h);
     this.outOffset = align16(this.srcOffset + 2 * padded);
     this.flagOffset = align16(this.outOffset + 2 * w * h);
-    this.reserve(this.flagOffset + this.flagStride * h);
+    this.rgbOffset = align16(this.flagOffset + this.flagStride * h);
+    this.reserve(this.rgbOffset + 3 * w * h);
     const buf = this.memory.buffer;
+    this.rgb = new Uint8Array(buf, this.rgbOffset, 3 * w * h);
+    this.lut = new Uint8Array(buf, MEM.lut, 3 * 65536);
     this.rows = new Int32Array(buf, this.rowsOffset, 2 * h);
     this.src = new Uint16Array(buf, this.srcOffset, padded);
     this.out = new Uint16Array(buf, this.outOffset, w * h);
     this.visit = new Int32Array(buf, this.flagOffset, (this.flagStride * h) >> 2);
     this.key = key;
+  }
+
+  /** use this LUT for the next rgb() calls */
+  useLut(lut: Uint8Array): void {
+    if (lut === this.lutIn) return;
+    this.lut.set(lut);
+    this.lutIn = lut;
+  }
+
+  /** RGB bytes [start, start + 48 · rounds) of the frame, noise bytes from noise-table index j on */
+  rgbRounds(start: number, j: number, rounds: number): void {
+    this.rgbFn(this.rgbOffset + start, this.noiseOffset + j, rounds);
   }
 
   /** run the kernel over the laid-out frame (`rows` filled: Gaussian and uniform byte addresses per row) */
