@@ -692,6 +692,25 @@ function depthPass(
         if (bits === 0) break;
         x = 32 * k + 31 - Math.clz32(bits);
       }
+      if (shadow > 0) {
+        // inside the occlusion shadow: an unmarked pixel with a return, no step to its right and
+        // farther than the occluder by more than the step is a hole (what the whole body below
+        // does with it), in a loop of its own; the first other pixel goes through the body
+        for (let j = sr + x, t = r + x; mark[t] === 0; j--, t--) {
+          const c = src[j]!;
+          const cr = src[j + 1]!;
+          if (c === 0 || c < minR || (cr !== 0 && c - cr > edge) || !(c - occluder > edge)) break;
+          out[t] = 0;
+          x--;
+          if (--shadow === 0 || x < 0) break;
+        }
+        if (x < 0) break;
+        // the shadow ended: back to the jump to the next pixel to visit, from this one
+        if (shadow === 0) {
+          x++;
+          continue;
+        }
+      }
       const og = og0 + w - 1 - x;
       const ou = ou0 + 2 * (w - 1 - x);
       const i = r + x;
