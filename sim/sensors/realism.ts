@@ -8,9 +8,12 @@
  * frames and readings, a capture repeated at the same instant gives the same frame (as a real
  * camera's latest frame would), and snapshots need no extra state beside the reading history.
  *
- * Cost: per frame one pass over the RGB bytes (three 256-entry LUTs, a table of Gaussian
- * samples read at random row offsets) and two over the depth pixels; no allocation after the
- * first frame of a size. bench/sensor-realism.ts measures it.
+ * Cost: per frame one pass over the RGB bytes (a 3 × 64 K LUT per flicker step, noise bytes read
+ * at random segment offsets) and one over the depth pixels (Gaussian and uniform tables read at
+ * random row offsets); both run in the WebAssembly module of realism-simd.ts where it can give
+ * these bytes (the smooth depth pixels 8 at a time; edges, shadow and thin runs stay in the JS
+ * pass below, which is also the whole path without it). No allocation after the first frame of a
+ * size. bench/sensor-realism.ts measures it; docs/sensor-realism.md has the figures.
  */
 import { z } from "zod";
 import type { Rgb, Scene } from "../render/scene.ts";
