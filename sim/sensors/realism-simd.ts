@@ -1,18 +1,21 @@
 /**
- * The smooth-pixel part of the depth realism pass (sim/sensors/realism.ts) as a WebAssembly SIMD
- * kernel, 8 pixels per step: for every pixel of a full 8-pixel group it writes the noisy,
- * quantised depth of the smooth-surface path (or 0: below the minimum range, random dropout) and
- * one bit "not smooth" per pixel, which the JS pass then visits with the whole per-pixel model
- * (edges, occlusion shadow, thin runs). The arithmetic is the JS path's, in the same IEEE double
- * operations in the same order (wasm has no fused multiply-add), so the output bytes are the JS
- * path's: realism.test.ts compares the two on random images and parameter sets.
+ * WebAssembly kernels of the sensor realism pass (sim/sensors/realism.ts), same output bytes as
+ * its JS path (realism.test.ts compares the two on random images and parameter sets):
+ *
+ * - `depth`: the smooth-pixel part of the depth pass, 8 pixels per SIMD step: for every pixel of
+ *   a full 8-pixel group it writes the noisy, quantised depth of the smooth-surface path (or 0:
+ *   below the minimum range, random dropout) and one bit "not smooth" per pixel, which the JS
+ *   pass then visits with the whole per-pixel model (edges, occlusion shadow, thin runs). The
+ *   arithmetic is the JS path's, the same IEEE double operations in the same order (wasm has no
+ *   fused multiply-add).
+ * - `rgb`: the RGB LUT pass, LUT indices built 8 at a time, scalar lookups.
  *
  * The module is emitted below from its instruction list (no toolchain, no binary in the repo).
  * Opcodes: WebAssembly core spec §5.4 (binary format, instructions), SIMD prefix 0xFD.
  */
 
-/** the Gaussian and uniform tables of realism.ts (doubled: length 2 · tableSize) */
-export interface DepthTables {
+/** the Gaussian, uniform and RGB noise tables of realism.ts (doubled: length 2 · tableSize) */
+export interface KernelTables {
   gauss: Float32Array;
   uniform16: Uint16Array;
   noiseBytes: Uint8Array;
@@ -503,7 +506,7 @@ function rgbBody(): number[] {
  * add of a left out, 0 + x being x, so the same bytes one operation cheaper), same parameters;
  * `rgb` (three i32).
  */
-export function depthModuleBytes(): Uint8Array {
+export function kernelModuleBytes(): Uint8Array {
   const params = [...Array(14).fill(I32), F64, F64];
   const type = [0x60, ...uleb(params.length), ...params, 0];
   const rgbType = [0x60, 3, I32, I32, I32, 0];
@@ -544,7 +547,7 @@ export function depthModuleBytes(): Uint8Array {
   ]);
 }
 
-type DepthFn = (...args: number[]) => void;
+type KernelFn = (...args: number[]) => void;
 
 /** the part of the WebAssembly JS API used here (this project's TypeScript libs do not declare it) */
 interface WasmMemory {
@@ -568,11 +571,11 @@ const align16 = (n: number) => (n + 15) & ~15;
  * table reversed and split into even and odd entries (the dropout draw of a pixel is every second
  * entry), then per frame: per-row table addresses, the padded clean depth, the output, the bits.
  */
-export class DepthKernel {
+export class RealismKernel {
   private readonly memory: WasmMemory;
-  private readonly fn: DepthFn;
-  private readonly fnNoBase: DepthFn;
-  private readonly rgbFn: DepthFn;
+  private readonly fn: KernelFn;
+  private readonly fnNoBase: KernelFn;
+  private readonly rgbFn: KernelFn;
   readonly gOffset = MEM.gauss;
   readonly ueOffset = MEM.ue;
   readonly uoOffset = MEM.uo;
@@ -596,12 +599,12 @@ export class DepthKernel {
   private flagOffset = 0;
   readonly tableSize: number;
 
-  constructor(module: WasmModule, tables: DepthTables) {
+  constructor(module: WasmModule, tables: KernelTables) {
     const inst = new (wasm as WasmApi).Instance(module, {});
     this.memory = inst.exports.mem as WasmMemory;
-    this.fn = inst.exports.depth as DepthFn;
-    this.fnNoBase = inst.exports.depthNoBase as DepthFn;
-    this.rgbFn = inst.exports.rgb as DepthFn;
+    this.fn = inst.exports.depth as KernelFn;
+    this.fnNoBase = inst.exports.depthNoBase as KernelFn;
+    this.rgbFn = inst.exports.rgb as KernelFn;
     const T = tables.tableSize;
     if (T !== KERNEL_TABLE_SIZE)
       throw new Error(`the kernel's layout is built for tables of ${KERNEL_TABLE_SIZE}, not ${T}`);
@@ -686,10 +689,10 @@ export class DepthKernel {
 let compiled: WasmModule | null | undefined;
 
 /** the kernel over these tables, or null where WebAssembly SIMD is not available */
-export function createDepthKernel(tables: DepthTables): DepthKernel | null {
+export function createRealismKernel(tables: KernelTables): RealismKernel | null {
   if (compiled === undefined) {
-    const bytes = depthModuleBytes();
+    const bytes = kernelModuleBytes();
     compiled = wasm?.validate(bytes) ? new wasm.Module(bytes) : null;
   }
-  return compiled ? new DepthKernel(compiled, tables) : null;
+  return compiled ? new RealismKernel(compiled, tables) : null;
 }

@@ -17,7 +17,7 @@
  */
 import { z } from "zod";
 import type { Rgb, Scene } from "../render/scene.ts";
-import { createDepthKernel, type DepthKernel, type KernelParams } from "./realism-simd.ts";
+import { createRealismKernel, type RealismKernel, type KernelParams } from "./realism-simd.ts";
 
 const range = z.tuple([z.number(), z.number()]);
 
@@ -399,7 +399,7 @@ export class SensorRealism {
     // the thin width in this camera's pixels (the depth imager's pixels scaled by the focal lengths)
     const T = Math.max(0, Math.floor((d.thinMaxPx * fxPx) / d.imagerFxPx + 0.5));
     const pad = Math.max(1, T);
-    const kernel = this.simd && LITTLE_ENDIAN && rgb.length === 3 * n ? depthKernel() : null;
+    const kernel = this.simd && LITTLE_ENDIAN && rgb.length === 3 * n ? realismKernel() : null;
     kernel?.layout(width, height, pad);
     if (kernel) rgbNoiseKernel(kernel, rgb, this.rgbLut(bucket), key);
     else rgbNoise(rgb, this.rgbLut(bucket), key);
@@ -457,14 +457,14 @@ function rowOffsets(dKey: number, y: number): [number, number] {
 
 /** whether the WebAssembly SIMD kernels run here (Node 20 has WebAssembly SIMD) */
 export function simdAvailable(): boolean {
-  return depthKernel() !== null;
+  return realismKernel() !== null;
 }
 
-let kernel: DepthKernel | null | undefined;
+let kernel: RealismKernel | null | undefined;
 /** the WebAssembly kernel over this module's tables (null: no WebAssembly SIMD here) */
-function depthKernel(): DepthKernel | null {
+function realismKernel(): RealismKernel | null {
   if (kernel === undefined)
-    kernel = createDepthKernel({
+    kernel = createRealismKernel({
       gauss: gaussians(),
       uniform16: uniforms16(),
       noiseBytes: noiseBytes(),
@@ -534,7 +534,7 @@ function padCopy(src: Uint16Array, dst: Uint16Array, w: number, h: number, pad: 
 }
 
 /** rgbNoise's bytes with the whole 48-byte rounds of each segment in the WebAssembly kernel */
-function rgbNoiseKernel(k: DepthKernel, rgb: Uint8Array, lut: Uint8Array, key: number): void {
+function rgbNoiseKernel(k: RealismKernel, rgb: Uint8Array, lut: Uint8Array, key: number): void {
   const nb = noiseBytes();
   const buf = k.rgb;
   buf.set(rgb);
