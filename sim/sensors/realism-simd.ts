@@ -436,6 +436,135 @@ const INTERLEAVE_LO = [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23];
 const INTERLEAVE_HI = [8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31];
 
 /**
+ * `pad(raw, dst, w, h, pad)`: the w × h u16 image at raw copied to dst with a border of `pad`
+ * pixels repeating the edge pixels (realism.ts's padCopy: row copies with memory.copy, the side
+ * pixels stored one by one, the border rows copied from the first and last row).
+ */
+function padBody(): number[] {
+  const [raw, dst, w, h, pad] = [0, 1, 2, 3, 4];
+  const [y, d, s, k, v, pwb] = [5, 6, 7, 8, 9, 10];
+  const memoryCopy = [0xfc, ...uleb(10), 0, 0];
+  const load16 = [0x2f, 1, 0];
+  const store16 = (offset: number) => [0x3b, 1, ...uleb(offset)];
+  /** for (k = from; k < pad; k++) body */
+  const sides = (from: number, body: number[]) => [
+    ...i32c(from),
+    ...lset(k),
+    OP.block,
+    OP.void,
+    OP.loop,
+    OP.void,
+    ...lget(k),
+    ...lget(pad),
+    OP.i32GeU,
+    OP.brIf,
+    1,
+    ...body,
+    ...inc(k, 1),
+    OP.br,
+    0,
+    OP.end,
+    OP.end,
+  ];
+  const rowAt = (rowExpr: number[]) => [...lget(dst), ...rowExpr, ...lget(pwb), OP.i32Mul, OP.i32Add];
+  return [
+    ...lget(w),
+    ...lget(pad),
+    ...i32c(1),
+    OP.i32Shl,
+    OP.i32Add,
+    ...i32c(1),
+    OP.i32Shl,
+    ...lset(pwb),
+    ...i32c(0),
+    ...lset(y),
+    OP.block,
+    OP.void,
+    OP.loop,
+    OP.void,
+    ...lget(y),
+    ...lget(h),
+    OP.i32GeU,
+    OP.brIf,
+    1,
+    // s = raw + 2·y·w; d = dst + (y + pad)·pwb + 2·pad
+    ...lget(raw),
+    ...lget(y),
+    ...lget(w),
+    OP.i32Mul,
+    ...i32c(1),
+    OP.i32Shl,
+    OP.i32Add,
+    ...lset(s),
+    ...rowAt([...lget(y), ...lget(pad), OP.i32Add]),
+    ...lget(pad),
+    ...i32c(1),
+    OP.i32Shl,
+    OP.i32Add,
+    ...lset(d),
+    ...lget(d),
+    ...lget(s),
+    ...lget(w),
+    ...i32c(1),
+    OP.i32Shl,
+    ...memoryCopy,
+    // left border: d − 2 (k + 1) for k = 0 … pad − 1, the row's first pixel
+    ...lget(s),
+    ...load16,
+    ...lset(v),
+    ...sides(0, [
+      ...lget(d),
+      ...lget(k),
+      ...i32c(1),
+      OP.i32Shl,
+      OP.i32Sub,
+      ...i32c(2),
+      OP.i32Sub,
+      ...lget(v),
+      ...store16(0),
+    ]),
+    // right border: d + 2w + 2k, the row's last pixel
+    ...lget(s),
+    ...lget(w),
+    ...i32c(1),
+    OP.i32Shl,
+    OP.i32Add,
+    ...i32c(2),
+    OP.i32Sub,
+    ...load16,
+    ...lset(v),
+    ...sides(0, [
+      ...lget(d),
+      ...lget(w),
+      ...lget(k),
+      OP.i32Add,
+      ...i32c(1),
+      OP.i32Shl,
+      OP.i32Add,
+      ...lget(v),
+      ...store16(0),
+    ]),
+    ...inc(y, 1),
+    OP.br,
+    0,
+    OP.end,
+    OP.end,
+    // border rows: k above from the first row, pad + h + k below from the last
+    ...sides(0, [
+      ...rowAt(lget(k)),
+      ...rowAt(lget(pad)),
+      ...lget(pwb),
+      ...memoryCopy,
+      ...rowAt([...lget(pad), ...lget(h), OP.i32Add, ...lget(k), OP.i32Add]),
+      ...rowAt([...lget(pad), ...lget(h), OP.i32Add, ...i32c(1), OP.i32Sub]),
+      ...lget(pwb),
+      ...memoryCopy,
+    ]),
+    OP.end,
+  ];
+}
+
+/**
  * `rgb(pp, np, rounds)`: RGB bytes in place at pp, 48 per round (channels 0 1 2 repeating from
  * pp), noise bytes from np: byte q = LUT[channel · 64 K + value · 256 + noise] as in realism.ts's
  * rgbBytes. The LUT indices are built 8 at a time (a byte interleave of noise and pixel bytes);
@@ -510,6 +639,7 @@ export function kernelModuleBytes(): Uint8Array {
   const params = [...Array(14).fill(I32), F64, F64];
   const type = [0x60, ...uleb(params.length), ...params, 0];
   const rgbType = [0x60, 3, I32, I32, I32, 0];
+  const padType = [0x60, 5, I32, I32, I32, I32, I32, 0];
   const code = (withBase: boolean) => {
     const body = [
       ...uleb(2),
@@ -522,6 +652,7 @@ export function kernelModuleBytes(): Uint8Array {
     return [...uleb(body.length), ...body];
   };
   const rgbBodyBytes = [...uleb(1), ...uleb(4), V128, ...rgbBody()];
+  const padBodyBytes = [...uleb(1), ...uleb(6), I32, ...padBody()];
   return new Uint8Array([
     0x00,
     0x61,
@@ -531,8 +662,8 @@ export function kernelModuleBytes(): Uint8Array {
     0x00,
     0x00,
     0x00,
-    ...section(1, vec([type, rgbType])),
-    ...section(3, vec([uleb(0), uleb(0), uleb(1)])),
+    ...section(1, vec([type, rgbType, padType])),
+    ...section(3, vec([uleb(0), uleb(0), uleb(1), uleb(2)])),
     ...section(5, vec([[0x00, ...uleb(1)]])),
     ...section(
       7,
@@ -541,9 +672,18 @@ export function kernelModuleBytes(): Uint8Array {
         [...name("depth"), 0x00, 0],
         [...name("depthNoBase"), 0x00, 1],
         [...name("rgb"), 0x00, 2],
+        [...name("pad"), 0x00, 3],
       ]),
     ),
-    ...section(10, vec([code(true), code(false), [...uleb(rgbBodyBytes.length), ...rgbBodyBytes]])),
+    ...section(
+      10,
+      vec([
+        code(true),
+        code(false),
+        [...uleb(rgbBodyBytes.length), ...rgbBodyBytes],
+        [...uleb(padBodyBytes.length), ...padBodyBytes],
+      ]),
+    ),
   ]);
 }
 
@@ -576,6 +716,7 @@ export class RealismKernel {
   private readonly fn: KernelFn;
   private readonly fnNoBase: KernelFn;
   private readonly rgbFn: KernelFn;
+  private readonly padFn: KernelFn;
   readonly gOffset = MEM.gauss;
   readonly ueOffset = MEM.ue;
   readonly uoOffset = MEM.uo;
@@ -605,6 +746,7 @@ export class RealismKernel {
     this.fn = inst.exports.depth as KernelFn;
     this.fnNoBase = inst.exports.depthNoBase as KernelFn;
     this.rgbFn = inst.exports.rgb as KernelFn;
+    this.padFn = inst.exports.pad as KernelFn;
     const T = tables.tableSize;
     if (T !== KERNEL_TABLE_SIZE)
       throw new Error(`the kernel's layout is built for tables of ${KERNEL_TABLE_SIZE}, not ${T}`);
@@ -648,6 +790,12 @@ export class RealismKernel {
     this.out = new Uint16Array(buf, this.outOffset, w * h);
     this.visit = new Int32Array(buf, this.flagOffset, (this.flagStride * h) >> 2);
     this.key = key;
+  }
+
+  /** the clean depth image into `src` with its border of `pad` pixels (staged through `out`) */
+  padFrom(depth: Uint16Array, w: number, h: number, pad: number): void {
+    this.out.set(depth);
+    this.padFn(this.outOffset, this.srcOffset, w, h, pad);
   }
 
   /** use this LUT for the next rgb() calls */

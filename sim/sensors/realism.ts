@@ -414,7 +414,7 @@ export class SensorRealism {
     const kp = this.kernelParams;
     if (kp && kernel) {
       // the smooth pixels 8 at a time in WebAssembly, the rest in the JS pass below (same bytes)
-      padCopy(depthMm, kernel.src, width, height, pad);
+      kernel.padFrom(depthMm, width, height, pad);
       const rows = kernel.rows;
       for (let y = 0; y < height; y++) {
         const [og, ou] = rowOffsets(dKey, y);
@@ -699,13 +699,13 @@ function depthPass(
         // inside the occlusion shadow: an unmarked pixel with a return, no step to its right and
         // farther than the occluder by more than the step is a hole (what the whole body below
         // does with it), in a loop of its own; the first other pixel goes through the body
-        for (let j = sr + x, t = r + x; mark[t] === 0; j--, t--) {
+        for (let j = sr + x, t = r + x, cr = src[j + 1]!; mark[t] === 0; j--, t--) {
           const c = src[j]!;
-          const cr = src[j + 1]!;
           if (c === 0 || c < minR || (cr !== 0 && c - cr > edge) || !(c - occluder > edge)) break;
           out[t] = 0;
           x--;
           if (--shadow === 0 || x < 0) break;
+          cr = c;
         }
         if (x < 0) break;
         // the shadow ended: back to the jump to the next pixel to visit, from this one
