@@ -5,7 +5,7 @@ import type { Frame } from "../../seam/types.ts";
 import { PANDA } from "../../robots/franka/models.ts";
 import { wireReferencePath } from "../buzzwire/reference-path.ts";
 import { createSimBackend, type SimBackend, type SimBackendOptions } from "../sim-backend.ts";
-import { DEFAULT_REALISM, RealismSchema, SensorRealism } from "./realism.ts";
+import { DEFAULT_REALISM, RealismSchema, SensorRealism, simdAvailable } from "./realism.ts";
 
 const open: SimBackend[] = [];
 afterEach(async () => {
@@ -169,16 +169,79 @@ describe("sensor realism in the sim", () => {
     );
     const rgb0 = new Uint8Array(w * h * 3);
     for (let i = 0; i < rgb0.length; i++) rgb0[i] = (i * 53 + (i >> 5)) & 255;
-    const digestOf = (params: typeof DEFAULT_REALISM, seed: number, step: number) => {
+    const digestOf = (params: typeof DEFAULT_REALISM, seed: number, step: number, simd = true) => {
       const rgb = rgb0.slice();
       const depth = depth0.slice();
-      new SensorRealism(params, seed).processFrame(step, 1, w, h, rgb, depth, FX);
+      const re = new SensorRealism(params, seed);
+      re.simd = simd;
+      re.processFrame(step, 1, w, h, rgb, depth, FX);
       return createHash("sha256").update(rgb).update(new Uint8Array(depth.buffer)).digest("hex").slice(0, 16);
     };
     const other = RealismSchema.parse({ depth: { quantMm: 3, baseMm: 0.7, thinMaxPx: 1, edgeStepMm: 40.5 } });
-    expect([digestOf(DEFAULT_REALISM, 7, 3), digestOf(DEFAULT_REALISM, 8, 0), digestOf(other, 7, 3)]).toEqual(
-      ["f946b636835985ee", "54b144e3d6fbfc6a", "9f4c8fbd66674060"],
-    );
+    const pinned = ["f946b636835985ee", "54b144e3d6fbfc6a", "9f4c8fbd66674060"];
+    for (const simd of [true, false])
+      expect([
+        digestOf(DEFAULT_REALISM, 7, 3, simd),
+        digestOf(DEFAULT_REALISM, 8, 0, simd),
+        digestOf(other, 7, 3, simd),
+      ]).toEqual(pinned);
+  });
+
+  it("depth: the WebAssembly SIMD kernel gives the bytes of the JS pass (random scenes, sizes, parameters)", () => {
+    // the kernel is there on Node 20 (WebAssembly SIMD); without it both runs below would be JS
+    expect(simdAvailable()).toBe(true);
+    let state = 12345;
+    const rnd = () => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      return state / 4294967296;
+    };
+    const sets = [
+      DEFAULT_REALISM,
+      RealismSchema.parse({ depth: { baseMm: 0.7, edgeStepMm: 40.5, thinMaxPx: 4 } }),
+      RealismSchema.parse({ depth: { thinStepMm: 3.3, minRangeMm: 600.5, dropout: 0.3, thinMaxPx: 0 } }),
+      RealismSchema.parse({ depth: { dropout: 0, minRangeMm: 0, quadMmPerM2: 40 }, domain: false }),
+      RealismSchema.parse({ depth: { dropout: 1 } }),
+    ];
+    let compared = 0;
+    for (let trial = 0; trial < 40; trial++) {
+      const w = trial < 5 ? [1, 7, 8, 9, 33][trial]! : 8 + Math.floor(rnd() * 150);
+      const h = 1 + Math.floor(rnd() * 60);
+      // boxes and bars at random depths on a sloped board, zeros, near pixels and the top of the range
+      const d = plane(w, h, 0, (x, y) => 700 + Math.floor(x * 0.7 + y * 0.3));
+      for (let k = 0; k < 12; k++) {
+        const x0 = Math.floor(rnd() * w);
+        const y0 = Math.floor(rnd() * h);
+        const bw = 1 + Math.floor(rnd() * (rnd() < 0.5 ? 3 : 40));
+        const bh = 1 + Math.floor(rnd() * (rnd() < 0.5 ? 3 : 30));
+        const r = rnd();
+        const z =
+          r < 0.1
+            ? 0
+            : r < 0.2
+              ? Math.floor(rnd() * 200)
+              : r < 0.25
+                ? 65535 - Math.floor(rnd() * 3)
+                : 300 + Math.floor(rnd() * 3000);
+        for (let y = y0; y < Math.min(h, y0 + bh); y++)
+          for (let x = x0; x < Math.min(w, x0 + bw); x++)
+            d[y * w + x] = z + (rnd() < 0.2 ? Math.floor(rnd() * 40) : 0);
+      }
+      const params = sets[trial % sets.length]!;
+      const fx = [FX, 300, 900][trial % 3]!;
+      const run = (simd: boolean) => {
+        const re = new SensorRealism(params, 1 + (trial % 4));
+        re.simd = simd;
+        const out = d.slice();
+        re.processFrame(trial, trial % 3, w, h, new Uint8Array(w * h * 3), out, fx);
+        return out;
+      };
+      const js = run(false);
+      expect(Buffer.from(run(true).buffer).equals(Buffer.from(js.buffer)), `trial ${trial}: ${w}×${h}`).toBe(
+        true,
+      );
+      compared += js.length;
+    }
+    expect(compared).toBeGreaterThan(40_000);
   });
 
   it("rgb: the four-bytes-per-load path gives the bytes of the byte path", () => {
@@ -192,10 +255,35 @@ describe("sensor realism in the sim", () => {
     const unaligned = store.subarray(1); // byteOffset 1: byte path only
     unaligned.set(base);
     const re = new SensorRealism(DEFAULT_REALISM, 11);
+    re.simd = false; // the JS paths (the kernel copies the bytes into its own memory)
     re.processFrame(5, 0, w, h, aligned, null, FX);
     re.processFrame(5, 0, w, h, unaligned, null, FX);
     expect(Buffer.from(unaligned).equals(Buffer.from(aligned))).toBe(true);
     expect(Buffer.from(aligned).equals(Buffer.from(base))).toBe(false);
+  });
+
+  it("rgb: the WebAssembly kernel gives the bytes of the JS path (sizes with partial rounds and segments, flicker steps)", () => {
+    expect(simdAvailable()).toBe(true);
+    for (const [w, h] of [
+      [1, 1],
+      [5, 3],
+      [16, 1],
+      [101, 37],
+      [640, 48],
+      [333, 71],
+    ] as const) {
+      const base = new Uint8Array(w * h * 3);
+      for (let i = 0; i < base.length; i++) base[i] = (i * 131 + (i >> 7) + w) & 255;
+      for (let step = 0; step < 6; step++) {
+        const js = base.slice();
+        const wasm = base.slice();
+        const a = new SensorRealism(DEFAULT_REALISM, 3 + step);
+        a.simd = false;
+        a.processFrame(step, 1, w, h, js, null, FX);
+        new SensorRealism(DEFAULT_REALISM, 3 + step).processFrame(step, 1, w, h, wasm, null, FX);
+        expect(Buffer.from(wasm).equals(Buffer.from(js)), `${w}×${h} step ${step}`).toBe(true);
+      }
+    }
   });
 
   it("depth noise: σ = quad · z² (+ 1 mm quantisation) at 0.5, 1 and 2 m, within 10 %", () => {

@@ -8,12 +8,16 @@
  * frames and readings, a capture repeated at the same instant gives the same frame (as a real
  * camera's latest frame would), and snapshots need no extra state beside the reading history.
  *
- * Cost: per frame one pass over the RGB bytes (three 256-entry LUTs, a table of Gaussian
- * samples read at random row offsets) and two over the depth pixels; no allocation after the
- * first frame of a size. bench/sensor-realism.ts measures it.
+ * Cost: per frame one pass over the RGB bytes (a 3 × 64 K LUT per flicker step, noise bytes read
+ * at random segment offsets) and one over the depth pixels (Gaussian and uniform tables read at
+ * random row offsets); both run in the WebAssembly module of realism-simd.ts where it can give
+ * these bytes (the smooth depth pixels 8 at a time; edges, shadow and thin runs stay in the JS
+ * pass below, which is also the whole path without it). No allocation after the first frame of a
+ * size. bench/sensor-realism.ts measures it; docs/sensor-realism.md has the figures.
  */
 import { z } from "zod";
 import type { Rgb, Scene } from "../render/scene.ts";
+import { createRealismKernel, type RealismKernel, type KernelParams } from "./realism-simd.ts";
 
 const range = z.tuple([z.number(), z.number()]);
 
@@ -257,6 +261,10 @@ export class SensorRealism {
   private readonly originals = new Map<string, Rgb>();
   private originalLight: readonly [number, number, number] | null = null;
   private originalBackground: Rgb | null = null;
+  /** false: JS only (the WebAssembly kernels give the same bytes; tests compare) */
+  simd = true;
+  /** the depth kernel's thresholds for these parameters (null: the JS pass only) */
+  private kernelParams: KernelParams | null | undefined;
 
   constructor(
     readonly params: RealismParams,
@@ -386,34 +394,124 @@ export class SensorRealism {
     // ---- RGB: output = LUT[channel][value · 256 + noise byte] (exposure, WB, shot + read noise,
     // rounding and clamping in one load); the flicker is quantised to 0.5 % steps, one LUT each
     const bucket = Math.round((p.rgb.exposureFlicker * this.g[key & TABLE_MASK]!) / FLICKER_STEP);
-    rgbNoise(rgb, this.rgbLut(bucket), key);
-    if (!depthMm) return;
     const n = width * height;
     const d = p.depth;
     // the thin width in this camera's pixels (the depth imager's pixels scaled by the focal lengths)
     const T = Math.max(0, Math.floor((d.thinMaxPx * fxPx) / d.imagerFxPx + 0.5));
     const pad = Math.max(1, T);
+    const kernel = this.simd && LITTLE_ENDIAN && rgb.length === 3 * n ? realismKernel() : null;
+    kernel?.layout(width, height, pad);
+    if (kernel) rgbNoiseKernel(kernel, rgb, this.rgbLut(bucket), key);
+    else rgbNoise(rgb, this.rgbLut(bucket), key);
+    if (!depthMm) return;
     const padded = (width + 2 * pad) * (height + 2 * pad);
-    if (this.clean.length !== padded) this.clean = new Uint16Array(padded);
     if (this.thinMark.length !== n) {
       this.thinMark = new Uint8Array(n);
       this.thinBg = new Uint16Array(n);
     }
+    const dKey = hash32(key ^ 0xd3b7);
+    if (this.kernelParams === undefined) this.kernelParams = kernelParams(d);
+    const kp = this.kernelParams;
+    if (kp && kernel) {
+      // the smooth pixels 8 at a time in WebAssembly, the rest in the JS pass below (same bytes)
+      kernel.padFrom(depthMm, width, height, pad);
+      const rows = kernel.rows;
+      for (let y = 0; y < height; y++) {
+        const [og, ou] = rowOffsets(dKey, y);
+        rows[2 * y] = kernel.gOffset + 4 * (2 * TABLE_SIZE - og - width);
+        const base = 2 * TABLE_SIZE - ou - 2 * width;
+        rows[2 * y + 1] = (base & 1) === 0 ? kernel.ueOffset + base : kernel.uoOffset + base - 1;
+      }
+      kernel.run(width, height, pad, kp);
+      depthPass(
+        kernel.src,
+        kernel.out,
+        this.thinMark,
+        this.thinBg,
+        kernel.visit,
+        kernel.flagStride >> 2,
+        width,
+        height,
+        pad,
+        T,
+        fxPx,
+        d,
+        dKey,
+      );
+      depthMm.set(kernel.out);
+      return;
+    }
+    if (this.clean.length !== padded) this.clean = new Uint16Array(padded);
     padCopy(depthMm, this.clean, width, height, pad);
-    depthPass(
-      this.clean,
-      depthMm,
-      this.thinMark,
-      this.thinBg,
-      width,
-      height,
-      pad,
-      T,
-      fxPx,
-      d,
-      hash32(key ^ 0xd3b7),
-    );
+    depthPass(this.clean, depthMm, this.thinMark, this.thinBg, null, 0, width, height, pad, T, fxPx, d, dKey);
   }
+}
+
+/** the Gaussian and uniform table offsets of row y (one draw of each per pixel, from the right) */
+function rowOffsets(dKey: number, y: number): [number, number] {
+  return [
+    hash32(dKey ^ Math.imul(y + 1, 0x3c6ef372)) & TABLE_MASK,
+    hash32(dKey ^ Math.imul(y + 1, 0x165667b1)) & TABLE_MASK,
+  ];
+}
+
+/** whether the WebAssembly SIMD kernels run here (Node 20 has WebAssembly SIMD) */
+export function simdAvailable(): boolean {
+  return realismKernel() !== null;
+}
+
+let kernel: RealismKernel | null | undefined;
+/** the WebAssembly kernel over this module's tables (null: no WebAssembly SIMD here) */
+function realismKernel(): RealismKernel | null {
+  if (kernel === undefined)
+    kernel = createRealismKernel({
+      gauss: gaussians(),
+      uniform16: uniforms16(),
+      noiseBytes: noiseBytes(),
+      tableSize: TABLE_SIZE,
+    });
+  return kernel;
+}
+
+/**
+ * The kernel's integer form of the JS path's tests, or null where the kernel cannot give the JS
+ * path's bytes (a quantisation step other than 1 mm; steps so large that every pixel is "edge";
+ * noise that could leave the 32-bit range the JS path's `| 0` wraps in).
+ */
+function kernelParams(p: DepthParams): KernelParams | null {
+  if (p.quantMm !== 1) return null;
+  const lim = Math.min(p.edgeStepMm, p.thinStepMm);
+  if (lim >= 65535) return null;
+  const lim2 = 2 * lim;
+  // the neighbour test of the JS path is `(n − d + lim) >>> 0 <= 2·lim`; the integer steps
+  // n − d it passes, found by evaluating it, must be one interval around 0
+  const pass = (k: number) => (k + lim) >>> 0 <= lim2;
+  let kHi = 0;
+  while (kHi < 65535 && pass(kHi + 1)) kHi++;
+  let kLoNeg = 0;
+  while (kLoNeg < 65535 && pass(-(kLoNeg + 1))) kLoNeg++;
+  for (let k = -65535; k <= 65535; k += k < -kLoNeg - 2 || k > kHi + 2 ? 997 : 1)
+    if (pass(k) !== (k >= -kLoNeg && k <= kHi)) return null;
+  const a = p.baseMm;
+  const b = p.quadMmPerM2 * 1e-6;
+  if (65536 + (a + b * 65535 * 65535) * maxAbsGauss() >= 2 ** 31) return null;
+  const dropU = Math.round(p.dropout * 65536);
+  return {
+    limFloor: Math.floor(lim),
+    kHi,
+    kLoNeg,
+    thrMin: Math.min(65535, Math.max(0, Math.ceil(p.minRangeMm) - 1)),
+    dropLe: Math.max(0, dropU - 1),
+    dropAny: dropU > 0,
+    a,
+    b,
+  };
+}
+
+let gaussMax = 0;
+function maxAbsGauss(): number {
+  if (gaussMax === 0) for (const v of gaussians()) gaussMax = Math.max(gaussMax, Math.abs(v));
+  return gaussMax;
 }
 
 /**
@@ -433,6 +531,28 @@ function padCopy(src: Uint16Array, dst: Uint16Array, w: number, h: number, pad: 
     dst.copyWithin(k * pw, pad * pw, pad * pw + pw);
     dst.copyWithin((pad + h + k) * pw, (pad + h - 1) * pw, (pad + h) * pw);
   }
+}
+
+/** rgbNoise's bytes with the whole 48-byte rounds of each segment in the WebAssembly kernel */
+function rgbNoiseKernel(k: RealismKernel, rgb: Uint8Array, lut: Uint8Array, key: number): void {
+  const nb = noiseBytes();
+  const buf = k.rgb;
+  buf.set(rgb);
+  k.useLut(lut);
+  const len = rgb.length;
+  for (let seg = 0, s0 = 0; s0 < len; seg++, s0 += RGB_SEGMENT) {
+    const o = segmentOffset(key, seg);
+    const s1 = Math.min(len, s0 + RGB_SEGMENT);
+    const rounds = Math.floor((s1 - s0) / 48);
+    if (rounds > 0) k.rgbRounds(s0, o, rounds);
+    rgbBytes(buf, nb, lut, s0 + 48 * rounds, s1, o + 48 * rounds);
+  }
+  rgb.set(buf);
+}
+
+/** the noise-table offset of RGB segment `seg` (word aligned) */
+function segmentOffset(key: number, seg: number): number {
+  return hash32(key ^ Math.imul(seg + 1, 0x27d4eb2d)) & TABLE_MASK & ~3;
 }
 
 /** widest image: a row of depth draws (two uniforms per pixel) must fit the doubled table */
@@ -455,7 +575,7 @@ function rgbNoise(rgb: Uint8Array, lut: Uint8Array, key: number): void {
   const px = words ? new Int32Array(rgb.buffer, rgb.byteOffset, len >>> 2) : null;
   const nz = words ? new Int32Array(nb.buffer, nb.byteOffset, nb.length >>> 2) : null;
   for (let seg = 0, s0 = 0; s0 < len; seg++, s0 += RGB_SEGMENT) {
-    const o = hash32(key ^ Math.imul(seg + 1, 0x27d4eb2d)) & TABLE_MASK & ~3;
+    const o = segmentOffset(key, seg);
     const s1 = Math.min(len, s0 + RGB_SEGMENT);
     // 12 bytes = 3 words = 4 pixels per round
     const whole = px && nz ? Math.floor((s1 - s0) / 12) : 0;
@@ -522,6 +642,8 @@ function depthPass(
   out: Uint16Array,
   mark: Uint8Array,
   bg: Uint16Array,
+  visit: Int32Array | null,
+  visitStride: number,
   w: number,
   h: number,
   pad: number,
@@ -555,20 +677,50 @@ function depthPass(
     // (row stride pw); og, ou: this row's offsets into the Gaussian and uniform tables
     const r = y * w;
     const sr = (y + pad) * pw + pad;
-    let og = hash32(dKey ^ Math.imul(y + 1, 0x3c6ef372)) & TABLE_MASK;
-    let ou = hash32(dKey ^ Math.imul(y + 1, 0x165667b1)) & TABLE_MASK;
+    const [og0, ou0] = rowOffsets(dKey, y);
     // occlusion shadow: pixels left to blank, and the occluder's depth
     let shadow = 0;
     let occluder = 0;
-    // the clean depths right of, at and left of x slide along the row (one load per pixel)
-    let R = src[sr + w]!;
-    let C = src[sr + w - 1]!;
-    let L = 0;
-    for (let x = w - 1; x >= 0; x--, og++, ou += 2, R = C, C = L) {
+    // with `visit` (the kernel's bits, 32 pixels a word: 1 = not a smooth pixel; the pixels right
+    // of the last full group of 8 are set here), the pixels with neither bit, mark nor shadow are
+    // done already: the scan jumps to the next one that is not; marks set their pixel's bit
+    const vr = y * visitStride;
+    if (visit) for (let x = w & ~7; x < w; x++) visit[vr + (x >> 5)]! |= 1 << (x & 31);
+    for (let x = w - 1; x >= 0; x--) {
+      if (visit && shadow === 0) {
+        let k = x >> 5;
+        // bits 0 … x mod 32 (2 << 31 is 0 in 32-bit arithmetic: all bits)
+        let bits = visit[vr + k]! & ((2 << (x & 31)) - 1);
+        while (bits === 0 && k > 0) bits = visit[vr + --k]!;
+        if (bits === 0) break;
+        x = 32 * k + 31 - Math.clz32(bits);
+      }
+      if (shadow > 0) {
+        // inside the occlusion shadow: an unmarked pixel with a return, no step to its right and
+        // farther than the occluder by more than the step is a hole (what the whole body below
+        // does with it), in a loop of its own; the first other pixel goes through the body
+        for (let j = sr + x, t = r + x, cr = src[j + 1]!; mark[t] === 0; j--, t--) {
+          const c = src[j]!;
+          if (c === 0 || c < minR || (cr !== 0 && c - cr > edge) || !(c - occluder > edge)) break;
+          out[t] = 0;
+          x--;
+          if (--shadow === 0 || x < 0) break;
+          cr = c;
+        }
+        if (x < 0) break;
+        // the shadow ended: back to the jump to the next pixel to visit, from this one
+        if (shadow === 0) {
+          x++;
+          continue;
+        }
+      }
+      const og = og0 + w - 1 - x;
+      const ou = ou0 + 2 * (w - 1 - x);
       const i = r + x;
       const si = sr + x;
-      L = src[si - 1]!;
-      let d = C;
+      const R = src[si + 1]!;
+      const L = src[si - 1]!;
+      let d = src[si]!;
       const m = mark[i]!;
       if (m !== 0) mark[i] = 0;
       if (d === 0 || d < minR) {
@@ -627,6 +779,7 @@ function depthPass(
               for (let j = 1; j < k; j++) {
                 mark[i - j] = 1;
                 bg[i - j] = behind;
+                if (visit) visit[vr + ((x - j) >> 5)]! |= 1 << ((x - j) & 31);
               }
               break;
             }
@@ -647,6 +800,7 @@ function depthPass(
                 if (mark[t] === 0) {
                   mark[t] = 1;
                   bg[t] = bv;
+                  if (visit) visit[(y + j) * visitStride + (x >> 5)]! |= 1 << (x & 31);
                 }
               }
               break;
