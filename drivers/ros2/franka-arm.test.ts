@@ -176,3 +176,76 @@ describe("FrankaArmDriver: cancelling the goals after a reconnect", () => {
     expect(calls).toHaveLength(3);
   });
 });
+
+/**
+ * Streamed goals against a controller that ends a preempted goal as joint_trajectory_controller
+ * ≥ 4.41 does (ABORTED, INVALID_GOAL, "Current goal preempted by new incoming action."): a
+ * replacement, not a fault; the same answer for the last goal (nothing newer sent: the controller
+ * was deactivated) is a fault.
+ */
+describe("FrankaArmDriver: streamed goals preempted with ABORTED / INVALID_GOAL", () => {
+  async function streaming() {
+    const graph = new MemoryRosGraph();
+    const now = () => performance.now() / 1000;
+    const timer = setInterval(() => {
+      const t = now();
+      graph.publish(CONFIG.jointStatesTopic, {
+        header: { stamp: { sec: Math.floor(t), nanosec: Math.round((t % 1) * 1e9) }, frame_id: "" },
+        name: NAMES,
+        position: HOME,
+        velocity: HOME.map(() => 0),
+        effort: HOME.map(() => 0),
+      });
+    }, 10);
+    stops.push(() => clearInterval(timer));
+    let active: ((out: ActionOutcome<unknown>) => void) | undefined;
+    const preempted = {
+      status: GoalStatus.ABORTED,
+      values: { error_code: -1, error_string: "Current goal preempted by new incoming action." },
+    };
+    graph.advertiseAction(CONFIG.trajectoryAction, () => {
+      active?.(preempted);
+      return new Promise<ActionOutcome<unknown>>((resolve) => {
+        active = resolve;
+      });
+    });
+    const arm = new FrankaArmDriver({
+      transport: new MemoryRosTransport(graph),
+      robot: FR3,
+      config: CONFIG,
+      now,
+    });
+    stops.push(() => void arm.shutdown());
+    const events: SensorEvent[] = [];
+    arm.onEvent((e) => events.push(e));
+    await arm.configure();
+    await arm.activate();
+    const r = arm.read();
+    const chunk = interpolateChunk(r, [[...HOME, r.gripperWidthM]], 0.05, FR3.controlPeriodS);
+    const deactivated = () => active?.(preempted);
+    return { arm, events, chunk, deactivated };
+  }
+
+  it("the preempted goal is a replacement: it switched, no fault", async () => {
+    const { arm, events, chunk } = await streaming();
+    const t0 = performance.now() / 1000;
+    void arm.streamReplace(chunk, t0 + 1, HOME);
+    const second = arm.streamReplace(chunk, t0 + 2, HOME);
+    const { switchedByT } = await second;
+    expect(switchedByT).toBeGreaterThan(0);
+    expect(events.filter((e) => e.type === "fault")).toEqual([]);
+    expect(arm.lifecycle).toBe("active");
+  });
+
+  it("the same answer for the newest goal (nothing newer sent) is a device fault", async () => {
+    const { arm, events, chunk, deactivated } = await streaming();
+    const sent = arm.streamReplace(chunk, performance.now() / 1000 + 1, HOME);
+    sent.catch(() => {});
+    await waitFor(() => (arm as unknown as { goal?: unknown }).goal !== undefined, "goal running");
+    await new Promise((r) => setTimeout(r, 20));
+    deactivated();
+    await expect(sent).rejects.toThrow(/INVALID_GOAL/);
+    await waitFor(() => events.some((e) => e.type === "fault"), "fault");
+    expect(arm.lifecycle).toBe("error");
+  });
+});

@@ -103,6 +103,8 @@ interface RunningGoal {
   streamed?: boolean;
   /** streamed: gateway time at which its preemption (the controller took the next goal) arrived */
   preemptedAt?: number;
+  /** streamed: a newer streamed goal was sent (its preemption is expected) */
+  superseded?: boolean;
 }
 
 export class FrankaArmDriver extends LifecycleComponent {
@@ -338,8 +340,10 @@ export class FrankaArmDriver extends LifecycleComponent {
    * FollowJointTrajectory goal whose `header.stamp` is `startStampS` (ROS seconds), so sample i is
    * due at `startStampS + (i + 1)·periodS` on the controller's clock; `before` is the target due
    * at the stamp (derivatives at the join). The controller preempts the goal it runs (that goal
-   * ends CANCELED with INVALID_GOAL "Current goal cancelled due to new incoming action." — a
-   * replacement, neither a stop nor a fault) and samples the new trajectory from then on: points
+   * ends with INVALID_GOAL: ABORTED "Current goal preempted by new incoming action." in
+   * ros2_controllers ≥ 4.41, CANCELED "Current goal cancelled due to new incoming action." as
+   * older ones meant it — a replacement, neither a stop nor a fault, once a newer streamed goal
+   * was sent) and samples the new trajectory from then on: points
    * already due are passed over as its clock says. A streamed goal that ends otherwise than
    * SUCCEEDED or preempted/cancelled (rejected, aborted by a reflex) is a device fault.
    *
@@ -383,6 +387,7 @@ export class FrankaArmDriver extends LifecycleComponent {
     });
     evidence.catch(() => {}); // the caller may not wait for it; a fault is reported as an event
     const prev = busy;
+    if (prev) prev.superseded = true;
     const handle = this.transport.sendActionGoal<
       FollowJointTrajectoryGoal,
       FollowJointTrajectoryFeedback,
@@ -430,7 +435,11 @@ export class FrankaArmDriver extends LifecycleComponent {
       (out) => {
         const code = out.values?.error_code ?? Number.NaN;
         if (out.status === GoalStatus.SUCCEEDED) switched(this.now());
-        else if (out.status === GoalStatus.CANCELED) {
+        else if (out.status === GoalStatus.ABORTED && code === FJT_INVALID_GOAL && running.superseded) {
+          // preempted by the next streamed goal, as joint_trajectory_controller ≥ 4.41 ends it
+          running.preemptedAt = this.now();
+          switched(this.now());
+        } else if (out.status === GoalStatus.CANCELED) {
           // preempted by the next streamed goal (INVALID_GOAL) or cancelled by stop(): it ran
           if (code === FJT_INVALID_GOAL) running.preemptedAt = this.now();
           if (code === FJT_INVALID_GOAL || cancelled) switched(this.now());
