@@ -25,21 +25,39 @@ import { type RealBench, type RealBenchOptions, startRealBench } from "./real-be
 import { sleep } from "../test-support/wait.ts";
 
 const SEED = 3;
-/** the watchdog gap of this bench, s (wall) */
-const GAP_S = 1.5;
 const agent = { authorization: "Bearer rtr-agent" };
 const operator = { authorization: "Bearer rtr-op" };
 
-/**
- * The suite over one ROS face of the rig: `ros` as real-bench.ts takes it (default rosbridge),
- * `name` for the titles.
- */
-export function describeRealtimeReal(
-  name: string,
-  ros?: RealBenchOptions["ros"],
+/** How the suite reaches the rig. */
+export interface RealtimeSuiteOptions {
+  /** the rig's ROS face as real-bench.ts takes it (default rosbridge) */
+  ros?: RealBenchOptions["ros"];
   /** bench-file `franka` numbers for this face (e.g. longer first-message waits for DDS discovery) */
-  franka?: Record<string, unknown>,
-): void {
+  franka?: Record<string, unknown>;
+  /**
+   * how far ahead of the committed step the moving splices go, steps (default 400): a goal the
+   * controller gets after its splice step was due makes the arm jump to where the chunk is by
+   * then (a velocity reflex), so the lead must cover the goal path's worst delay on this machine
+   */
+  spliceLeadSteps?: number;
+  /**
+   * the watchdog gap, s (wall; default 1.5): longer than the lead plus the 1 s chunk that ends
+   * the splice test, so the queue runs dry before the watchdog fires
+   */
+  watchdogGapS?: number;
+  /**
+   * the late-splice test's hold chunk, rows of 50 ms (default 10): its goal, 400 ms late by the
+   * rig and late again by the goal path, must not end in the past (the controller rejects that)
+   */
+  lateHoldRows?: number;
+}
+
+/** The suite over one ROS face of the rig; `name` for the titles. */
+export function describeRealtimeReal(name: string, opts: RealtimeSuiteOptions = {}): void {
+  const { ros, franka } = opts;
+  const LEAD = opts.spliceLeadSteps ?? 400;
+  const GAP_S = opts.watchdogGapS ?? 1.5;
+  const HOLD_ROWS = opts.lateHoldRows ?? 10;
   let rb: RealBench;
   let g: StartedGateway;
 
@@ -151,12 +169,12 @@ export function describeRealtimeReal(
       const goals0 = (await rb.goalLog()).length;
       expect(goals0).toBeGreaterThanOrEqual(1); // the hold (and the homing goal when the arm had to move)
 
-      // chunk A: joint 0 forward 0.03 rad over 1.5 s, from 400 steps ahead (a goal the controller
-      // got late would jump to where A is by then: with a lead of 400 ms a stalled event loop
-      // delays the switch, it does not make the arm jump)
+      // chunk A: joint 0 forward 0.03 rad over 1.5 s, from LEAD steps ahead (a goal the controller
+      // got late would jump to where A is by then: with a lead of LEAD ms a stalled event loop or
+      // a slow goal path delays the switch, it does not make the arm jump)
       const w = await post("/v1/observe", { advance_s: 0.01, cameras: [] });
       const { res: a, at: atA } = await spliceAt(
-        (w.body.episode.realtime.committed_step as number) + 400,
+        (w.body.episode.realtime.committed_step as number) + LEAD,
         () => ramp(q0, 0.001, 30),
       );
       expect(a.status, JSON.stringify(a.body)).toBe(200);
@@ -195,7 +213,7 @@ export function describeRealtimeReal(
       expect((await rb.goalLog()).length).toBe(afterA);
 
       // chunk B replaces A from a step well ahead: joint 0 comes back to where it started
-      const { res: b, at } = await spliceAt(committed + 400, (at) => {
+      const { res: b, at } = await spliceAt(committed + LEAD, (at) => {
         const along = Math.min(1, Math.max(0, (at - a.body.start_step) / 1500));
         const qAt = q0 + 0.03 * along;
         return ramp(qAt, (q0 - qAt) / 20, 20);
@@ -263,7 +281,11 @@ export function describeRealtimeReal(
       await rb.delayGoals(400);
       try {
         // at the earliest step allowed; the chunk holds where the arm is (a late switch moves nothing)
-        const a = await post("/v1/act", { type: "joint_position", dt: 0.05, rows: ramp(HOME[0]!, 0, 10) });
+        const a = await post("/v1/act", {
+          type: "joint_position",
+          dt: 0.05,
+          rows: ramp(HOME[0]!, 0, HOLD_ROWS),
+        });
         expect(a.status, JSON.stringify(a.body)).toBe(200);
         let rt = a.body.episode.realtime;
         for (let i = 0; i < 100 && rt.late_splices === 0; i++) {
