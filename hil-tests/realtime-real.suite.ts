@@ -46,10 +46,11 @@ export interface RealtimeSuiteOptions {
    */
   watchdogGapS?: number;
   /**
-   * the late-splice test's hold chunk, rows of 50 ms (default 10): its goal, 400 ms late by the
-   * rig and late again by the goal path, must not end in the past (the controller rejects that)
+   * rows (50 ms each) of the suite's holding chunks, the warm-up and the late splice (default 4
+   * and 10): a holding goal that reaches the controller after its trajectory ended is rejected
+   * (as joint_trajectory_controller does), so a slow goal path needs longer holds
    */
-  lateHoldRows?: number;
+  holdRows?: number;
 }
 
 /** The suite over one ROS face of the rig; `name` for the titles. */
@@ -57,7 +58,8 @@ export function describeRealtimeReal(name: string, opts: RealtimeSuiteOptions = 
   const { ros, franka } = opts;
   const LEAD = opts.spliceLeadSteps ?? 400;
   const GAP_S = opts.watchdogGapS ?? 1.5;
-  const HOLD_ROWS = opts.lateHoldRows ?? 10;
+  const WARM_ROWS = opts.holdRows ?? 4;
+  const LATE_ROWS = opts.holdRows ?? 10;
   let rb: RealBench;
   let g: StartedGateway;
 
@@ -162,7 +164,7 @@ export function describeRealtimeReal(name: string, opts: RealtimeSuiteOptions = 
       const q0 = HOME[0]!;
       // a first chunk that holds where the arm is: the loop's first wake-ups (cold code on a loaded
       // machine) may deliver it late, and a late hold jumps nowhere
-      const warm = await post("/v1/act", { type: "joint_position", dt: 0.05, rows: ramp(q0, 0, 4) });
+      const warm = await post("/v1/act", { type: "joint_position", dt: 0.05, rows: ramp(q0, 0, WARM_ROWS) });
       expect(warm.status, JSON.stringify(warm.body)).toBe(200);
       await waitQueueEmpty();
       await post("/v1/observe", { advance_s: 0.1, cameras: [] });
@@ -284,7 +286,7 @@ export function describeRealtimeReal(name: string, opts: RealtimeSuiteOptions = 
         const a = await post("/v1/act", {
           type: "joint_position",
           dt: 0.05,
-          rows: ramp(HOME[0]!, 0, HOLD_ROWS),
+          rows: ramp(HOME[0]!, 0, LATE_ROWS),
         });
         expect(a.status, JSON.stringify(a.body)).toBe(200);
         let rt = a.body.episode.realtime;
