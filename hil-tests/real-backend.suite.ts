@@ -23,7 +23,12 @@ import { solveToolPose } from "../calibration/wire-pose.ts";
 import { isDeviceError } from "../drivers/errors.ts";
 import { parseRealBackendConfig, type RealBackendConfigInput } from "../drivers/real/real-bench-config.ts";
 import { createRealBackend, type RealBackend } from "../drivers/real/real-backend.ts";
-import { type RealBench, type RealBenchOptions, type RigSimDescription, startRealBench } from "./real-bench.ts";
+import {
+  type RealBench,
+  type RealBenchOptions,
+  type RigSimDescription,
+  startRealBench,
+} from "./real-bench.ts";
 import { sleep, waitFor as until } from "../test-support/wait.ts";
 
 const DT = PANDA.controlPeriodS;
@@ -274,10 +279,9 @@ export function describeRealBackend(t: SuiteTransport): void {
           await sleep(50);
         }
       }
-      // KNOWN ISSUE (see the closing note): over rclnodejs a motion sent right after the stand-in
-      // node restarts is sometimes cancelled by a cancel request the gateway never sent; the
-      // recovery is given half a second to settle before the motion that must complete
-      await sleep(500);
+      // the motion goes at once: recover() has waited for the answer of the cancel of every
+      // trajectory goal the driver sends on the reconnect (processed after this goal, it would
+      // cancel it: the first motion after a stand-in restart used to end `stopped`)
       const back = await real.execute(moveTo(q0, 0.5));
       // on a failure, say what ended the motion (a device fault, robot errors, the last events)
       const why = JSON.stringify({
@@ -286,7 +290,10 @@ export function describeRealBackend(t: SuiteTransport): void {
         robotErrors: back.robotErrors,
         events: events
           .slice(-5)
-          .map((e) => `${e.type}${"device" in e ? ` ${e.device}` : ""}${"message" in e ? `: ${e.message}` : ""} @${e.t.toFixed(3)}`),
+          .map(
+            (e) =>
+              `${e.type}${"device" in e ? ` ${e.device}` : ""}${"message" in e ? `: ${e.message}` : ""} @${e.t.toFixed(3)}`,
+          ),
         now: real.now().toFixed(3),
       });
       expect(back.outcome, why).toBe("completed");

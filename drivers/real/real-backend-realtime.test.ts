@@ -1,8 +1,8 @@
 /**
- * The real backend's realtime drive (seam RealtimeDrive): streamed over rosbridge (goal
- * replacement, the lead from the bench file), refused with a reason on the native transport, whose
- * franka_ros2 stand-in (hil-tests/rigs/ros2/franka_stand_in.py) does not implement goal
- * replacement. Pure: answered from the configuration before anything is connected.
+ * The real backend's realtime drive (seam RealtimeDrive): streamed over either transport (goal
+ * replacement, the lead from the bench file; the native transport's franka_ros2 stand-in answers
+ * goal replacement as joint_trajectory_controller does, hil-tests/ros2/stand-in-replace.test.ts).
+ * Pure: answered from the configuration before anything is connected.
  */
 import { describe, expect, it } from "vitest";
 import { FR3 } from "../../robots/franka/models.ts";
@@ -37,14 +37,13 @@ describe("real backend realtime drive", () => {
     });
   });
 
-  it("on the native transport: unavailable, saying why (the gateway answers RB_ERR_SETTING_UNAVAILABLE)", () => {
+  it("on the native transport: streamed too, with the default lead", () => {
     const b = createRealBackend(parseRealBackendConfig({ type: "real", ros: { type: "rclnodejs" } }), {
       robot: FR3,
     });
-    expect(b.realtimeDrive()).toEqual({
-      kind: "unavailable",
-      reason: expect.stringMatching(/rosbridge only .*rclnodejs.*goal replacement untested/),
-    });
+    const d = b.realtimeDrive();
+    expect(d.kind).toBe("streamed");
+    if (d.kind === "streamed") expect(d.motion.leadS).toBe(0.1);
   });
 
   it("a stream lead outside (0, 1] s is a bench-file error", () => {

@@ -276,17 +276,11 @@ export class RealBackend extends LifecycleComponent implements Backend {
 
   /**
    * The realtime setting streams the queue to franka_ros2 (seam RealtimeDrive `streamed`):
-   * FollowJointTrajectory goal replacement with stamps in the future. Over rosbridge only: the
-   * native transport's stand-in (hil-tests/rigs/ros2) does not implement goal replacement, so
-   * realtime there is not validated and refused.
+   * FollowJointTrajectory goal replacement with stamps in the future, over either transport
+   * (rosbridge, and native ROS 2: its stand-in, hil-tests/rigs/ros2, answers goal replacement as
+   * joint_trajectory_controller does).
    */
   realtimeDrive(): RealtimeDrive {
-    if (this.cfg.ros.type !== "rosbridge") {
-      return {
-        kind: "unavailable",
-        reason: `realtime streaming is validated over rosbridge only (ros.type "${this.cfg.ros.type}": goal replacement untested on the native transport)`,
-      };
-    }
     return { kind: "streamed", motion: this.streamingMotion() };
   }
 

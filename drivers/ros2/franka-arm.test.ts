@@ -2,13 +2,17 @@
  * FrankaArmDriver on the in-memory ROS graph: a trajectory goal runs when the link drops; after
  * the reconnect the driver cancels every goal of the trajectory action (a goal may still run on
  * the robot side). A cancel that fails or is rejected is a fault (RB_ERR_ROS_GOAL_NOT_CANCELLED),
- * never swallowed; an accepted one adds nothing.
+ * never swallowed; an accepted one adds nothing. recover() waits for that cancel's answer (a
+ * cancel of all goals cancels whatever the server holds when it arrives: a motion sent before
+ * it was processed would be cancelled, as it was over rclnodejs after a stand-in restart), and
+ * sends it again when it failed.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { FR3 } from "../../robots/franka/models.ts";
 import { interpolateChunk } from "../../seam/interpolate.ts";
 import type { SensorEvent } from "../../seam/types.ts";
 import { waitFor } from "../../test-support/wait.ts";
+import { isDeviceError } from "../errors.ts";
 import { FrankaArmDriver } from "./franka-arm.ts";
 import { parseFrankaRosConfig } from "./franka-config.ts";
 import { MemoryRosGraph, MemoryRosTransport } from "./memory-transport.ts";
@@ -24,7 +28,12 @@ afterEach(() => {
   for (const s of stops.splice(0)) s();
 });
 
-/** A graph publishing joint states at 100 Hz and a trajectory server that runs until cancelled. */
+/**
+ * A graph publishing joint states at 100 Hz and a trajectory server: its first goal runs until
+ * cancelled, later ones succeed after 50 ms unless cancelled first. The cancel service (when
+ * given) is called before, like a CancelGoal of all goals, every goal the server holds is
+ * cancelled: when the request is processed, not when it was sent.
+ */
 async function start(cancelService?: () => unknown) {
   const graph = new MemoryRosGraph();
   const now = () => performance.now() / 1000;
@@ -40,17 +49,34 @@ async function start(cancelService?: () => unknown) {
   }, 10);
   stops.push(() => clearInterval(timer));
   let goals = 0;
+  const held = new Set<() => void>();
   graph.advertiseAction(CONFIG.trajectoryAction, (_goal, ctx) => {
     goals++;
-    return new Promise<ActionOutcome<unknown>>((resolve) =>
-      ctx.signal.addEventListener("abort", () => resolve({ status: GoalStatus.CANCELED })),
-    );
+    const first = goals === 1;
+    return new Promise<ActionOutcome<unknown>>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const cancelled = () => {
+        held.delete(cancelled);
+        clearTimeout(timer);
+        resolve({ status: GoalStatus.CANCELED });
+      };
+      held.add(cancelled);
+      ctx.signal.addEventListener("abort", cancelled);
+      if (!first)
+        timer = setTimeout(() => {
+          held.delete(cancelled);
+          resolve({ status: GoalStatus.SUCCEEDED, values: { error_code: 0, error_string: "" } });
+        }, 50);
+    });
   });
+  graph.advertiseAction(CONFIG.errorRecoveryAction, async () => ({ status: GoalStatus.SUCCEEDED }));
   const calls: unknown[] = [];
   if (cancelService)
-    graph.advertiseService(CANCEL, (req) => {
+    graph.advertiseService(CANCEL, async (req) => {
       calls.push(req);
-      return cancelService();
+      const res = await cancelService();
+      if ((res as { return_code?: number }).return_code === 0) for (const c of [...held]) c();
+      return res;
     });
   const arm = new FrankaArmDriver({
     transport: new MemoryRosTransport(graph),
@@ -73,7 +99,23 @@ async function start(cancelService?: () => unknown) {
   await waitFor(() => events.some((e) => e.type === "fault"), "connection-lost fault");
   graph.setLinkUp(true);
   const faults = () => events.filter((e): e is Extract<SensorEvent, { type: "fault" }> => e.type === "fault");
-  return { arm, calls, faults };
+  /** recover, activate, and a short motion from the measured state */
+  const recoverAndMove = async () => {
+    await arm.recover();
+    await arm.activate();
+    const r = arm.read();
+    return arm.execute(interpolateChunk(r, [[...HOME, r.gripperWidthM]], 0.2, FR3.controlPeriodS));
+  };
+  return { arm, calls, faults, goals: () => goals, recoverAndMove };
+}
+
+/** a promise and its resolve */
+function gate<T>() {
+  let open: (v: T) => void = () => {};
+  const p = new Promise<T>((r) => {
+    open = r;
+  });
+  return { p, open };
 }
 
 describe("FrankaArmDriver: cancelling the goals after a reconnect", () => {
@@ -100,5 +142,110 @@ describe("FrankaArmDriver: cancelling the goals after a reconnect", () => {
       expect(faults(), `return_code ${code}`).toHaveLength(1);
       for (const s of stops.splice(0)) s();
     }
+  });
+
+  it("recover() waits for the answer of that cancel: the next motion is not cancelled by it", async () => {
+    const answer = gate<unknown>();
+    const { calls, goals, recoverAndMove } = await start(() => answer.p);
+    await waitFor(() => calls.length === 1, "cancel_goal on the server");
+    const moved = recoverAndMove();
+    moved.catch(() => {});
+    // the cancel is on the server, unanswered: no new goal may reach the server meanwhile
+    await new Promise((r) => setTimeout(r, 100));
+    expect(goals()).toBe(1);
+    answer.open({ return_code: 0, goals_canceling: [] });
+    const res = await moved;
+    expect(res.outcome).toBe("completed");
+    expect(goals()).toBe(2);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("recover() sends the cancel again when it failed, and refuses while it fails", async () => {
+    let code = 1;
+    const { arm, calls, faults, recoverAndMove } = await start(() => ({
+      return_code: code,
+      goals_canceling: [],
+    }));
+    await waitFor(() => faults().length === 2, "cancel fault");
+    const err = await arm.recover().catch((e: unknown) => e);
+    expect(isDeviceError(err, "RB_ERR_ROS_GOAL_NOT_CANCELLED")).toBe(true);
+    expect(arm.lifecycle).toBe("error");
+    expect(calls).toHaveLength(2);
+    code = 0;
+    expect((await recoverAndMove()).outcome).toBe("completed");
+    expect(calls).toHaveLength(3);
+  });
+});
+
+/**
+ * Streamed goals against a controller that ends a preempted goal as joint_trajectory_controller
+ * ≥ 4.41 does (ABORTED, INVALID_GOAL, "Current goal preempted by new incoming action."): a
+ * replacement, not a fault; the same answer for the last goal (nothing newer sent: the controller
+ * was deactivated) is a fault.
+ */
+describe("FrankaArmDriver: streamed goals preempted with ABORTED / INVALID_GOAL", () => {
+  async function streaming() {
+    const graph = new MemoryRosGraph();
+    const now = () => performance.now() / 1000;
+    const timer = setInterval(() => {
+      const t = now();
+      graph.publish(CONFIG.jointStatesTopic, {
+        header: { stamp: { sec: Math.floor(t), nanosec: Math.round((t % 1) * 1e9) }, frame_id: "" },
+        name: NAMES,
+        position: HOME,
+        velocity: HOME.map(() => 0),
+        effort: HOME.map(() => 0),
+      });
+    }, 10);
+    stops.push(() => clearInterval(timer));
+    let active: ((out: ActionOutcome<unknown>) => void) | undefined;
+    const preempted = {
+      status: GoalStatus.ABORTED,
+      values: { error_code: -1, error_string: "Current goal preempted by new incoming action." },
+    };
+    graph.advertiseAction(CONFIG.trajectoryAction, () => {
+      active?.(preempted);
+      return new Promise<ActionOutcome<unknown>>((resolve) => {
+        active = resolve;
+      });
+    });
+    const arm = new FrankaArmDriver({
+      transport: new MemoryRosTransport(graph),
+      robot: FR3,
+      config: CONFIG,
+      now,
+    });
+    stops.push(() => void arm.shutdown());
+    const events: SensorEvent[] = [];
+    arm.onEvent((e) => events.push(e));
+    await arm.configure();
+    await arm.activate();
+    const r = arm.read();
+    const chunk = interpolateChunk(r, [[...HOME, r.gripperWidthM]], 0.05, FR3.controlPeriodS);
+    const deactivated = () => active?.(preempted);
+    return { arm, events, chunk, deactivated };
+  }
+
+  it("the preempted goal is a replacement: it switched, no fault", async () => {
+    const { arm, events, chunk } = await streaming();
+    const t0 = performance.now() / 1000;
+    void arm.streamReplace(chunk, t0 + 1, HOME);
+    const second = arm.streamReplace(chunk, t0 + 2, HOME);
+    const { switchedByT } = await second;
+    expect(switchedByT).toBeGreaterThan(0);
+    expect(events.filter((e) => e.type === "fault")).toEqual([]);
+    expect(arm.lifecycle).toBe("active");
+  });
+
+  it("the same answer for the newest goal (nothing newer sent) is a device fault", async () => {
+    const { arm, events, chunk, deactivated } = await streaming();
+    const sent = arm.streamReplace(chunk, performance.now() / 1000 + 1, HOME);
+    sent.catch(() => {});
+    await waitFor(() => (arm as unknown as { goal?: unknown }).goal !== undefined, "goal running");
+    await new Promise((r) => setTimeout(r, 20));
+    deactivated();
+    await expect(sent).rejects.toThrow(/INVALID_GOAL/);
+    await waitFor(() => events.some((e) => e.type === "fault"), "fault");
+    expect(arm.lifecycle).toBe("error");
   });
 });

@@ -103,6 +103,8 @@ interface RunningGoal {
   streamed?: boolean;
   /** streamed: gateway time at which its preemption (the controller took the next goal) arrived */
   preemptedAt?: number;
+  /** streamed: a newer streamed goal was sent (its preemption is expected) */
+  superseded?: boolean;
 }
 
 export class FrankaArmDriver extends LifecycleComponent {
@@ -120,7 +122,13 @@ export class FrankaArmDriver extends LifecycleComponent {
   private lastNames: string[] = [];
   private readonly index: number[] = [];
   private goal: RunningGoal | undefined;
+  /**
+   * A goal was in flight when the connection dropped and no cancel of every trajectory goal has
+   * been answered since: it may still run on the robot side. Cleared by an answered cancel.
+   */
   private goalLostOnDisconnect = false;
+  /** that cancel, sent when the connection came back (recover() waits for it) */
+  private lostGoalsCancel: Promise<void> | undefined;
   private lostAtT = Number.NEGATIVE_INFINITY;
 
   constructor(opts: FrankaArmDriverOptions) {
@@ -189,7 +197,12 @@ export class FrankaArmDriver extends LifecycleComponent {
 
   /**
    * Operator only: leave the error state. Needs a live connection and a joint state newer than
-   * the fault; runs franka error recovery (clears reflexes), then the driver is `inactive`.
+   * the fault; when a goal was lost with the connection, the cancel of every trajectory goal
+   * sent on the reconnect must have been answered (it is sent again if it failed: a failure
+   * refuses the recovery, RB_ERR_ROS_GOAL_NOT_CANCELLED); runs franka error recovery (clears
+   * reflexes), then the driver is `inactive`. Waiting for that answer matters: a cancel of all
+   * goals (zero id, zero stamp) cancels whatever goal the server holds when it arrives,
+   * including a new motion sent after the recovery.
    */
   async recover(): Promise<void> {
     await this.recoverWith(async () => {
@@ -199,6 +212,7 @@ export class FrankaArmDriver extends LifecycleComponent {
           operation: "recover",
         });
       }
+      await this.settleLostGoals();
       await this.waitForReading(this.config.firstJointStateTimeoutS, this.lostAtT);
       await this.errorRecovery();
     });
@@ -326,8 +340,10 @@ export class FrankaArmDriver extends LifecycleComponent {
    * FollowJointTrajectory goal whose `header.stamp` is `startStampS` (ROS seconds), so sample i is
    * due at `startStampS + (i + 1)·periodS` on the controller's clock; `before` is the target due
    * at the stamp (derivatives at the join). The controller preempts the goal it runs (that goal
-   * ends CANCELED with INVALID_GOAL "Current goal cancelled due to new incoming action." — a
-   * replacement, neither a stop nor a fault) and samples the new trajectory from then on: points
+   * ends with INVALID_GOAL: ABORTED "Current goal preempted by new incoming action." in
+   * ros2_controllers ≥ 4.41, CANCELED "Current goal cancelled due to new incoming action." as
+   * older ones meant it — a replacement, neither a stop nor a fault, once a newer streamed goal
+   * was sent) and samples the new trajectory from then on: points
    * already due are passed over as its clock says. A streamed goal that ends otherwise than
    * SUCCEEDED or preempted/cancelled (rejected, aborted by a reflex) is a device fault.
    *
@@ -371,6 +387,7 @@ export class FrankaArmDriver extends LifecycleComponent {
     });
     evidence.catch(() => {}); // the caller may not wait for it; a fault is reported as an event
     const prev = busy;
+    if (prev) prev.superseded = true;
     const handle = this.transport.sendActionGoal<
       FollowJointTrajectoryGoal,
       FollowJointTrajectoryFeedback,
@@ -418,7 +435,11 @@ export class FrankaArmDriver extends LifecycleComponent {
       (out) => {
         const code = out.values?.error_code ?? Number.NaN;
         if (out.status === GoalStatus.SUCCEEDED) switched(this.now());
-        else if (out.status === GoalStatus.CANCELED) {
+        else if (out.status === GoalStatus.ABORTED && code === FJT_INVALID_GOAL && running.superseded) {
+          // preempted by the next streamed goal, as joint_trajectory_controller ≥ 4.41 ends it
+          running.preemptedAt = this.now();
+          switched(this.now());
+        } else if (out.status === GoalStatus.CANCELED) {
           // preempted by the next streamed goal (INVALID_GOAL) or cancelled by stop(): it ran
           if (code === FJT_INVALID_GOAL) running.preemptedAt = this.now();
           if (code === FJT_INVALID_GOAL || cancelled) switched(this.now());
@@ -726,39 +747,58 @@ export class FrankaArmDriver extends LifecycleComponent {
   }
 
   private onReconnected(): void {
-    if (!this.goalLostOnDisconnect) return;
-    this.goalLostOnDisconnect = false;
-    // a goal may still run on the robot side: cancel every goal of the trajectory action
-    // (zero goal id and zero stamp = all goals, action_msgs/srv/CancelGoal). If that fails the
-    // arm may still be moving on a goal nobody watches: a fault, never swallowed.
+    if (!this.goalLostOnDisconnect || this.lostGoalsCancel) return;
+    // a goal may still run on the robot side: cancel every goal of the trajectory action. If
+    // that fails the arm may still be moving on a goal nobody watches: a fault, never swallowed
+    // (and recover() tries once more before it lets the arm move again).
+    const cancel = this.cancelAllTrajectoryGoals();
+    this.lostGoalsCancel = cancel;
+    cancel.then(
+      () => {
+        if (this.lostGoalsCancel === cancel) this.lostGoalsCancel = undefined;
+      },
+      (e: unknown) => {
+        if (this.lostGoalsCancel === cancel) this.lostGoalsCancel = undefined;
+        this.deviceFault(
+          `RB_ERR_ROS_GOAL_NOT_CANCELLED: ${e instanceof Error ? e.message : String(e)}`,
+          this.device,
+        );
+      },
+    );
+  }
+
+  /** before a recovery: the goals lost with the connection are cancelled, or this throws */
+  private async settleLostGoals(): Promise<void> {
+    if (this.lostGoalsCancel) await this.lostGoalsCancel.catch(() => {});
+    if (this.goalLostOnDisconnect) await this.cancelAllTrajectoryGoals();
+  }
+
+  /**
+   * Cancel every goal of the trajectory action (zero goal id and zero stamp = all goals,
+   * action_msgs/srv/CancelGoal); clears `goalLostOnDisconnect` once answered without a
+   * rejection. Rejects with RB_ERR_ROS_GOAL_NOT_CANCELLED.
+   */
+  private async cancelAllTrajectoryGoals(): Promise<void> {
     const service = `${this.config.trajectoryAction}/_action/cancel_goal`;
     const failed = (reason: string) =>
-      this.deviceFault(
-        `RB_ERR_ROS_GOAL_NOT_CANCELLED: ${
-          new DeviceError("RB_ERR_ROS_GOAL_NOT_CANCELLED", {
-            action: this.config.trajectoryAction,
-            reason,
-          }).message
-        }`,
-        this.device,
-      );
-    this.transport
-      .callService<unknown, { return_code?: number }>(
+      new DeviceError("RB_ERR_ROS_GOAL_NOT_CANCELLED", { action: this.config.trajectoryAction, reason });
+    let res: { return_code?: number } | undefined;
+    try {
+      res = await this.transport.callService<unknown, { return_code?: number }>(
         service,
         TYPES.cancelGoal,
         {
           goal_info: { goal_id: { uuid: new Array(16).fill(0) }, stamp: { sec: 0, nanosec: 0 } },
         },
         { timeoutMs: 2000 },
-      )
-      .then(
-        (res) => {
-          // ERROR_NONE 0, ERROR_REJECTED 1, ERROR_UNKNOWN_GOAL_ID 2, ERROR_GOAL_TERMINATED 3:
-          // only a rejection leaves a goal running
-          if (res?.return_code === CANCEL_REJECTED) failed(`${service} rejected the cancel (return_code 1)`);
-        },
-        (e: unknown) => failed(`${service}: ${e instanceof Error ? e.message : String(e)}`),
       );
+    } catch (e) {
+      throw failed(`${service}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    // ERROR_NONE 0, ERROR_REJECTED 1, ERROR_UNKNOWN_GOAL_ID 2, ERROR_GOAL_TERMINATED 3:
+    // only a rejection leaves a goal running
+    if (res?.return_code === CANCEL_REJECTED) throw failed(`${service} rejected the cancel (return_code 1)`);
+    this.goalLostOnDisconnect = false;
   }
 
   private deviceFault(message: string, device: string): void {

@@ -8,19 +8,33 @@ back over a small local link: JSON lines, rig → node on stdin, node → rig on
 to stderr).
 
 rig → node:
-  {"op":"action","name","type"}          serve an action (e.g. control_msgs/action/FollowJointTrajectory)
+  {"op":"action","name","type","decides"} serve an action (e.g. control_msgs/action/FollowJointTrajectory);
+                                         decides: the rig accepts or rejects each goal (below)
   {"op":"service","name","type"}         serve a service (e.g. std_srvs/srv/Trigger)
   {"op":"topic","name","type"}           create a publisher; its subscriber count is reported
   {"op":"pub","topic","msg"}             publish (uint8[] fields may be base64 strings)
   {"op":"feedback","id","msg"}           feedback of goal `id`
+  {"op":"accepted","id"}                 the rig took goal `id` (actions that decide)
+  {"op":"rejected","id","reason"}        the rig refused goal `id` (actions that decide)
   {"op":"result","id","status","msg"}    terminal answer of goal `id` (4 succeeded, 5 canceled, 6 aborted)
   {"op":"response","id","msg"}           response of service call `id`
 node → rig:
   {"op":"ready"}
-  {"op":"goal","id","name","goal"}       an accepted goal
+  {"op":"goal","id","name","goal"}       a goal: accepted already, or (an action that decides) one
+                                         whose goal response waits for the rig's accepted/rejected
   {"op":"cancel","id"}                   a client asked to cancel goal `id`
   {"op":"call","id","name","request"}    a service request
   {"op":"subs","counts":{topic: n}}      subscriber counts, when they change
+
+Goal ends as joint_trajectory_controller's over rclpy/rclcpp_action (rcl's goal state machine):
+an action that decides acceptance answers the goal request only once the rig decided, so a goal
+the controller refuses (e.g. a trajectory ending in the past) is REJECTED, never accepted; a goal
+the rig ends with status 5 without a client's cancel request (preempted by a newer goal) ends
+ABORTED with the rig's result (error_code INVALID_GOAL): rcl has no EXECUTING -> CANCELED
+transition without a cancel request, and joint_trajectory_controller aborts a preempted goal
+with INVALID_GOAL "Current goal preempted by new incoming action." since ros2_controllers
+4.41 (jazzy; PR #2422; before, its setCanceled() hit that invalid transition and the result was
+never delivered).
 
 Run with the environment of scripts/ros2-setup.sh (.venv-ros2/env.sh).
 """
@@ -147,6 +161,13 @@ class Pending:
     def __init__(self):
         self.done = threading.Event()
         self.answer = None
+        # actions that decide acceptance: the rig's "accepted" / "rejected"
+        self.decided = threading.Event()
+        self.accepted = False
+
+
+# how long a goal request waits for the rig's decision before it is rejected, s
+DECISION_TIMEOUT_S = 30.0
 
 
 class StandIn(Node):
@@ -157,6 +178,7 @@ class StandIn(Node):
         self.publishers_by_topic = {}
         self.pending = {}
         self.goal_handles = {}
+        # goal request object (the goal handle's .request, one object per goal) -> link id
         self.link_ids = {}
         self.next_id = 0
         self.id_lock = threading.Lock()
@@ -184,32 +206,56 @@ class StandIn(Node):
             if p is not None:
                 p.answer = m
                 p.done.set()
+        elif op in ("accepted", "rejected"):
+            p = self.pending.get(m["id"])
+            if p is not None:
+                p.accepted = op == "accepted"
+                p.decided.set()
         elif op == "topic":
             if m["name"] not in self.publishers_by_topic:
                 self.publishers_by_topic[m["name"]] = self.create_publisher(
                     interface(m["type"]), m["name"], 10
                 )
         elif op == "action":
-            self.serve_action(m["name"], m["type"])
+            self.serve_action(m["name"], m["type"], m.get("decides", False))
         elif op == "service":
             self.serve_service(m["name"], m["type"])
         else:
             log("unknown op", op)
 
-    def serve_action(self, name, type_name):
+    def serve_action(self, name, type_name, decides=False):
         action_type = interface(type_name)
 
-        def execute(goal_handle):
+        def submit(request):
+            """send a goal to the rig; its link id"""
             gid = self.new_id("g")
-            p = Pending()
-            self.pending[gid] = p
+            self.pending[gid] = Pending()
+            self.link_ids[id(request)] = gid
+            send({"op": "goal", "id": gid, "name": name, "goal": plain(request)})
+            return gid
+
+        def on_goal(request):
+            if not decides:
+                return GoalResponse.ACCEPT
+            gid = submit(request)
+            p = self.pending[gid]
+            if p.decided.wait(DECISION_TIMEOUT_S) and p.accepted:
+                return GoalResponse.ACCEPT
+            del self.pending[gid]
+            self.link_ids.pop(id(request), None)
+            return GoalResponse.REJECT
+
+        def execute(goal_handle):
+            request = goal_handle.request
+            gid = self.link_ids.get(id(request))
+            if gid is None:
+                gid = submit(request)
+            p = self.pending[gid]
             self.goal_handles[gid] = (goal_handle, action_type)
-            self.link_ids[id(goal_handle)] = gid
-            send({"op": "goal", "id": gid, "name": name, "goal": plain(goal_handle.request)})
             p.done.wait()
             del self.pending[gid]
             del self.goal_handles[gid]
-            self.link_ids.pop(id(goal_handle), None)
+            self.link_ids.pop(id(request), None)
             a = p.answer
             status = a.get("status", 6)
             if status == 4:
@@ -217,12 +263,12 @@ class StandIn(Node):
             elif status == 5 and goal_handle.is_cancel_requested:
                 goal_handle.canceled()
             else:
-                # aborted, or ended by the rig itself (e.g. preempted by a newer goal)
+                # aborted, or ended by the rig itself (preempted by a newer goal: see the top)
                 goal_handle.abort()
             return fill(action_type.Result(), a.get("msg") or {})
 
         def on_cancel(goal_handle):
-            gid = self.link_ids.get(id(goal_handle))
+            gid = self.link_ids.get(id(goal_handle.request))
             if gid is not None:
                 send({"op": "cancel", "id": gid})
             return CancelResponse.ACCEPT
@@ -232,7 +278,7 @@ class StandIn(Node):
             action_type,
             name,
             execute_callback=execute,
-            goal_callback=lambda _g: GoalResponse.ACCEPT,
+            goal_callback=on_goal,
             cancel_callback=on_cancel,
             callback_group=self.group,
         )
@@ -279,6 +325,7 @@ def main():
         # stdin closed: the rig is gone
         for p in list(node.pending.values()):
             p.answer = {"status": 6, "msg": {}}
+            p.decided.set()
             p.done.set()
         time.sleep(0.05)
         executor.shutdown(timeout_sec=1)

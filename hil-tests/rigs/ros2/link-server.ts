@@ -98,7 +98,10 @@ export interface Ros2LinkServerOptions {
 export class Ros2LinkServer implements RigServer {
   private child: ChildProcess | undefined;
   private readonly topics = new Map<string, string>();
-  private readonly actions = new Map<string, { type: string; handler: ActionHandler }>();
+  private readonly actions = new Map<
+    string,
+    { type: string; handler: ActionHandler; decidesAcceptance: boolean }
+  >();
   private readonly services = new Map<string, { type: string; handler: ServiceHandler }>();
   private readonly goals = new Map<string, AbortController>();
   private counts: Record<string, number> = {};
@@ -141,9 +144,15 @@ export class Ros2LinkServer implements RigServer {
     this.send({ op: "service", name, type });
   }
 
-  advertiseAction(name: string, handler: ActionHandler, type: string): void {
-    this.actions.set(name, { type, handler });
-    this.send({ op: "action", name, type });
+  advertiseAction(
+    name: string,
+    handler: ActionHandler,
+    type: string,
+    opts?: { decidesAcceptance?: boolean },
+  ): void {
+    const decidesAcceptance = opts?.decidesAcceptance === true;
+    this.actions.set(name, { type, handler, decidesAcceptance });
+    this.send({ op: "action", name, type, decides: decidesAcceptance });
   }
 
   setReachable(up: boolean): void {
@@ -171,7 +180,8 @@ export class Ros2LinkServer implements RigServer {
 
   private replay(): void {
     for (const [name, type] of this.topics) this.send({ op: "topic", name, type });
-    for (const [name, a] of this.actions) this.send({ op: "action", name, type: a.type });
+    for (const [name, a] of this.actions)
+      this.send({ op: "action", name, type: a.type, decides: a.decidesAcceptance });
     for (const [name, s] of this.services) this.send({ op: "service", name, type: s.type });
   }
 
@@ -225,6 +235,14 @@ export class Ros2LinkServer implements RigServer {
         const a = this.actions.get(m.name);
         const ac = new AbortController();
         this.goals.set(m.id, ac);
+        // an action that decides acceptance: the node's goal callback waits for "accepted" or
+        // "rejected" (a handler that answers without calling accepted() took the goal and ended it)
+        let decided = !a?.decidesAcceptance;
+        const decide = (op: "accepted" | "rejected", reason?: string) => {
+          if (decided || this.goals.get(m.id) !== ac) return;
+          decided = true;
+          this.send({ op, id: m.id, ...(reason !== undefined ? { reason } : {}) });
+        };
         const answer: Promise<ActionGoalAnswer> = a
           ? a.handler(m.goal, {
               id: m.id,
@@ -232,14 +250,28 @@ export class Ros2LinkServer implements RigServer {
               feedback: (values) => {
                 if (this.goals.get(m.id) === ac) this.send({ op: "feedback", id: m.id, msg: values });
               },
+              accepted: () => decide("accepted"),
             })
           : Promise.resolve({ status: 6, values: {} });
         answer
-          .catch((): ActionGoalAnswer => ({ status: 6, values: {} }))
+          .then(
+            (r) => {
+              decide("accepted");
+              return r;
+            },
+            (e: unknown): ActionGoalAnswer | undefined => {
+              if (!decided) {
+                decide("rejected", e instanceof Error ? e.message : String(e));
+                this.goals.delete(m.id);
+                return undefined;
+              }
+              return { status: 6, values: {} };
+            },
+          )
           .then((r) => {
             // the node that sent this goal has gone (its goals were aborted when it exited): a
             // late answer must not reach, or end, a goal of the node that replaced it
-            if (this.goals.get(m.id) !== ac) return;
+            if (!r || this.goals.get(m.id) !== ac) return;
             this.goals.delete(m.id);
             this.send({ op: "result", id: m.id, status: r.status, msg: r.values ?? {} });
           });

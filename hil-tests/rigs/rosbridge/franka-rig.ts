@@ -10,8 +10,9 @@
  *   (closed loop) behaves: a goal is validated (joint names, points, strictly increasing
  *   time_from_start; a non-zero header.stamp whose trajectory ends in the past is rejected); an
  *   accepted goal preempts the active one (that one ends CANCELED with INVALID_GOAL "Current goal
- *   cancelled due to new incoming action."); the new trajectory takes effect at the next control
- *   slice and starts at its header.stamp (zero: when it takes effect); each control tick samples
+ *   cancelled due to new incoming action."; through the ROS 2 stand-in ABORTED, as rclcpp_action
+ *   lets joint_trajectory_controller ≥ 4.41 end it: rigs/ros2/franka_stand_in.py); the new
+ *   trajectory takes effect at the next control slice and starts at its header.stamp (zero: when it takes effect); each control tick samples
  *   it at its time (goal-interpolation.ts `sampleKnots`: before the first point from the state at
  *   take-effect, then between the points the time falls between: points already past are passed
  *   over); feedback per slice, result with error_code / error_string; cancel holds the measured
@@ -72,7 +73,16 @@ export interface RigServer {
   /** a topic the rig may publish on, with its type (before the first publish) */
   declareTopic(topic: string, type: string): void;
   advertiseService(name: string, handler: ServiceHandler, type: string): void;
-  advertiseAction(name: string, handler: ActionHandler, type: string): void;
+  /**
+   * `decidesAcceptance`: the handler accepts or rejects each goal itself (calls `ctx.accepted()`
+   * once it takes it, throws before to reject), as joint_trajectory_controller's goal callback
+   */
+  advertiseAction(
+    name: string,
+    handler: ActionHandler,
+    type: string,
+    opts?: { decidesAcceptance?: boolean },
+  ): void;
   /** refuse (false) or accept (true) clients; false also drops the connected ones */
   setReachable(up: boolean): void;
   close(): Promise<void>;
@@ -248,8 +258,10 @@ export class FrankaRosbridgeRig {
     }
     this.server.advertiseAction(
       n.trajectoryAction,
-      (goal, ctx) => this.onTrajectoryGoal(goal as FollowJointTrajectoryGoal, ctx.signal, ctx.feedback),
+      (goal, ctx) =>
+        this.onTrajectoryGoal(goal as FollowJointTrajectoryGoal, ctx.signal, ctx.feedback, ctx.accepted),
       TYPES.fjt,
+      { decidesAcceptance: true },
     );
     const maxW = this.backend.describe().robot.gripper.maxWidthM;
     this.server.advertiseAction(
@@ -305,6 +317,7 @@ export class FrankaRosbridgeRig {
     goal: FollowJointTrajectoryGoal,
     signal: AbortSignal,
     feedback: (v: unknown) => void,
+    accepted?: () => void,
   ): Promise<ActionGoalAnswer> {
     if (this.goalDelayMs > 0) await sleep(this.goalDelayMs);
     const log: ArmGoalLogEntry = { arrivedS: this.backend.now() };
@@ -351,6 +364,7 @@ export class FrankaRosbridgeRig {
       reject("trajectory with a non-zero start time ends in the past");
     }
     const dof = this.jointNames.length;
+    accepted?.();
     return new Promise<ActionGoalAnswer>((resolve) => {
       const previous = this.arm;
       if (previous) {

@@ -43,6 +43,12 @@ export interface ActionGoalContext {
   feedback(values: unknown): void;
   /** aborted when the client cancels the goal or disconnects */
   signal: AbortSignal;
+  /**
+   * A handler that decides acceptance itself (advertised with `decidesAcceptance`) calls this
+   * once it takes the goal; a goal it throws on before is rejected. Over a ROS 2 graph the goal
+   * response waits for it (rigs/ros2); rosbridge has no separate acceptance and leaves it unset.
+   */
+  accepted?: () => void;
 }
 
 /** Terminal answer of an action handler. */
