@@ -996,7 +996,8 @@ function print(): void {
     ].filter((x) => x);
     console.log(`${"".padEnd(17)}stages ms: ${line.join(", ")}`);
     for (const [why, n] of r.disturbances) console.log(`${"".padEnd(17)}disturbed ×${n}: ${why}`);
-    const slow = r.traces.filter((t) => t.stop > Math.min(SLOW_MS, r.targetMs));
+    // the slowest first
+    const slow = r.traces.filter((t) => t.stop > Math.min(SLOW_MS, r.targetMs)).sort((a, b) => b.stop - a.stop);
     for (const t of slow.slice(0, 12)) console.log(`${"".padEnd(17)}slow: ${stages(t)} — ${attribute(t)}`);
     if (slow.length > 12) console.log(`${"".padEnd(17)}(${slow.length - 12} more slow samples)`);
   }
