@@ -3,7 +3,7 @@
  * `stop()` being called (a spy on the composed backend's `stop`), p50 / p99, printed beside the
  * control period (1 ms); target p99 ≤ 2 ms (issue #10, "every stop source stops at once").
  *
- *   npx tsx bench/stop-latency.ts [--samples N] [--only contact-buzzbox,estop,...]
+ *   npx tsx bench/stop-latency.ts [--samples N] [--only contact-buzzbox,estop,...] [--slow-ms X] [--signal-warm]
  *   npm run bench -- stop-latency
  *
  * Every gateway is built by compose/testing.ts `testGateway` (the composition serve uses), with
@@ -88,6 +88,8 @@ const arg = (name: string) => {
 const SAMPLES = Number(arg("--samples") ?? 30);
 /** the slow sources (watchdog: ≥ 1 s a sample; signal: a child process a sample) take at most this many */
 const CAPPED = 120;
+/** the signal child runs the stop path once before the measured signal */
+const WARM_SIGNAL = args.includes("--signal-warm");
 /** list every sample slower than this, ms (default: the target) */
 const SLOW_MS = Number(arg("--slow-ms") ?? TARGET_P99_MS);
 const ONLY = arg("--only")?.split(",");
@@ -871,6 +873,20 @@ async function signalChild(): Promise<void> {
   // gets a signal has run for a while, so the sim is warmed first; the stop path stays cold (a
   // signal comes once per process)
   await backend.hold(0.2);
+  if (args.includes("--signal-warm")) {
+    // the stop path run once before (an e-stop mid-chunk, released, a new episode): how much of
+    // the signal's figure is a cold path (first calls compiled lazily); not reported
+    reported = true;
+    const r0 = backend.read();
+    const rows0 = Array.from({ length: 30 }, () => [...r0.q, r0.gripperWidthM]);
+    const act = api(g, "POST", "/v1/act", { type: "joint_position", dt: DT_S, rows: rows0 });
+    await sleep(5);
+    await api(g, "POST", "/v1/admin/estop", { reason: "warm-up" }, "operator");
+    await act;
+    await api(g, "POST", "/v1/admin/release", {}, "operator");
+    await api(g, "POST", "/v1/admin/episodes", { task: "free-motion" }, "operator");
+    reported = false;
+  }
   const spy = spyOn(backend);
   const r = backend.read();
   const rows = Array.from({ length: Math.round(CHUNK_S / DT_S) }, () => [...r.q, r.gripperWidthM]);
@@ -883,10 +899,16 @@ async function signalChild(): Promise<void> {
 
 async function signalRows(): Promise<void> {
   if (!wanted("signal")) return;
-  const r = row("signal", "no-fault", TARGET_P99_MS, "sim gateway in a child process, SIGTERM mid-chunk");
+  const r = row(
+    "signal",
+    "no-fault",
+    TARGET_P99_MS,
+    `sim gateway in a child process, SIGTERM mid-chunk; stop path ${WARM_SIGNAL ? "warm (--signal-warm)" : "cold"}`,
+  );
   const self = fileURLToPath(import.meta.url);
   for (let k = 0; k < Math.min(SAMPLES, CAPPED); k++) {
-    const child = spawn(process.execPath, ["--import", "tsx", self, "--signal-child"], {
+    const childArgs = ["--import", "tsx", self, "--signal-child", ...(WARM_SIGNAL ? ["--signal-warm"] : [])];
+    const child = spawn(process.execPath, childArgs, {
       stdio: ["ignore", "pipe", "inherit"],
     });
     let out = "";
