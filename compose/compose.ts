@@ -19,7 +19,7 @@ import { createSimBackend } from "../sim/sim-backend.ts";
 import type { IkPort } from "../gateway/episode/actions.ts";
 import type { Bench } from "../gateway/gateway.ts";
 import { provenanceOf } from "../gateway/recorder/provenance.ts";
-import { checkRecordsDir } from "../gateway/recorder/storage.ts";
+import { checkRecordsDir, checkRecordsDirAsync } from "../gateway/recorder/storage.ts";
 import { calibrationKeepOuts } from "../gateway/safety/bench-volumes.ts";
 import { type EffectiveLimits, resolveLimits } from "../gateway/safety/profile.ts";
 import type { Backend } from "../seam/types.ts";
@@ -165,7 +165,7 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
     // a real bench moves only when started with the explicit allow-motion switch
     motionAllowed: config.backend.type !== "real" || config.backend.allowMotion,
     provenance,
-    preflight: () => checkRecordsDir(recordsDir),
+    preflight: () => checkRecordsDirAsync(recordsDir),
     ...(backend instanceof ShadowBackend ? { twin: twinConsoleView(backend) } : {}),
   };
 }

@@ -29,8 +29,12 @@ export interface Bench {
   motionAllowed: boolean;
   /** bench name, software version and config hashes for records and result.json */
   provenance?: Provenance;
-  /** checked before every episode start (e.g. the records directory takes a write); throws to refuse */
-  preflight?: () => void;
+  /**
+   * checked before every episode start (e.g. the records directory takes a write); throws or
+   * rejects to refuse. Asynchronous: a running episode's motion is still moving meanwhile, so
+   * nothing here may block the event loop (a stop must be able to run).
+   */
+  preflight?: () => void | Promise<void>;
   /** a client that disconnects mid-act: stop the motion, or let the chunk finish and be recorded (default) */
   onClientDisconnect?: "finish" | "stop";
   /** a shadow twin runs beside the backend (compose/twin): what the operator console shows of it */

@@ -139,7 +139,7 @@ export class Gateway {
     // a latched e-stop refuses every episode start, whoever asks (API, run, tests)
     const es = this.estopLatch.current;
     if (es) throw new GatewayError("RB_ERR_ESTOP", { reason: es.reason ?? "operator" });
-    this.bench.preflight?.();
+    await this.bench.preflight?.();
     const d = this.bench.defaults;
     const task = this.task(req.task ?? d.task);
     const level = req.level ?? d.level ?? task.defaultLevel;

@@ -10,6 +10,8 @@ export interface PtyPair {
   /** the two pty device paths */
   readonly a: string;
   readonly b: string;
+  /** socat's process id (benches read its scheduling figures) */
+  readonly pid: number | undefined;
   /** end socat (both ends see the port close) */
   kill(): Promise<void>;
 }
@@ -40,6 +42,7 @@ export async function openPtyPair(timeoutMs = 5000): Promise<PtyPair> {
   return {
     a,
     b,
+    pid: child.pid,
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       await exited;

@@ -417,7 +417,14 @@ export class Episode implements EpisodeView {
    * motion runs, else when the motion has returned. Idempotent; after the end it only stops.
    */
   requestStop(cause: StopCause): void {
-    const first = this.arbiter.request(cause);
+    this.recordStop(cause, this.arbiter.request(cause));
+  }
+
+  /**
+   * The bookkeeping of a stop the arbiter has issued (`first`: it was the motion's first cause):
+   * the end it implies (the judge's status decides a contact's) and its safety event.
+   */
+  private recordStop(cause: StopCause, first: boolean): void {
     if (!first || this.ended || this.pendingEnd) return;
     const reason = endReasonFor(cause, this.cfg.judge.status());
     this.pendingEnd = { reason, detail: cause.detail };
@@ -749,8 +756,17 @@ export class Episode implements EpisodeView {
     return "ok";
   }
 
-  /** A sensor event stops the robot from the event itself, not on the next reading. */
+  /**
+   * A sensor event stops the robot from the event itself, not on the next reading: the safety
+   * monitor's verdict comes first and a stop reaches the backend before any bookkeeping (the
+   * record's encoding, the judge, the observers); that bookkeeping follows in the same order as
+   * before, and the stop's own record (end reason from the judge's view of the event, safety
+   * event) after it.
+   */
   private onSensorEvent(e: SensorEvent): void {
+    const v = this.cfg.monitor.onEvent(e);
+    const cause = v === "ok" ? undefined : causeOfVerdict(v);
+    const first = cause ? this.arbiter.request(cause) : false;
     const t = e.t - this.clock.t0;
     const dto = eventDto(e, t);
     this.pendingEvents.push(dto);
@@ -762,8 +778,7 @@ export class Episode implements EpisodeView {
     }
     if (e.type !== "fault") this.cfg.judge.onEvent(dto);
     for (const o of this.cfg.observers) o.onEvent?.(this, e);
-    const v = this.cfg.monitor.onEvent(e);
-    if (v !== "ok") this.requestStop(causeOfVerdict(v));
+    if (cause) this.recordStop(cause, first);
   }
 
   /**

@@ -173,6 +173,33 @@ describe("the one stop path: the backend's stop is called at once", () => {
     expect(ep.endReason).toBe("task_failed");
   });
 
+  it("event: the stop reaches the backend before any bookkeeping of the event (observers, record)", async () => {
+    // what each observer saw, in order, and how many backend stops there were when it saw it
+    const seen: { what: string; stops: number }[] = [];
+    let r: Rig | undefined;
+    const observer: EpisodeObserver = {
+      onEvent: (_ep, e) => {
+        seen.push({ what: `event ${e.type}`, stops: r!.stops.length });
+      },
+      onSafety: (_ep, e) => {
+        seen.push({ what: `safety ${e.kind}`, stops: r!.stops.length });
+      },
+    };
+    r = rig = await makeRig({ task: contactTask(2), observers: () => [observer] });
+    const ep = r.gateway.requireEpisode();
+    r.atTick((tick) => {
+      if (tick === 50) r!.backend.emit({ type: "contact", t: r!.backend.now(), closed: true, source: "test" });
+    });
+    await ep.act(slowChunk(r));
+    // the observer saw the event with the backend already stopped; the record keeps its order:
+    // the sensor event, then the stop's safety event
+    expect(seen[0]).toEqual({ what: "event contact", stops: 1 });
+    expect(seen.findIndex((x) => x.what.startsWith("safety"))).toBeGreaterThan(0);
+    expect(rig.stops).toHaveLength(1);
+    // the end reason still comes from the judge's view of the event
+    expect(ep.endReason).toBe("task_failed");
+  });
+
   it("exception: a backend that throws mid-motion is stopped and the episode ends as a fault", async () => {
     rig = await makeRig();
     const r = rig;

@@ -9,7 +9,7 @@ import { type RecordedGateway, recordedGateway } from "../../compose/recorded-ga
 import { serve } from "../../cli/serve.ts";
 import type { ActRequest } from "../api/schemas.ts";
 import { McapRecorder } from "./mcap-recorder.ts";
-import { checkRecordsDir } from "./storage.ts";
+import { checkRecordsDir, checkRecordsDirAsync } from "./storage.ts";
 import { mountTmpfs, type Tmpfs } from "./testing/tmpfs.ts";
 
 let fs: Tmpfs | undefined;
@@ -134,6 +134,11 @@ describe("a read-only records directory (tmpfs remounted ro; chmod does not stop
     mkdirSync(records);
     fs.readOnly(true);
     expect(() => checkRecordsDir(records)).toThrow(/RB_ERR_STORAGE|EROFS/);
+    // the episode-start check (off the event loop) refuses alike
+    await expect(checkRecordsDirAsync(records)).rejects.toMatchObject({
+      code: "RB_ERR_STORAGE",
+      details: { errno: "EROFS" },
+    });
     const dir = await mkdtemp(join(tmpdir(), "rg-bench-"));
     scratch.push(dir);
     const benchFile = join(dir, "bench.json");

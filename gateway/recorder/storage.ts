@@ -3,6 +3,7 @@
  * episode while it cannot be written, and a storage error during an episode ends it as a fault.
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, unlinkSync, writeSync } from "node:fs";
+import { mkdir, open, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { RECORD_DIR_MODE, RECORD_FILE_MODE, storageError } from "./mcap-recorder.ts";
 
@@ -29,6 +30,32 @@ export function checkRecordsDir(dir: string): void {
       } catch {
         // a read-only remount after the open: nothing to clean up that we could
       }
+    }
+  }
+}
+
+/**
+ * The same probe off the event loop (the libuv threadpool does the fsync): the check before every
+ * episode start. The synchronous one blocked the gateway's main loop for the whole fsync (10–20 ms
+ * on a busy disk, more on a slow one) while the previous episode's motion could still be running
+ * and a stop event (contact, e-stop, fault) had to wait behind it.
+ */
+export async function checkRecordsDirAsync(dir: string): Promise<void> {
+  const probe = join(dir, `.write-probe-${process.pid}`);
+  let fh: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    await mkdir(dir, { recursive: true, mode: RECORD_DIR_MODE });
+    fh = await open(probe, "wx", RECORD_FILE_MODE);
+    await fh.write("x");
+    await fh.sync();
+  } catch (e) {
+    throw storageError(dir, e);
+  } finally {
+    if (fh !== undefined) {
+      await fh.close();
+      await unlink(probe).catch(() => {
+        // a read-only remount after the open: nothing to clean up that we could
+      });
     }
   }
 }
