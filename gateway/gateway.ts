@@ -38,6 +38,12 @@ export interface GatewayOptions {
 
 /** sim seconds held at a realtime episode's start to measure the sim's speed */
 const REALTIME_PROBE_S = 0.05;
+/**
+ * sim seconds held before that (and when S is fixed): the first steps of a sim (WebAssembly
+ * compiled on first use, JIT, a new world's first physics step) take 0.1–3 s once; inside the
+ * schedule they would be late steps, inside the probe a slower sim than it is
+ */
+const REALTIME_WARMUP_S = 0.02;
 
 export interface EstopState {
   engaged: boolean;
@@ -179,9 +185,14 @@ export class Gateway {
   }
 
   /**
-   * The realtime pacing, measured once per episode start: the sim holds for REALTIME_PROBE_S and
-   * its speed (sim s per wall s) picks S = 1 when it runs at least 3× faster than real time,
-   * else the smallest S that leaves it that headroom. `opts.realtime` may fix S (tests, benches).
+   * The realtime pacing, measured once per episode start: the sim warms up (REALTIME_WARMUP_S),
+   * then holds for REALTIME_PROBE_S and its speed (sim s per wall s) picks S = 1 when it runs at
+   * least 3× faster than real time, else the smallest S that leaves it that headroom.
+   * `opts.realtime` may fix S (tests, benches); the warm-up runs then too.
+   *
+   * The stepped drive's margin is 0: the sim commits the due steps synchronously at each wake-up
+   * and a splice is planned, pre-checked and queued in one synchronous turn, so the first step not
+   * yet committed and not yet due can still take a new target (its slot ends after the splice).
    */
   private async realtimeSetup(
     backend: Backend,
@@ -204,6 +215,7 @@ export class Gateway {
     }
     let slowdown = fixed?.slowdown;
     let measuredSpeed: number | undefined;
+    await backend.hold(REALTIME_WARMUP_S);
     if (slowdown === undefined) {
       const w0 = performance.now();
       await backend.hold(REALTIME_PROBE_S);
@@ -214,7 +226,7 @@ export class Gateway {
     return {
       drive: "stepped",
       slowdown,
-      marginSteps: fixed?.marginSteps ?? 2,
+      marginSteps: fixed?.marginSteps ?? 0,
       lateToleranceS: fixed?.lateToleranceS ?? 0.02,
       horizonSteps: fixed?.horizonSteps ?? 30_000,
       commandGapS: fixed?.commandGapS ?? 2,
