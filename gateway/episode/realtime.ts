@@ -9,7 +9,14 @@
  * allowed when the queue is empty) and replaces every queued row from there on; a start past
  * the queue end holds the last queued target up to it. Steps handed to the backend are
  * committed: a splice must start at least `marginSteps` after the last committed step, or after
- * the step the wall clock says is due, whichever is later.
+ * the step the wall clock says is due, whichever is later. On the sim the margin is 0 (the first
+ * step neither committed nor due: the sim commits steps synchronously at a wake-up and a splice
+ * is queued in one synchronous turn); on a real arm it covers the stream's lead.
+ *
+ * Wake-ups: the loop sleeps to the end of the next slot coarsely (a timer, up to ~1 ms late),
+ * except to a step that starts a splice: that sleep is precise, and a splice whose first step is
+ * the next to fall due wakes a coarse sleep so that it sleeps again precisely. A chunk's first
+ * target so runs when its slot ends, not a timer tick later.
  *
  * Late steps: at each wake-up the due steps run back to back; a due step whose slot began more
  * than `lateToleranceS` ago could not be run on time. It is not run late in a burst: it is
