@@ -39,9 +39,9 @@ export interface GatewayOptions {
 /** sim seconds held at a realtime episode's start to measure the sim's speed */
 const REALTIME_PROBE_S = 0.05;
 /**
- * sim seconds held before that (and when S is fixed): the first steps of a sim (WebAssembly
- * compiled on first use, JIT, a new world's first physics step) take 0.1–3 s once; inside the
- * schedule they would be late steps, inside the probe a slower sim than it is
+ * sim seconds held before that (and when S is fixed) to warm the sim up: the first step of a
+ * fresh process (WebAssembly compiled on first use, JIT, a new world's first physics step) takes
+ * 0.1–3 s once; inside the schedule it would be late steps, inside the probe a slower sim
  */
 const REALTIME_WARMUP_S = 0.02;
 

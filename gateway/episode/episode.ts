@@ -563,13 +563,15 @@ export class Episode implements EpisodeView {
       });
       return rt;
     }
-    this.rtLoop = this.motion(null, (signal) =>
-      rt.run(signal, async (traj) => {
-        const res = await backend.execute(traj, { signal, onTick: (r) => this.tick(r, -1) });
+    this.rtLoop = this.motion(null, (signal) => {
+      // one options object for every wake-up (the loop runs a wake-up per control period)
+      const opts = { signal, onTick: (r: JointReading) => this.tick(r, -1) };
+      return rt.run(signal, async (traj) => {
+        const res = await backend.execute(traj, opts);
         if (res.outcome === "fault") this.requestStop(causeOfFault(res.fault));
         return res;
-      }),
-    ).catch(() => {
+      });
+    }).catch(() => {
       // a backend that threw has gone the fault way (requestStop) inside motion()
     });
     return rt;
