@@ -66,8 +66,8 @@ class Diag {
   });
   readonly clock: WallClock = {
     now: systemWallClock.now,
-    sleepUntil: async (tS, signal) => {
-      await systemWallClock.sleepUntil(tS, signal);
+    sleepUntil: async (tS, signal, precise) => {
+      await systemWallClock.sleepUntil(tS, signal, precise);
       const late = performance.now() - tS * 1000;
       this.wakeLateMs.push(late);
       if (late > 20) this.stalls.push({ atMs: tS * 1000 - this.t0, lateMs: late });
