@@ -51,6 +51,8 @@ const steps = Number(values.steps);
  */
 class Diag {
   readonly wakeLateMs: number[] = [];
+  /** of them, the precise sleeps' (to a splice's first step) */
+  readonly preciseLateMs: number[] = [];
   /** wall ms of each wake-up more than 20 ms late, and by how much */
   readonly stalls: { atMs: number; lateMs: number }[] = [];
   private readonly t0 = performance.now();
@@ -70,6 +72,7 @@ class Diag {
       await systemWallClock.sleepUntil(tS, signal, precise);
       const late = performance.now() - tS * 1000;
       this.wakeLateMs.push(late);
+      if (precise && !signal.aborted) this.preciseLateMs.push(late);
       if (late > 20) this.stalls.push({ atMs: tS * 1000 - this.t0, lateMs: late });
     },
   };
@@ -95,6 +98,11 @@ class Diag {
     return [
       `[${tag}] diag: wake-up lateness (${this.wakeLateMs.length} wakes) ${f(this.wakeLateMs)}; ` +
         `> 2 ms ${over(this.wakeLateMs, 2)}, > 5 ms ${over(this.wakeLateMs, 5)}, > 20 ms ${over(this.wakeLateMs, 20)}`,
+      `[${tag}] diag: of them precise (a splice's first step; ${this.preciseLateMs.length}) ${f(this.preciseLateMs)}`,
+      `[${tag}] diag: the first 10 wake-ups' lateness, ms: ${this.wakeLateMs
+        .slice(0, 10)
+        .map((x) => x.toFixed(2))
+        .join(" ")}`,
       `[${tag}] diag: execute per wake (${this.execMs.length}) ${f(this.execMs)}; steps per wake ` +
         `p50 ${pct(this.execSteps, 50)} p99 ${pct(this.execSteps, 99)} max ${Math.max(...this.execSteps)}`,
       `[${tag}] diag: event-loop delay p50 ${(e.percentile(50) / 1e6).toFixed(2)} p99 ${(e.percentile(99) / 1e6).toFixed(2)} ` +
