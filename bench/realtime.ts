@@ -11,9 +11,10 @@
  * Prints late steps per 10,000 (sim: steps that could not start within the late tolerance of
  * their slot; rig: steps a splice's controller ran from the old queue because the new goal came
  * late; target 0 on an idle machine) and the splice latency from the chunk sent to its first
- * target committed (sim: to the sim; rig: the step due by the wall clock, which includes the
- * 50-step stream margin by construction), p50/p99 per transport (target p99 ≤ 2 control periods
- * over the WebSocket). On the rig also: chunk sent → the controller certainly runs the new goal
+ * target committed (sim: to the sim — its margin is 0, so that is the request's handling, the
+ * rest of the slot the chunk arrived in and the driver's precise wake-up; rig: the step due by
+ * the wall clock, which includes the stream margin by construction), p50/p99 per transport
+ * (target p99 ≤ 2 control periods over the WebSocket). On the rig also: chunk sent → the controller certainly runs the new goal
  * (the first answer about it: an upper bound of the transport's latency, which the margin must
  * cover). The committed step is read in process, so the figures include the round trip and the
  * driver's wake-up.
