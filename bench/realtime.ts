@@ -55,10 +55,12 @@ class Diag {
   /** of them, the precise sleeps' (to a splice's first step) */
   readonly preciseLateMs: number[] = [];
   /** wall ms of each wake-up more than 20 ms late, and by how much */
-  readonly stalls: { atMs: number; lateMs: number }[] = [];
+  readonly stalls: { atMs: number; lateMs: number; sleptMs: number; cpuMs: number }[] = [];
   private readonly t0 = performance.now();
   readonly execMs: number[] = [];
   readonly execSteps: number[] = [];
+  /** CPU µs (all threads) of each execute */
+  readonly execCpuUs: number[] = [];
   private readonly eld = monitorEventLoopDelay({ resolution: 1 });
   private readonly gc: { kind: number; ms: number; atMs: number }[] = [];
   private readonly obs = new PerformanceObserver((list) => {
@@ -70,16 +72,31 @@ class Diag {
   readonly clock: WallClock = {
     now: systemWallClock.now,
     sleepUntil: async (tS, signal, precise) => {
+      const w0 = performance.now();
+      const c0 = process.cpuUsage();
       await systemWallClock.sleepUntil(tS, signal, precise);
       const late = performance.now() - tS * 1000;
       this.wakeLateMs.push(late);
       if (precise && !signal.aborted) this.preciseLateMs.push(late);
-      if (late > 20) this.stalls.push({ atMs: tS * 1000 - this.t0, lateMs: late });
+      if (late > 20) {
+        const c = process.cpuUsage(c0);
+        this.stalls.push({
+          atMs: tS * 1000 - this.t0,
+          lateMs: late,
+          sleptMs: performance.now() - w0,
+          cpuMs: (c.user + c.system) / 1000,
+        });
+      }
     },
   };
   start(): void {
     this.eld.enable();
     this.obs.observe({ entryTypes: ["gc"] });
+  }
+  private cpuPerStep(from: number, to: number): string {
+    const cpu = this.execCpuUs.slice(from, to).reduce((a, b) => a + b, 0);
+    const n = this.execSteps.slice(from, to).reduce((a, b) => a + b, 0);
+    return n > 0 ? (cpu / n).toFixed(0) : "-";
   }
   lines(tag: string): string[] {
     this.eld.disable();
@@ -106,12 +123,17 @@ class Diag {
         .join(" ")}`,
       `[${tag}] diag: execute per wake (${this.execMs.length}) ${f(this.execMs)}; steps per wake ` +
         `p50 ${pct(this.execSteps, 50)} p99 ${pct(this.execSteps, 99)} max ${Math.max(...this.execSteps)}`,
+      `[${tag}] diag: execute CPU per step (all threads): wakes 1–10 ${this.cpuPerStep(0, 10)}, 11–100 ` +
+        `${this.cpuPerStep(10, 100)}, 101–1000 ${this.cpuPerStep(100, 1000)}, the rest ${this.cpuPerStep(1000, Infinity)} µs`,
       `[${tag}] diag: event-loop delay p50 ${(e.percentile(50) / 1e6).toFixed(2)} p99 ${(e.percentile(99) / 1e6).toFixed(2)} ` +
         `max ${(e.max / 1e6).toFixed(2)} ms`,
       ...[...byKind].map(
         ([k, xs]) =>
           `[${tag}] diag: GC ${names[k] ?? k}: ${xs.length}, total ${xs.reduce((a, b) => a + b, 0).toFixed(1)} ms, ${f(xs)}`,
       ),
+      `[${tag}] diag: wake-ups > 20 ms late: ${this.stalls.length}, the process's CPU time (all threads) over their sleeps ` +
+        `${this.stalls.reduce((a, s) => a + s.cpuMs, 0).toFixed(1)} ms of ${this.stalls.reduce((a, s) => a + s.sleptMs, 0).toFixed(1)} ms ` +
+        "(near the sleeps' length: the process was busy; far below: it was off the CPU)",
       `[${tag}] diag: wake-ups > 20 ms late (at ms: late ms): ` +
         this.stalls.map((s) => `${s.atMs.toFixed(0)}: ${s.lateMs.toFixed(1)}`).join(", "),
       `[${tag}] diag: GC pauses > 5 ms (at ms: ms): ` +
@@ -186,8 +208,11 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
     const execute = backend.execute.bind(backend);
     backend.execute = async (traj, opts) => {
       const t = performance.now();
+      const c0 = process.cpuUsage();
       const res = await execute(traj, opts);
       diag.execMs.push(performance.now() - t);
+      const c = process.cpuUsage(c0);
+      diag.execCpuUs.push(c.user + c.system);
       diag.execSteps.push(traj.count);
       return res;
     };

@@ -4,7 +4,7 @@
  * shell over this class, so everything here is testable without a server.
  */
 import { forwardKinematics } from "../robots/franka/kinematics.ts";
-import type { Backend, RealtimeDrive } from "../seam/types.ts";
+import type { Backend, JointReading, RealtimeDrive, TickVerdict } from "../seam/types.ts";
 import { getTask } from "../tasks/registry.ts";
 import type { TaskContext, TaskDefinition } from "../tasks/types.ts";
 import type { EndReason, StartEpisodeRequest } from "./api/schemas.ts";
@@ -39,9 +39,10 @@ export interface GatewayOptions {
 /** sim seconds held at a realtime episode's start to measure the sim's speed */
 const REALTIME_PROBE_S = 0.05;
 /**
- * sim seconds held before that (and when S is fixed) to warm the sim up: the first step of a
- * fresh process (WebAssembly compiled on first use, JIT, a new world's first physics step) takes
- * 0.1–3 s once; inside the schedule it would be late steps, inside the probe a slower sim
+ * sim seconds held before that (and when S is fixed) to warm up the sim and the per-step checks:
+ * the first step of a fresh process (WebAssembly compiled on first use, JIT, a new world's first
+ * physics step) takes 0.1–3 s once, the next ones with the safety monitor and the judge ~1 ms
+ * until compiled; inside the schedule that would be late steps, inside the probe a slower sim
  */
 const REALTIME_WARMUP_S = 0.02;
 
@@ -149,7 +150,22 @@ export class Gateway {
     };
     const instance = task.sampleInstance(seed, ctx);
     const limits = this.bench.limitsFor(seed);
-    const realtime = drive ? await this.realtimeSetup(backend, drive) : undefined;
+    const realtime = drive
+      ? await this.realtimeSetup(backend, drive, () => {
+          // throwaway instances of the per-step checks: their code warms up, not their state
+          const monitor = new SafetyMonitor(ctx.robot, limits, this.bench.toolFromFlange);
+          const judge = task.createJudge(instance, ctx);
+          const t0 = backend.now();
+          let armed = false;
+          return (r) => {
+            if (!armed) monitor.begin(r, null);
+            armed = monitor.tick(r, -1) === "ok";
+            judge.onReading({ t: r.t - t0, q: r.q, gripperWidthM: r.gripperWidthM });
+            judge.status();
+            return "ok";
+          };
+        })
+      : undefined;
     const judge = task.createJudge(instance, ctx);
     this.frames.clear();
     const ep = new Episode({
@@ -197,6 +213,8 @@ export class Gateway {
   private async realtimeSetup(
     backend: Backend,
     drive: Exclude<RealtimeDrive, { kind: "unavailable" }>,
+    /** the warm-up's tick hook (the episode's per-step checks, on instances of their own) */
+    warmTick: () => (r: JointReading) => TickVerdict,
   ): Promise<RealtimeSetup> {
     const fixed = this.opts.realtime;
     if (drive.kind === "streamed") {
@@ -215,7 +233,7 @@ export class Gateway {
     }
     let slowdown = fixed?.slowdown;
     let measuredSpeed: number | undefined;
-    await backend.hold(REALTIME_WARMUP_S);
+    await backend.hold(REALTIME_WARMUP_S, { onTick: warmTick() });
     if (slowdown === undefined) {
       const w0 = performance.now();
       await backend.hold(REALTIME_PROBE_S);

@@ -102,6 +102,21 @@ describe("realtime episode (sim, fake wall clock)", () => {
     expect(ep.isEnded).toBe(false);
   });
 
+  it("the schedule starts with the first accepted chunk, not with a refused one", async () => {
+    const clock = new FakeClock();
+    const ep = await realtimeEpisode(clock);
+    const r0 = ep.config.backend.read();
+    const far = rows(r0.q, r0.gripperWidthM, 0.5, 1);
+    const refused = await ep.act({ type: "joint_position", dt: 0.01, rows: far }).catch((e: unknown) => e);
+    expect((refused as GatewayError).code).toBe("RB_ERR_UNSAFE_CHUNK");
+    await clock.advance(0.01);
+    expect(ep.realtimeStatus()).toMatchObject({ committed_step: 0, queue_rows: 0 });
+    const ok = await ep.act({ type: "joint_position", dt: 0.01, rows: [[...r0.q, r0.gripperWidthM]] });
+    expect(ok.start_step).toBe(0);
+    await clock.advance(0.01);
+    expect(ep.realtimeStatus()).toMatchObject({ committed_step: 10, late_steps: 0 });
+  });
+
   it("advance_s waits for exactly its steps; observe without it does not block", async () => {
     const clock = new FakeClock();
     const ep = await realtimeEpisode(clock);

@@ -198,7 +198,7 @@ export class RealtimeDriver {
     return Math.max(0, Math.floor((this.clock.now() - this.t0Wall) / this.slotS + 1e-6) - this.shiftSlots);
   }
 
-  /** Start the schedule now (the first request that advances time). */
+  /** Start the schedule now (the first accepted chunk, or the first observe that advances time). */
   start(): void {
     if (this.started) return;
     this.t0Wall = this.clock.now();
