@@ -44,7 +44,7 @@ const REALTIME_PROBE_S = 0.05;
  * physics step) takes 0.1–3 s once, the next ones with the safety monitor and the judge ~1 ms
  * until compiled; inside the schedule that would be late steps, inside the probe a slower sim
  */
-const REALTIME_WARMUP_S = 0.02;
+const REALTIME_WARMUP_S = 0.2;
 
 export interface EstopState {
   engaged: boolean;
