@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { forwardKinematics } from "../robots/franka/kinematics.ts";
-import type { Backend, RealtimeDrive } from "../seam/types.ts";
+import type { Backend, JointReading, RealtimeDrive, TickVerdict } from "../seam/types.ts";
 import { getTask } from "../tasks/registry.ts";
 import type { TaskContext, TaskDefinition } from "../tasks/types.ts";
 import type { EndReason, StartEpisodeRequest } from "./api/schemas.ts";
@@ -39,6 +39,13 @@ export interface GatewayOptions {
 
 /** sim seconds held at a realtime episode's start to measure the sim's speed */
 const REALTIME_PROBE_S = 0.05;
+/**
+ * sim seconds held before that (and when S is fixed) to warm up the sim and the per-step checks:
+ * the first step of a fresh process (WebAssembly compiled on first use, JIT, a new world's first
+ * physics step) takes 0.1–3 s once, the next ones with the safety monitor and the judge ~1 ms
+ * until compiled; inside the schedule that would be late steps, inside the probe a slower sim
+ */
+const REALTIME_WARMUP_S = 0.2;
 
 export interface EstopState {
   engaged: boolean;
@@ -183,7 +190,22 @@ export class Gateway {
     };
     const instance = task.sampleInstance(seed, ctx);
     const limits = this.bench.limitsFor(seed);
-    const realtime = drive ? await this.realtimeSetup(backend, drive) : undefined;
+    const realtime = drive
+      ? await this.realtimeSetup(backend, drive, () => {
+          // throwaway instances of the per-step checks: their code warms up, not their state
+          const monitor = new SafetyMonitor(ctx.robot, limits, this.bench.toolFromFlange);
+          const judge = task.createJudge(instance, ctx);
+          const t0 = backend.now();
+          let armed = false;
+          return (r) => {
+            if (!armed) monitor.begin(r, null);
+            armed = monitor.tick(r, -1) === "ok";
+            judge.onReading({ t: r.t - t0, q: r.q, gripperWidthM: r.gripperWidthM });
+            judge.status();
+            return "ok";
+          };
+        })
+      : undefined;
     const judge = task.createJudge(instance, ctx);
     this.frames.clear();
     const id = randomUUID();
@@ -222,13 +244,20 @@ export class Gateway {
   }
 
   /**
-   * The realtime pacing, measured once per episode start: the sim holds for REALTIME_PROBE_S and
-   * its speed (sim s per wall s) picks S = 1 when it runs at least 3× faster than real time,
-   * else the smallest S that leaves it that headroom. `opts.realtime` may fix S (tests, benches).
+   * The realtime pacing, measured once per episode start: the sim warms up (REALTIME_WARMUP_S),
+   * then holds for REALTIME_PROBE_S and its speed (sim s per wall s) picks S = 1 when it runs at
+   * least 3× faster than real time, else the smallest S that leaves it that headroom.
+   * `opts.realtime` may fix S (tests, benches); the warm-up runs then too.
+   *
+   * The stepped drive's margin is 0: the sim commits the due steps synchronously at each wake-up
+   * and a splice is planned, pre-checked and queued in one synchronous turn, so the first step not
+   * yet committed and not yet due can still take a new target (its slot ends after the splice).
    */
   private async realtimeSetup(
     backend: Backend,
     drive: Exclude<RealtimeDrive, { kind: "unavailable" }>,
+    /** the warm-up's tick hook (the episode's per-step checks, on instances of their own) */
+    warmTick: () => (r: JointReading) => TickVerdict,
   ): Promise<RealtimeSetup> {
     const fixed = this.opts.realtime;
     if (drive.kind === "streamed") {
@@ -247,6 +276,7 @@ export class Gateway {
     }
     let slowdown = fixed?.slowdown;
     let measuredSpeed: number | undefined;
+    await backend.hold(REALTIME_WARMUP_S, { onTick: warmTick() });
     if (slowdown === undefined) {
       const w0 = performance.now();
       await backend.hold(REALTIME_PROBE_S);
@@ -257,7 +287,7 @@ export class Gateway {
     return {
       drive: "stepped",
       slowdown,
-      marginSteps: fixed?.marginSteps ?? 2,
+      marginSteps: fixed?.marginSteps ?? 0,
       lateToleranceS: fixed?.lateToleranceS ?? 0.02,
       horizonSteps: fixed?.horizonSteps ?? 30_000,
       commandGapS: fixed?.commandGapS ?? 2,

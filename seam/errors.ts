@@ -552,7 +552,7 @@ export const ERRORS = {
   RB_ERR_SPLICE_MARGIN: {
     status: 409,
     message:
-      "start_step {start_step} is within the latency margin ({margin_steps} steps): the earliest step is {earliest}",
+      "start_step {start_step} is too soon: the earliest step is {earliest} (the step due by the wall clock, or the committed one if later, plus the latency margin of {margin_steps} steps)",
     hint: "Start the chunk at the earliest step or later (the task card states the margin), or leave start_step out.",
   },
   RB_ERR_SPLICE_AHEAD: {

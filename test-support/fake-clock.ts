@@ -6,6 +6,8 @@ import type { WallClock } from "../gateway/episode/realtime.ts";
 
 export class FakeClock implements WallClock {
   private sleeps: { at: number; resolve: () => void }[] = [];
+  /** the end of every precise sleep asked for, in order */
+  readonly preciseSleeps: number[] = [];
 
   /** @param t wall seconds at the start */
   constructor(public t = 100) {}
@@ -14,7 +16,8 @@ export class FakeClock implements WallClock {
     return this.t;
   }
 
-  sleepUntil(tS: number, signal: AbortSignal): Promise<void> {
+  sleepUntil(tS: number, signal: AbortSignal, precise = false): Promise<void> {
+    if (precise) this.preciseSleeps.push(tS);
     if (tS <= this.t || signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       this.sleeps.push({ at: tS, resolve });
@@ -29,7 +32,8 @@ export class FakeClock implements WallClock {
       const s = this.sleeps[0];
       if (!s || s.at > tS + 1e-12) break;
       this.sleeps.shift();
-      this.t = s.at;
+      // a sleeper whose time the test had already passed (t set by hand) wakes now, late
+      this.t = Math.max(this.t, s.at);
       s.resolve();
       for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
     }

@@ -235,7 +235,9 @@ export const TaskCardSchema = z.object({
       margin_steps: z
         .number()
         .int()
-        .describe("a splice starts at least this many steps after the committed step"),
+        .describe(
+          "a splice starts at least this many steps after the committed step or the step due by the wall clock, whichever is later (stepped drive: 0, the first step neither committed nor due)",
+        ),
       horizon_steps: z
         .number()
         .int()

@@ -513,7 +513,9 @@ export class Episode implements EpisodeView {
     if (chunk.capture) {
       throw new GatewayError("RB_ERR_REALTIME_NO_CAPTURE", { field: "frames" });
     }
-    const rt = this.realtime();
+    // the schedule starts once the first chunk is accepted: its planning (slow on the first call
+    // of a process, before the code is compiled) is not taken from the first slots
+    const rt = this.realtimeDriver();
     const step = rt.spliceStep(req.start_step);
     const start = rt.commandedState(step);
     const from = commandedReading(start, this.cfg.backend.now());
@@ -525,6 +527,7 @@ export class Episode implements EpisodeView {
     this.counts.clippedEntries += clipped.length;
     this.counts.steps++;
     rt.splice(traj, step);
+    this.startRealtime(rt);
     this.streamSplice(rt, step);
     await this.flush();
     return {
@@ -541,6 +544,13 @@ export class Episode implements EpisodeView {
 
   /** The realtime driver, started (the loop running as one long motion) on first use. */
   private realtime(): RealtimeDriver {
+    const rt = this.realtimeDriver();
+    this.startRealtime(rt);
+    return rt;
+  }
+
+  /** The realtime driver (made on first use; its schedule starts with startRealtime). */
+  private realtimeDriver(): RealtimeDriver {
     if (this.rt) return this.rt;
     const setup = this.cfg.realtime;
     if (!setup) throw new Error("realtime episode without a realtime setup");
@@ -561,6 +571,13 @@ export class Episode implements EpisodeView {
       (detail) => this.requestStop({ source: "watchdog", detail, data: { kind: "command_watchdog" } }),
     );
     this.rt = rt;
+    return rt;
+  }
+
+  /** Start the schedule now and the loop as one long motion (once). */
+  private startRealtime(rt: RealtimeDriver): void {
+    if (rt.started) return;
+    const backend = this.cfg.backend;
     rt.start();
     const drive = backend.realtimeDrive?.();
     if (drive?.kind === "streamed") {
@@ -568,18 +585,19 @@ export class Episode implements EpisodeView {
       this.rtLoop = this.motion(null, (signal) => this.runStreamed(rt, drive.motion, signal)).catch(() => {
         // a backend that threw has gone the fault way (requestStop) inside motion()
       });
-      return rt;
+      return;
     }
-    this.rtLoop = this.motion(null, (signal) =>
-      rt.run(signal, async (traj) => {
-        const res = await backend.execute(traj, { signal, onTick: (r) => this.tick(r, -1) });
+    this.rtLoop = this.motion(null, (signal) => {
+      // one options object for every wake-up (the loop runs a wake-up per control period)
+      const opts = { signal, onTick: (r: JointReading) => this.tick(r, -1) };
+      return rt.run(signal, async (traj) => {
+        const res = await backend.execute(traj, opts);
         if (res.outcome === "fault") this.requestStop(causeOfFault(res.fault));
         return res;
-      }),
-    ).catch(() => {
+      });
+    }).catch(() => {
       // a backend that threw has gone the fault way (requestStop) inside motion()
     });
-    return rt;
   }
 
   /**

@@ -56,37 +56,65 @@ describe("realtime episode (sim, fake wall clock)", () => {
     const clock = new FakeClock();
     const ep = await realtimeEpisode(clock);
     const r0 = ep.config.backend.read();
-    // A: 0.004 rad/row at 100 ms rows = 0.04 rad/s on joint 0, 10 rows, from step 2
+    // A: 0.004 rad/row at 100 ms rows = 0.04 rad/s on joint 0, 10 rows, from step 0 (the sim's
+    // margin is 0: the first step not yet committed nor due)
     const a = await ep.act({
       type: "joint_position",
       dt: 0.1,
       rows: rows(r0.q, r0.gripperWidthM, 0.004, 10),
     });
-    expect(a.start_step).toBe(2);
+    expect(a.start_step).toBe(0);
     // B goes back to the start in one 50 ms row. From the commanded state half-way through A
     // (0.01 rad out, moving at 0.04 rad/s) that is refused...
     const back = [[...r0.q, r0.gripperWidthM]];
     const refused = await ep
-      .act({ type: "joint_position", dt: 0.05, rows: back, start_step: 2 + 250 })
+      .act({ type: "joint_position", dt: 0.05, rows: back, start_step: 250 })
       .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(GatewayError);
     expect((refused as GatewayError).code).toBe("RB_ERR_UNSAFE_CHUNK");
-    expect((refused as GatewayError).details["start_step"]).toBe(252);
+    expect((refused as GatewayError).details["start_step"]).toBe(250);
     // ...while the robot has not moved at all (the measured state is the start, at rest), and
     // the same rows spliced where the commanded state is the start are accepted
     expect(ep.config.backend.read().q).toEqual(r0.q);
-    const ok = await ep.act({ type: "joint_position", dt: 0.05, rows: back, start_step: 2 });
-    expect(ok.start_step).toBe(2);
+    const ok = await ep.act({ type: "joint_position", dt: 0.05, rows: back, start_step: 0 });
+    expect(ok.start_step).toBe(0);
     expect(ep.counters.refusals).toBe(1);
-    // the queue now holds B only (50 steps from step 2): it runs as the clock moves
+    // the queue now holds B only (50 steps from step 0): it runs as the clock moves
     await clock.advance(0.02);
-    expect(ep.realtimeStatus()).toMatchObject({ committed_step: 20, queue_rows: 32, late_steps: 0 });
+    expect(ep.realtimeStatus()).toMatchObject({ committed_step: 20, queue_rows: 30, late_steps: 0 });
+    // refusals at the join: a step already run, a step the clock says is due (not yet run)
+    const past = await ep
+      .act({ type: "joint_position", dt: 0.05, rows: back, start_step: 19 })
+      .catch((e: unknown) => e);
+    expect((past as GatewayError).code).toBe("RB_ERR_SPLICE_PAST");
+    // the wall clock runs on by 1.5 ms before the loop wakes: step 20 is due, not yet run
+    clock.t += 0.0015;
+    const due = await ep
+      .act({ type: "joint_position", dt: 0.05, rows: back, start_step: 20 })
+      .catch((e: unknown) => e);
+    expect((due as GatewayError).code).toBe("RB_ERR_SPLICE_MARGIN");
+    expect((due as GatewayError).details).toMatchObject({ start_step: 20, earliest: 21, margin_steps: 0 });
     await clock.advance(0.1);
-    expect(ep.realtimeStatus()).toMatchObject({ committed_step: 120, queue_rows: 0 });
+    expect(ep.realtimeStatus()).toMatchObject({ committed_step: 121, queue_rows: 0 });
     // B held the start: the arm never went anywhere
     const q = ep.config.backend.read().q;
     expect(Math.abs(q[0]! - r0.q[0]!)).toBeLessThan(1e-4);
     expect(ep.isEnded).toBe(false);
+  });
+
+  it("the schedule starts with the first accepted chunk, not with a refused one", async () => {
+    const clock = new FakeClock();
+    const ep = await realtimeEpisode(clock);
+    const r0 = ep.config.backend.read();
+    const far = rows(r0.q, r0.gripperWidthM, 0.5, 1);
+    const refused = await ep.act({ type: "joint_position", dt: 0.01, rows: far }).catch((e: unknown) => e);
+    expect((refused as GatewayError).code).toBe("RB_ERR_UNSAFE_CHUNK");
+    await clock.advance(0.01);
+    expect(ep.realtimeStatus()).toMatchObject({ committed_step: 0, queue_rows: 0 });
+    const ok = await ep.act({ type: "joint_position", dt: 0.01, rows: [[...r0.q, r0.gripperWidthM]] });
+    expect(ok.start_step).toBe(0);
+    await clock.advance(0.01);
+    expect(ep.realtimeStatus()).toMatchObject({ committed_step: 10, late_steps: 0 });
   });
 
   it("advance_s waits for exactly its steps; observe without it does not block", async () => {
@@ -136,7 +164,7 @@ describe("realtime episode (sim, fake wall clock)", () => {
     const meta = contents.messages.find((m) => m.topic.endsWith("meta"))?.data as Record<string, unknown>;
     const end = contents.messages.find((m) => m.topic.endsWith("end"))?.data as Record<string, unknown>;
     expect(meta["setting"]).toBe("realtime");
-    expect(meta["realtime"]).toMatchObject({ slowdown: 1, margin_steps: 2, command_gap_s: 5 });
+    expect(meta["realtime"]).toMatchObject({ slowdown: 1, margin_steps: 0, command_gap_s: 5 });
     expect(end["realtime"]).toMatchObject({ slowdown: 1, committed_step: 50, queue_rows: 0, late_steps: 0 });
     const report = await gradeRecord(recordPath!);
     expect(report.agree, JSON.stringify(report.differences)).toBe(true);

@@ -118,6 +118,22 @@ describe("realtime driver (fake wall clock)", () => {
     expect(d.counts).toMatchObject({ stepsRun: 16, holdSteps: 3, splices: 3, lateSteps: 0 });
   });
 
+  it("a long queue runs in order while committed rows are dropped from its head", async () => {
+    const { clock, d, at, rec } = setup({ horizonSteps: 20_000 });
+    d.splice(chunk(range(1, 12_000)), 2);
+    for (let k = 1; k <= 9; k++) {
+      clock.t = at(k * 1000);
+      await d.wake(rec.exec);
+    }
+    expect(d.queueRows).toBe(12_002 - 9000);
+    // a splice after the head was compacted keeps the rows before it
+    d.splice(chunk([-1, -2]), 9500);
+    clock.t = at(9503);
+    await d.wake(rec.exec);
+    expect(rec.q0).toEqual([0, 0, ...range(1, 9498), -1, -2, -2]);
+    expect(d.commandedState(9503).q).toEqual([-2, 0]);
+  });
+
   it("a start past the queue end holds the last queued target up to it", async () => {
     const { clock, d, at, rec } = setup();
     d.splice(chunk([1, 2]), 2);
@@ -139,6 +155,79 @@ describe("realtime driver (fake wall clock)", () => {
     clock.t = at(20);
     expect(codeOf(() => d.spliceStep(15))).toBe("RB_ERR_SPLICE_MARGIN");
     expect(d.spliceStep(22)).toBe(22);
+  });
+
+  it("margin 0 (the sim's): the first step neither committed nor due takes a splice; a due one is refused", async () => {
+    const { clock, d, at, rec } = setup({ marginSteps: 0 });
+    // no start_step, empty queue: the first step not yet committed (nothing is due yet)
+    expect(d.spliceStep(undefined)).toBe(0);
+    d.splice(chunk([1, 2, 3]), 0);
+    clock.t = at(4);
+    await d.wake(rec.exec);
+    expect(rec.q0).toEqual([1, 2, 3, 3]);
+    // committed 4: step 3 is refused as executed, step 4 (its slot not over) is taken
+    expect(codeOf(() => d.spliceStep(3))).toBe("RB_ERR_SPLICE_PAST");
+    expect(d.spliceStep(4)).toBe(4);
+    // the wall clock ran on to step 7 before the driver woke: 4..6 are due (they run from the old
+    // queue), within the margin; 7 is the earliest
+    clock.t = at(7) + P / 2;
+    expect(codeOf(() => d.spliceStep(4))).toBe("RB_ERR_SPLICE_MARGIN");
+    expect(codeOf(() => d.spliceStep(6))).toBe("RB_ERR_SPLICE_MARGIN");
+    expect(d.spliceStep(undefined)).toBe(7);
+    // the join at 7 is judged from what steps 4..6 will command (the held 3), at rest
+    expect(d.commandedState(7)).toEqual({ q: [3, 0], dq: [0, 0], ddq: [0, 0], gripperWidthM: 0.04 });
+    d.splice(chunk([10, 20]), 7);
+    clock.t = at(10);
+    await d.wake(rec.exec);
+    expect(rec.q0).toEqual([1, 2, 3, 3, 3, 3, 3, 10, 20, 20]);
+  });
+
+  it("at a committed step the commanded state is the committed targets' (the join judged up to jerk)", async () => {
+    const { clock, d, at, rec } = setup({ marginSteps: 0 });
+    d.splice(chunk([1, 3, 6, 10, 15]), 0);
+    clock.t = at(3);
+    await d.wake(rec.exec); // steps 0..2 committed (out of the queue): 1, 3, 6
+    expect(d.spliceStep(3)).toBe(3);
+    const s = d.commandedState(3);
+    expect(s.q).toEqual([6, 0]);
+    expect(s.dq[0]).toBeCloseTo(3 / P, 6);
+    expect(s.ddq[0]).toBeCloseTo(1 / (P * P), 3);
+    // one step later the join's state comes from two committed targets and a queued one
+    const s4 = d.commandedState(4);
+    expect(s4.q).toEqual([10, 0]);
+    expect(s4.dq[0]).toBeCloseTo(4 / P, 6);
+    expect(s4.ddq[0]).toBeCloseTo(1 / (P * P), 3);
+  });
+
+  it("the loop sleeps precisely to a splice's first step; a splice for the coming slot wakes a coarse sleep", async () => {
+    const clock = new FakeClock();
+    const d = new RealtimeDriver(
+      clock,
+      { ...OPTS, marginSteps: 0, lateToleranceS: 0.005 },
+      { q: [0, 0], gripperWidthM: 0.08 },
+      () => {},
+    );
+    const rec = recorder();
+    const ac = new AbortController();
+    const loop = d.run(ac.signal, rec.exec);
+    const t0 = clock.t;
+    await clock.advanceTo(t0 + 2.5 * P); // steps 0, 1 held; the loop sleeps coarsely to step 2's end
+    expect(rec.q0).toEqual([0, 0]);
+    expect(clock.preciseSleeps).toEqual([]);
+    // a chunk for step 2 (the coming slot): the loop wakes and sleeps again, precisely to its end
+    d.splice(chunk([5, 6]), d.spliceStep(undefined));
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    expect(clock.preciseSleeps).toEqual([t0 + 3 * P]);
+    await clock.advanceTo(t0 + 3 * P);
+    expect(rec.q0).toEqual([0, 0, 5]);
+    // a chunk spliced further ahead (step 8): coarse sleeps up to it, a precise one for it
+    d.splice(chunk([9]), 8);
+    await clock.advanceTo(t0 + 10 * P);
+    expect(rec.q0).toEqual([0, 0, 5, 6, 6, 6, 6, 6, 9, 9]);
+    expect(clock.preciseSleeps).toEqual([t0 + 3 * P, t0 + 9 * P]);
+    ac.abort();
+    await loop;
+    expect(d.counts.lateSteps).toBe(0);
   });
 
   it("the commanded state at a splice step is the target before it with its backward differences", () => {

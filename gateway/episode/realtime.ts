@@ -9,7 +9,14 @@
  * allowed when the queue is empty) and replaces every queued row from there on; a start past
  * the queue end holds the last queued target up to it. Steps handed to the backend are
  * committed: a splice must start at least `marginSteps` after the last committed step, or after
- * the step the wall clock says is due, whichever is later.
+ * the step the wall clock says is due, whichever is later. On the sim the margin is 0 (the first
+ * step neither committed nor due: the sim commits steps synchronously at a wake-up and a splice
+ * is queued in one synchronous turn); on a real arm it covers the stream's lead.
+ *
+ * Wake-ups: the loop sleeps to the end of the next slot coarsely (a timer, up to ~1 ms late),
+ * except to a step that starts a splice: that sleep is precise, and a splice whose first step is
+ * the next to fall due wakes a coarse sleep so that it sleeps again precisely. A chunk's first
+ * target so runs when its slot ends, not a timer tick later.
  *
  * Late steps: at each wake-up the due steps run back to back; a due step whose slot began more
  * than `lateToleranceS` ago could not be run on time. It is not run late in a burst: it is
@@ -33,25 +40,46 @@ import type { ExecuteResult, JointReading, JointTrajectory } from "../../seam/ty
 import type { TrajectoryStart } from "../../seam/interpolate.ts";
 import { GatewayError } from "../errors.ts";
 
-/** A wall clock in seconds, and a sleep on it that an abort ends early. */
+/**
+ * A wall clock in seconds, and a sleep on it that an abort ends early. A `precise` sleep ends as
+ * close after `tS` as the process can tell (the first target of a splice waits on it); another
+ * may end up to a timer tick late (about 1 ms: well inside the late tolerance).
+ */
 export interface WallClock {
   now(): number;
-  sleepUntil(tS: number, signal: AbortSignal): Promise<void>;
+  sleepUntil(tS: number, signal: AbortSignal, precise?: boolean): Promise<void>;
 }
+
+/**
+ * A precise sleep sets a timer to this long before its end (a timer fires up to about a
+ * millisecond late) and then checks the clock on every turn of the event loop (setImmediate:
+ * I/O is served between the checks), ms.
+ */
+const PRECISE_SPIN_MS = 2;
 
 export const systemWallClock: WallClock = {
   now: () => performance.now() / 1000,
-  sleepUntil: (tS, signal) =>
+  sleepUntil: (tS, signal, precise = false) =>
     new Promise((resolve) => {
       if (signal.aborted) return resolve();
-      const ms = Math.max(0, tS * 1000 - performance.now());
-      const timer = setTimeout(done, ms);
+      const endMs = tS * 1000;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let immediate: ReturnType<typeof setImmediate> | undefined;
       function done() {
         clearTimeout(timer);
+        clearImmediate(immediate);
         signal.removeEventListener("abort", done);
         resolve();
       }
+      function spin() {
+        if (performance.now() >= endMs) done();
+        else immediate = setImmediate(spin);
+      }
       signal.addEventListener("abort", done, { once: true });
+      const ms = endMs - performance.now();
+      if (!precise) timer = setTimeout(done, Math.max(0, ms));
+      else if (ms > PRECISE_SPIN_MS) timer = setTimeout(spin, ms - PRECISE_SPIN_MS);
+      else spin();
     }),
 };
 
@@ -95,13 +123,26 @@ export interface RealtimeCounts {
 
 export class RealtimeDriver {
   private readonly dof: number;
-  /** queued targets from step `base` on: q rows (dof each) and gripper openings */
+  /**
+   * queued targets: q rows (dof each) and gripper openings; row `head` is the target of step
+   * `base` (rows before `head` are committed, dropped when the queue empties or grows long)
+   */
   private qQueue: number[] = [];
   private gQueue: number[] = [];
+  private head = 0;
   private base = 0;
   /** the last three commanded targets (oldest first), for the commanded state at a splice */
   private readonly histQ: number[][];
   private readonly histG: number[];
+  /**
+   * the first steps of the splices not yet committed, ascending (a splice drops those at or after
+   * its own: their rows are replaced): the loop wakes precisely for each
+   */
+  private firstSteps: number[] = [];
+  /** the loop's sleep: aborted by halt(), the loop's signal, or a splice that wants it precise */
+  private sleepCtl = new AbortController();
+  /** the loop sleeps now, and how */
+  private sleeping: "coarse" | "precise" | null = null;
   private t0Wall = Number.NaN;
   /** slots skipped as late (the schedule moved on by them) */
   private shiftSlots = 0;
@@ -143,7 +184,7 @@ export class RealtimeDriver {
 
   /** rows queued after the committed step */
   get queueRows(): number {
-    return this.gQueue.length;
+    return this.gQueue.length - this.head;
   }
 
   /** wall seconds of one slot */
@@ -157,7 +198,7 @@ export class RealtimeDriver {
     return Math.max(0, Math.floor((this.clock.now() - this.t0Wall) / this.slotS + 1e-6) - this.shiftSlots);
   }
 
-  /** Start the schedule now (the first request that advances time). */
+  /** Start the schedule now (the first accepted chunk, or the first observe that advances time). */
   start(): void {
     if (this.started) return;
     this.t0Wall = this.clock.now();
@@ -171,7 +212,7 @@ export class RealtimeDriver {
   spliceStep(requested: number | undefined): number {
     const committed = this.base;
     const earliest = Math.max(committed, this.dueStep()) + this.opts.marginSteps;
-    if (requested === undefined) return Math.max(earliest, committed + this.gQueue.length);
+    if (requested === undefined) return Math.max(earliest, committed + this.queueRows);
     if (requested < committed) {
       throw new GatewayError("RB_ERR_SPLICE_PAST", { start_step: requested, committed_step: committed });
     }
@@ -198,9 +239,9 @@ export class RealtimeDriver {
       const h = 3 + rel;
       return { q: this.histQ[Math.max(0, h)]!, g: this.histG[Math.max(0, h)]! };
     }
-    const n = this.gQueue.length;
+    const n = this.queueRows;
     if (n === 0) return { q: this.histQ[2]!, g: this.histG[2]! };
-    const i = Math.min(rel, n - 1);
+    const i = this.head + Math.min(rel, n - 1);
     return { q: this.qQueue.slice(i * this.dof, (i + 1) * this.dof), g: this.gQueue[i]! };
   }
 
@@ -228,23 +269,35 @@ export class RealtimeDriver {
   /** Replace the queue from `step` on with the dense samples of `traj` (already pre-checked). */
   splice(traj: JointTrajectory, step: number): void {
     const dof = this.dof;
-    let keep = step - this.base;
+    const keep = step - this.base;
     if (keep < 0) throw new Error(`splice at ${step} before the committed step ${this.base}`);
-    if (keep > this.gQueue.length) {
+    if (keep > this.queueRows) {
       // hold the last queued (or commanded) target up to the start
-      const last = this.targetAt(this.base + this.gQueue.length - 1);
-      while (this.gQueue.length < keep) {
+      const last = this.targetAt(this.base + this.queueRows - 1);
+      while (this.queueRows < keep) {
         this.qQueue.push(...last.q);
         this.gQueue.push(last.g);
       }
     }
-    keep = step - this.base;
-    this.qQueue.length = keep * dof;
-    this.gQueue.length = keep;
+    this.qQueue.length = (this.head + keep) * dof;
+    this.gQueue.length = this.head + keep;
     for (let i = 0; i < traj.count * dof; i++) this.qQueue.push(traj.q[i]!);
     for (let i = 0; i < traj.count; i++) this.gQueue.push(traj.gripperWidthM[i]!);
     this.counts.splices++;
     this.lastChunkWall = this.clock.now();
+    const firsts = this.firstSteps;
+    while (firsts.length > 0 && firsts[firsts.length - 1]! >= step) firsts.pop();
+    firsts.push(step);
+    // the loop sleeps coarsely and this chunk's first target is the next step to fall due: wake
+    // it (it runs any step already due) so that it sleeps to that step again, precisely
+    if (this.sleeping === "coarse" && step <= Math.max(this.base, this.dueStep())) this.nudge();
+  }
+
+  /** end the loop's current sleep (it sleeps again as the queue now needs) */
+  private nudge(): void {
+    const c = this.sleepCtl;
+    this.sleepCtl = new AbortController();
+    c.abort();
   }
 
   /** wall time at which the target of step `k` is due (the end of its slot) */
@@ -261,7 +314,7 @@ export class RealtimeDriver {
     const dof = this.dof;
     const skip = from - this.base;
     if (skip < 0) throw new Error(`queueFrom(${from}) before the committed step ${this.base}`);
-    const n = Math.max(1, this.gQueue.length - skip);
+    const n = Math.max(1, this.queueRows - skip);
     const q = new Float64Array(n * dof);
     const g = new Float64Array(n);
     for (let i = 0; i < n; i++) {
@@ -310,7 +363,7 @@ export class RealtimeDriver {
       next += slot;
     }
     const n = this.dueStep() - this.base;
-    if (this.gQueue.length === 0 && now - this.lastChunkWall > this.opts.watchdogS + 1e-9 && !this.stopped) {
+    if (this.queueRows === 0 && now - this.lastChunkWall > this.opts.watchdogS + 1e-9 && !this.stopped) {
       this.onWatchdog(
         `no queued rows and no chunk for ${((now - this.lastChunkWall) * 1000).toFixed(0)} ms (limit ${(this.opts.watchdogS * 1000).toFixed(0)} ms)`,
       );
@@ -325,44 +378,84 @@ export class RealtimeDriver {
     const dof = this.dof;
     const q = new Float64Array(n * dof);
     const g = new Float64Array(n);
-    const fromQueue = Math.min(n, this.gQueue.length);
-    for (let i = 0; i < fromQueue * dof; i++) q[i] = this.qQueue[i]!;
-    for (let i = 0; i < fromQueue; i++) g[i] = this.gQueue[i]!;
-    const last = fromQueue > 0 ? this.targetAt(this.base + fromQueue - 1) : this.targetAt(this.base - 1);
-    for (let i = fromQueue; i < n; i++) {
-      for (let j = 0; j < dof; j++) q[i * dof + j] = last.q[j]!;
-      g[i] = last.g;
+    const fromQueue = Math.min(n, this.queueRows);
+    const h = this.head;
+    for (let i = 0; i < fromQueue * dof; i++) q[i] = this.qQueue[h * dof + i]!;
+    for (let i = 0; i < fromQueue; i++) g[i] = this.gQueue[h + i]!;
+    if (fromQueue < n) {
+      // hold the last target taken, or the last committed one
+      const lastQ = fromQueue > 0 ? q.subarray((fromQueue - 1) * dof, fromQueue * dof) : this.histQ[2]!;
+      const lastG = fromQueue > 0 ? g[fromQueue - 1]! : this.histG[2]!;
+      for (let i = fromQueue; i < n; i++) {
+        for (let j = 0; j < dof; j++) q[i * dof + j] = lastQ[j]!;
+        g[i] = lastG;
+      }
     }
-    // history: the last three committed targets
+    // history: the last three committed targets (the oldest row is reused for the newest)
     for (let i = Math.max(0, n - 3); i < n; i++) {
-      this.histQ.shift();
+      const row = this.histQ.shift()!;
+      for (let j = 0; j < dof; j++) row[j] = q[i * dof + j]!;
+      this.histQ.push(row);
       this.histG.shift();
-      this.histQ.push(Array.from(q.subarray(i * dof, (i + 1) * dof)));
       this.histG.push(g[i]!);
     }
-    this.qQueue.splice(0, fromQueue * dof);
-    this.gQueue.splice(0, fromQueue);
+    this.dropCommitted(fromQueue);
     this.base += n;
     this.counts.stepsRun += n;
     this.counts.holdSteps += n - fromQueue;
-    for (const w of this.waiters.filter((w) => w.step <= this.base)) w.resolve();
-    this.waiters = this.waiters.filter((w) => w.step > this.base);
+    const firsts = this.firstSteps;
+    while (firsts.length > 0 && firsts[0]! < this.base) firsts.shift();
+    if (this.waiters.length > 0) {
+      for (const w of this.waiters.filter((w) => w.step <= this.base)) w.resolve();
+      this.waiters = this.waiters.filter((w) => w.step > this.base);
+    }
     return { periodS: this.opts.periodS, count: n, q, gripperWidthM: g, rowEndIndex: [n - 1] };
   }
 
-  /** The loop: sleep to the next slot, wake, until `signal` aborts or a step is refused. */
+  /**
+   * Drop `rows` committed rows from the queue's head: by moving the head, the arrays emptied when
+   * the queue is (no copy, no allocation per step), compacted in place when the head is long.
+   */
+  private dropCommitted(rows: number): void {
+    this.head += rows;
+    const left = this.gQueue.length - this.head;
+    if (left === 0) {
+      this.qQueue.length = 0;
+      this.gQueue.length = 0;
+      this.head = 0;
+    } else if (this.head >= 4096 && this.head >= left) {
+      const dof = this.dof;
+      this.qQueue.copyWithin(0, this.head * dof);
+      this.qQueue.length = left * dof;
+      this.gQueue.copyWithin(0, this.head);
+      this.gQueue.length = left;
+      this.head = 0;
+    }
+  }
+
+  /**
+   * The loop: sleep to the next slot, wake, until `signal` aborts or a step is refused. The sleep
+   * to a step that starts a splice is precise (the chunk's first target runs when it falls due,
+   * not a timer tick later); a splice that makes the coming slot such a step wakes the loop from a
+   * coarse sleep to sleep again precisely.
+   */
   async run(signal: AbortSignal, exec: StepExecutor): Promise<void> {
     this.start();
-    const either = AbortSignal.any([signal, this.halted.signal]);
+    const onAbort = () => this.sleepCtl.abort();
+    signal.addEventListener("abort", onAbort, { once: true });
     try {
       while (!signal.aborted && !this.stopped) {
         const nextSlot = this.t0Wall + (this.base + this.shiftSlots + 1) * this.slotS;
-        await this.clock.sleepUntil(nextSlot, either);
+        const precise = !this.opts.streamed && this.firstSteps[0] === this.base;
+        this.sleeping = precise ? "precise" : "coarse";
+        await this.clock.sleepUntil(nextSlot, this.sleepCtl.signal, precise);
+        this.sleeping = null;
         if (signal.aborted || this.stopped) break;
         const res = await this.wake(exec);
         if (res && res.outcome !== "completed") break;
       }
     } finally {
+      signal.removeEventListener("abort", onAbort);
       this.halt();
     }
   }
@@ -371,6 +464,7 @@ export class RealtimeDriver {
   halt(): void {
     this.stopped = true;
     this.halted.abort();
+    this.sleepCtl.abort();
     for (const w of this.waiters) w.resolve();
     this.waiters = [];
   }
