@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { forwardKinematics } from "../robots/franka/kinematics.ts";
-import type { Backend, JointReading, RealtimeDrive, TickVerdict } from "../seam/types.ts";
+import type { Backend, JointReading, JointTrajectory, RealtimeDrive, TickVerdict } from "../seam/types.ts";
 import { getTask } from "../tasks/registry.ts";
 import type { TaskContext, TaskDefinition } from "../tasks/types.ts";
 import type { EndReason, StartEpisodeRequest } from "./api/schemas.ts";
@@ -46,6 +46,14 @@ const REALTIME_PROBE_S = 0.05;
  * until compiled; inside the schedule that would be late steps, inside the probe a slower sim
  */
 const REALTIME_WARMUP_S = 0.2;
+/**
+ * then this many one-step trajectories (the arm held where it is), as the schedule's wake-ups
+ * hand them over: an execute call's own path (trajectory setup, result, the tick hook) is
+ * compiled only after hundreds of calls. `bench/realtime.ts --diag`, CPU per step of the
+ * schedule's wake-ups 11–100, three runs each at load 2.3–2.9: without 1649 / 1457 / 700 µs,
+ * with 591 / 338 / 674 µs (the rest ~0.1 ms either way); it costs ~0.3–1 s at the episode's start
+ */
+const REALTIME_WARMUP_CALLS = 800;
 
 export interface EstopState {
   engaged: boolean;
@@ -276,7 +284,18 @@ export class Gateway {
     }
     let slowdown = fixed?.slowdown;
     let measuredSpeed: number | undefined;
-    await backend.hold(REALTIME_WARMUP_S, { onTick: warmTick() });
+    const tick = warmTick();
+    await backend.hold(REALTIME_WARMUP_S, { onTick: tick });
+    // one-step trajectories holding where the arm is, as the schedule's wake-ups hand them over
+    const r0 = backend.read();
+    const one: JointTrajectory = {
+      periodS: backend.describe().controlPeriodS,
+      count: 1,
+      q: Float64Array.from(r0.q),
+      gripperWidthM: Float64Array.of(r0.gripperWidthM),
+      rowEndIndex: [0],
+    };
+    for (let i = 0; i < REALTIME_WARMUP_CALLS; i++) await backend.execute(one, { onTick: tick });
     if (slowdown === undefined) {
       const w0 = performance.now();
       await backend.hold(REALTIME_PROBE_S);
