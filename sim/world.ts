@@ -327,21 +327,38 @@ export class PhysicsWorld {
     // one narrow-phase scan per collider of the smaller group (e.g. 4 env colliders, not 12 arm ones)
     const swap = lb.length < la.length;
     const outer = swap ? lb : la;
-    const other = swap ? ga : gb;
-    for (const h of outer) {
-      const co = this.world.getCollider(h);
-      const to = this.tags.get(h)!;
-      this.world.contactPairsWith(co, (ci) => {
-        const ti = this.tags.get(ci.handle);
-        if (!ti || ti.group !== other) return;
-        const c = co.contactCollider(ci, 0, this.contactTmp);
-        if (c && c.distance <= 0) {
-          if (swap) visit(ti, to);
-          else visit(to, ti);
-        }
-      });
+    const scan = this.scan;
+    scan.other = swap ? ga : gb;
+    scan.swap = swap;
+    scan.visit = visit;
+    for (let i = 0; i < outer.length; i++) {
+      const h = outer[i]!;
+      scan.co = this.world.getCollider(h);
+      scan.to = this.tags.get(h)!;
+      this.world.contactPairsWith(scan.co, this.onPair);
     }
+    scan.visit = null;
+    scan.co = null;
   }
+
+  /** the scan `touching` runs: its state in fields, one visitor for every call (control loop: no closure per collider) */
+  private readonly scan: {
+    other: GroupName;
+    swap: boolean;
+    visit: TouchVisitor | null;
+    co: RAPIER.Collider | null;
+    to: ColliderTag | null;
+  } = { other: "env", swap: false, visit: null, co: null, to: null };
+  private readonly onPair = (ci: RAPIER.Collider): void => {
+    const s = this.scan;
+    const ti = this.tags.get(ci.handle);
+    if (!ti || ti.group !== s.other) return;
+    const c = s.co!.contactCollider(ci, 0, this.contactTmp);
+    if (c && c.distance <= 0) {
+      if (s.swap) s.visit!(ti, s.to!);
+      else s.visit!(s.to!, ti);
+    }
+  };
 
   /** Rapier world bytes. */
   takeSnapshot(): Uint8Array {
