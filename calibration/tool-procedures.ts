@@ -84,7 +84,13 @@ export interface ToolFrameReport {
 export async function calibrateToolFrame(
   api: BenchApi,
   cal: Calibration,
-  opts: { cameras?: string[]; poses?: number; around?: number[] } = {},
+  opts: {
+    cameras?: string[];
+    poses?: number;
+    around?: number[];
+    /** peak joint speed of the moves between poses, rad/s (BenchApi.moveTo's default when absent) */
+    maxJointSpeedRadS?: number;
+  } = {},
 ): Promise<{ calibration: Calibration; report: ToolFrameReport }> {
   const t0 = performance.now();
   const cams = (
@@ -120,7 +126,10 @@ export async function calibrateToolFrame(
   for (let i = 0; i < targets.length; i++) {
     const id = `pose-${String(i + 1).padStart(2, "0")}`;
     try {
-      await api.moveTo(targets[i]!);
+      await api.moveTo(
+        targets[i]!,
+        opts.maxJointSpeedRadS !== undefined ? { maxJointSpeedRadS: opts.maxJointSpeedRadS } : {},
+      );
     } catch (e) {
       if (!(e instanceof ApiError) || e.code === "RB_ERR_EPISODE_ENDED") throw e;
       refused.push({ id, reason: `move refused: ${e.message}` });
