@@ -99,6 +99,7 @@ describe("tool-side calibration on the sim through the API", () => {
       maxToTruthMm: d.maxM * 1000,
       startMarkErrMm: startErr * 1000,
       misses: teacher.misses,
+      reprobes: teacher.reprobes,
       ...r.report,
       residualsMm: r.report.residualsMm.map((x) => +x.toFixed(3)),
     });

@@ -180,6 +180,13 @@ export interface ProbingTeacherOptions {
   clearanceM: number;
   /** how far past the clearance a probe reaches, m (default 0.004) */
   overshootM?: number;
+  /**
+   * how long a probe's push out takes, s (default 0.8): a contact reported δ late puts its point
+   * (push speed × δ) further out, so a bench whose contacts arrive with varying delay probes slower
+   */
+  probeS?: number;
+  /** how far the four contacts of one centring may lie from one circle before it is probed again, m (default 0.0005) */
+  probeSpreadM?: number;
 }
 
 /**
@@ -191,6 +198,8 @@ export class ProbingTeacher implements TeachOperator {
   readonly centres: Vec3[] = [];
   /** probes that found no contact (widened and retried) */
   misses = 0;
+  /** centrings probed again because the four contacts did not lie on one circle */
+  reprobes = 0;
   private axis: Vec3 | null = null;
   private q: number[] = [];
   private contactClosed = false;
@@ -233,8 +242,22 @@ export class ProbingTeacher implements TeachOperator {
     return this.taughtM >= this.opts.teachLengthM ? "end" : "record";
   }
 
-  /** Probe ±x, ±y of the loop frame `at` (the loop is there now); the wire's crossing point. */
+  /**
+   * Probe ±x, ±y of the loop frame `at` (the loop is there now); the wire's crossing point. The
+   * four contact points lie on one circle about it, as far out as the clearance (plus the same
+   * contact latency in every direction); when their distances from the centre spread over more
+   * than `probeSpreadM` (a contact reported late on a busy machine), all four are probed again
+   * (twice at most), as a person probes again when a side felt off.
+   */
   private async centreAt(at: Mat4): Promise<Vec3> {
+    for (let attempt = 0; ; attempt++) {
+      const { centre, spreadM } = await this.probeCentre(at);
+      if (spreadM <= (this.opts.probeSpreadM ?? 0.0005) || attempt >= 2) return centre;
+      this.reprobes++;
+    }
+  }
+
+  private async probeCentre(at: Mat4): Promise<{ centre: Vec3; spreadM: number }> {
     const o = mat4Column(at, 3);
     const ex = mat4Column(at, 0);
     const ey = mat4Column(at, 1);
@@ -254,7 +277,11 @@ export class ProbingTeacher implements TeachOperator {
       pts.push([vdot(rel, ex), vdot(rel, ey)]);
     }
     const [cx, cy] = circleCentre2d(pts);
-    return vadd(o, vadd(vscale(ex, cx), vscale(ey, cy)));
+    const r = pts.map(([x, y]) => Math.hypot(x - cx, y - cy));
+    return {
+      centre: vadd(o, vadd(vscale(ex, cx), vscale(ey, cy))),
+      spreadM: Math.max(...r) - Math.min(...r),
+    };
   }
 
   /**
@@ -278,7 +305,7 @@ export class ProbingTeacher implements TeachOperator {
         rows.push([...from.map((v, j) => v + (to[j]! - v) * m), grip]);
       }
     };
-    leg(q0, q1, 0.8);
+    leg(q0, q1, this.opts.probeS ?? 0.8);
     leg(q1, q0, 0.5);
     for (let k = 0; k < 10; k++) rows.push([...q0, grip]);
     const res = await this.api.act(dt, rows);
