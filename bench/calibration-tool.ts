@@ -51,7 +51,7 @@ if (rigMode) {
     const w = wire.report;
     console.log(
       `rig wire teaching (${w.poses} poses centred by buzz-box contact probing, ${f(w.lengthM)} m, wall clock): ${f(wire.seconds, 1)} s (${f(wire.seconds / w.poses, 2)} s per pose); ` +
-        `centreline vs truth ${f(wire.rmsToTruthMm)} mm RMS, ${f(wire.maxToTruthMm)} mm max (target 0.5 mm RMS); residuals ${f(w.rmsResidualMm)} mm RMS, worst ${f(w.worstResidualMm)} mm; largest clearance violation ${f(w.largestClearanceViolationMm)} mm; marks ${f(w.startMarkM)}…${f(w.endMarkM)} m; probes widened ${wire.misses}, centrings probed again ${wire.reprobes}`,
+        `centreline vs truth ${f(wire.rmsToTruthMm)} mm RMS, ${f(wire.maxToTruthMm)} mm max (target 0.5 mm RMS); residuals ${f(w.rmsResidualMm)} mm RMS, worst ${f(w.worstResidualMm)} mm; largest clearance violation ${f(w.largestClearanceViolationMm)} mm; marks ${f(w.startMarkM)}…${f(w.endMarkM)} m; probes widened ${wire.misses}, centrings probed again ${wire.reprobes}, holds for a late contact-open ${wire.lateOpens}`,
     );
     console.log(
       `rig board registration (4 marks, pointing error σ ${pointingMm} mm per axis): ${f(board.seconds, 1)} s; ` +

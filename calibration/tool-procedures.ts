@@ -41,6 +41,7 @@ import type { Calibration, CameraCalibration } from "./schema.ts";
 import { fitRingCircle, ringPointDistance } from "./tool-frame.ts";
 import { centreline, pointAt } from "./wire-geometry.ts";
 import { centrelineDistance, fitWire, type WireFit, type WireFitOptions } from "./wire-teach.ts";
+import { type TriangulatedWire, triangulateWire } from "./wire-triangulate.ts";
 
 /** base ← flange of the robot's measured joints now (the gateway's FK). */
 async function flangeNow(api: BenchApi): Promise<{ q: number[]; flange: Mat4 }> {
@@ -415,6 +416,11 @@ export interface WireTeachReport {
   maxCurvaturePerM: number;
   /** taught against seen by each fixed depth camera (only with `see`) */
   seen?: SeenWire[];
+  /**
+   * taught against the wire triangulated from two fixed cameras' colour images (only with
+   * `triangulate`; the points themselves left out)
+   */
+  triangulated?: Omit<TriangulatedWire, "pointsBase"> & { points: number };
   elapsedS: number;
 }
 
@@ -431,6 +437,8 @@ export async function teachWire(
     maxPoses?: number;
     /** compare the taught centreline with what the fixed depth cameras see (seeWire) */
     see?: boolean;
+    /** compare the taught centreline with the wire triangulated from two fixed cameras (wire-triangulate.ts) */
+    triangulate?: boolean;
   } = {},
 ): Promise<{ calibration: Calibration; report: WireTeachReport; fit: WireFit; taught: Vec3[] }> {
   const t0 = performance.now();
@@ -469,6 +477,7 @@ export async function teachWire(
     checkpointsM: [...Array(n).keys()].map((k) => startMarkM + ((endMarkM - startMarkM) * (k + 1)) / n),
     maxCurvaturePerM: fit.maxCurvaturePerM,
     ...(opts.see ? { seen: await seeWire(api, cal, fit.points) } : {}),
+    ...(opts.triangulate ? { triangulated: summary(await triangulateWire(api, cal, fit.points)) } : {}),
     elapsedS: (performance.now() - t0) / 1000,
   };
   const seenRms = (report.seen ?? []).filter((x) => x.points > 0).map((x) => x.rmsMm);
@@ -485,10 +494,18 @@ export async function teachWire(
         largestClearanceViolationMm: report.largestClearanceViolationMm,
         maxCurvaturePerM: fit.maxCurvaturePerM,
         ...(seenRms.length ? { seenWorstCameraRmsMm: Math.max(...seenRms) } : {}),
+        ...(report.triangulated && report.triangulated.points > 0
+          ? { triangulatedRmsMm: report.triangulated.rmsMm }
+          : {}),
       }),
     ],
   };
   return { calibration, report, fit, taught };
+}
+
+function summary(t: TriangulatedWire): NonNullable<WireTeachReport["triangulated"]> {
+  const { pointsBase, ...rest } = t;
+  return { ...rest, points: pointsBase.length };
 }
 
 // ------------------------------------------------------------------------------ board registration

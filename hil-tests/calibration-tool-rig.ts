@@ -64,12 +64,14 @@ const SAFETY = { stopOnEvents: [], staleReadingTimeoutMs: 5000, trackingErrorBou
 const TOOL_FRAME_SPEED_RAD_S = 0.15;
 
 /**
- * The teacher's push out per probe, s (the sim's 0.8 s doubled): the rig's simulator falls behind
- * the wall clock now and then on the loaded machine, and a contact then reaches the gateway late
- * against the readings' stamps; at half the speed the same delay moves a contact point half as far
- * (on 3 of 8 poses the centring was 1–1.8 mm off the truth at 0.8 s).
+ * How the teacher probes on the rig: a quick push (0.8 s, the sim's) to 4 mm inside the
+ * clearance, then a creep at 4 mm/s over the last 8 mm. The rig's simulator falls behind the wall
+ * clock now and then on the loaded machine, and a contact then reaches the gateway late against
+ * the readings' stamps (up to ~0.2 s seen at load 10): at the sim's one-push speed (~35 mm/s at
+ * contact) that put single contact points 1–6 mm out; at 4 mm/s the same delay is under 1 mm,
+ * and the teacher probes again when the four contacts do not lie on one circle.
  */
-const PROBE_S = 1.6;
+const CREEP_MPS = 0.004;
 
 export interface ToolRig {
   rb: RealBench;
@@ -147,6 +149,7 @@ export interface ToolRigFigures {
     maxToTruthMm: number;
     misses: number;
     reprobes: number;
+    lateOpens: number;
     seconds: number;
   };
   board: { report: BoardRegistrationReport; worstCornerErrMm: number; rotErrDeg: number; seconds: number };
@@ -237,7 +240,7 @@ export async function teachAndRegisterOnRig(
     const teacher = new ProbingTeacher(gw.api, {
       teachLengthM: opts.teachLengthM ?? truth.wire.endMarkM - truth.wire.startMarkM,
       clearanceM: truth.tool.loopInnerRadiusM - truth.wire.wireRadiusM,
-      probeS: PROBE_S,
+      creepMps: CREEP_MPS,
     });
     const t0 = performance.now();
     let wire: ToolRigFigures["wire"];
@@ -250,6 +253,7 @@ export async function teachAndRegisterOnRig(
         maxToTruthMm: d.maxM * 1000,
         misses: teacher.misses,
         reprobes: teacher.reprobes,
+        lateOpens: teacher.lateOpens,
         seconds: (performance.now() - t0) / 1000,
       };
     } catch (e) {
