@@ -60,8 +60,13 @@ export const TOOL_FRAME_CAMERAS = ["front", "side", "top"] as const;
  * without depth, does with 2 s).
  */
 const SAFETY = { stopOnEvents: [], staleReadingTimeoutMs: 5000, trackingErrorBoundRad: 0.4 };
-/** peak joint speed of the tool-frame wrist moves (bunched joint states after a render stall, see calibration-real) */
-const TOOL_FRAME_SPEED_RAD_S = 0.15;
+/**
+ * Peak joint speed of every move on the rig, rad/s (BenchApi.moveTo's default is 0.4): the
+ * monitor judges velocity from readings 20 ms apart, and the rig, catching up after a stall,
+ * delivers its joint states bunched (1.6 rad/s "seen" for 0.32 rad/s reported under load 16, a
+ * safety stop; hil-tests/calibration-real.test.ts slows down for the same reason).
+ */
+const SPEED = { maxJointSpeedRadS: 0.15 };
 
 /**
  * How the teacher probes on the rig: a quick push (0.8 s, the sim's) to 4 mm inside the
@@ -199,19 +204,19 @@ export async function toolFrameOnRig(
   const gw = await rigGateway(rig, TOOL_FRAME_CAMERAS);
   try {
     const down: number[][] = [(await gw.api.reading()).q];
-    for (let k = 0; k < 3; k++) down.push(await liftLoop(gw.api, 0.05));
+    for (let k = 0; k < 3; k++) down.push(await liftLoop(gw.api, 0.05, SPEED));
     const t0 = performance.now();
     const r = await calibrateToolFrame(
       gw.api,
       { ...truth, tool: nominalTool },
-      { poses: opts.toolPoses ?? 12, maxJointSpeedRadS: TOOL_FRAME_SPEED_RAD_S },
+      { poses: opts.toolPoses ?? 12, maxJointSpeedRadS: SPEED.maxJointSpeedRadS },
     );
     const figures = {
       report: r.report,
       ...loopFrameError(r.calibration.tool, truth.tool),
       seconds: (performance.now() - t0) / 1000,
     };
-    for (const q of down.reverse()) await gw.api.moveTo(q, { maxJointSpeedRadS: TOOL_FRAME_SPEED_RAD_S });
+    for (const q of down.reverse()) await gw.api.moveTo(q, { maxJointSpeedRadS: SPEED.maxJointSpeedRadS });
     return { figures, tool: r.calibration.tool };
   } finally {
     await gw.close();
@@ -241,6 +246,7 @@ export async function teachAndRegisterOnRig(
       teachLengthM: opts.teachLengthM ?? truth.wire.endMarkM - truth.wire.startMarkM,
       clearanceM: truth.tool.loopInnerRadiusM - truth.wire.wireRadiusM,
       creepMps: CREEP_MPS,
+      ...SPEED,
     });
     const t0 = performance.now();
     let wire: ToolRigFigures["wire"];
@@ -268,11 +274,17 @@ export async function teachAndRegisterOnRig(
         },
       );
     }
-    await liftLoop(gw.api, 0.08);
+    await liftLoop(gw.api, 0.08, SPEED);
     const bp = poseToMat4(truth.board.poseWorld);
     const off = mat4Mul(rigid(rotvecToMat3([0, 0, (2 * Math.PI) / 180]), [0.004, -0.0045, 0]), bp);
     const nominal: Calibration = { ...truth, tool, board: { ...truth.board, poseWorld: mat4ToPose(off) } };
-    const toucher = new PointingToucher(gw.api, truth, opts.pointingErrorM ?? 0.0005);
+    const toucher = new PointingToucher(
+      gw.api,
+      truth,
+      opts.pointingErrorM ?? 0.0005,
+      11,
+      SPEED.maxJointSpeedRadS,
+    );
     const t1 = performance.now();
     const b = await registerBoard(gw.api, nominal, defaultBoardMarks(nominal), toucher);
     const board = {

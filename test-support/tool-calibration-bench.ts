@@ -98,12 +98,16 @@ async function ikTool(api: BenchApi, tool: Mat4, seed: readonly number[]): Promi
 }
 
 /** Lift the loop straight up by `liftM` in three steps, clear of the wire; returns the joints. */
-export async function liftLoop(api: BenchApi, liftM = 0.15): Promise<number[]> {
+export async function liftLoop(
+  api: BenchApi,
+  liftM = 0.15,
+  move: { maxJointSpeedRadS?: number } = {},
+): Promise<number[]> {
   let r = await api.reading();
   for (let k = 1; k <= 3; k++) {
     const tool = poseToMat4((await api.fk(r.q)).tool);
     tool[11]! += liftM / 3;
-    r = await api.moveTo(await ikTool(api, tool, r.q));
+    r = await api.moveTo(await ikTool(api, tool, r.q), move);
   }
   return r.q;
 }
@@ -194,6 +198,8 @@ export interface ProbingTeacherOptions {
    * one minimum-jerk push over `probeS`.
    */
   creepMps?: number;
+  /** peak joint speed of the moves between probes, rad/s (default BenchApi.moveTo's) */
+  maxJointSpeedRadS?: number;
 }
 
 /**
@@ -240,15 +246,22 @@ export class ProbingTeacher implements TeachOperator {
       }
       this.axis = dir;
       guess = loopFrame(vadd(w, vscale(dir, step)), dir);
-      this.q = (await this.api.moveTo(await ikTool(this.api, guess, this.q), { settleS: 0.1 })).q;
+      this.q = (
+        await this.api.moveTo(await ikTool(this.api, guess, this.q), { settleS: 0.1, ...this.speed() })
+      ).q;
     }
     const centre = await this.centreAt(guess);
     const at = loopFrame(centre, mat4Column(guess, 2));
-    this.q = (await this.api.moveTo(await ikTool(this.api, at, this.q), { settleS: 0.2 })).q;
+    this.q = (await this.api.moveTo(await ikTool(this.api, at, this.q), { settleS: 0.2, ...this.speed() })).q;
     if (this.centres.length > 0) this.taughtM += vnorm(vsub(centre, this.centres[this.centres.length - 1]!));
     this.centres.push(centre);
     if (this.centres.length === 1) return "start";
     return this.taughtM >= this.opts.teachLengthM ? "end" : "record";
+  }
+
+  private speed(): { maxJointSpeedRadS?: number } {
+    const v = this.opts.maxJointSpeedRadS;
+    return v === undefined ? {} : { maxJointSpeedRadS: v };
   }
 
   /**
@@ -420,6 +433,8 @@ export class PointingToucher implements TouchOperator {
     private readonly truth: Calibration,
     private readonly pointingErrorM: number,
     seed = 11,
+    /** peak joint speed of its moves, rad/s (default BenchApi.moveTo's) */
+    private readonly maxJointSpeedRadS?: number,
   ) {
     this.noise = gaussian(seed);
   }
@@ -445,7 +460,12 @@ export class PointingToucher implements TouchOperator {
       [target[0], target[1], target[2] + tip],
     ] as Vec3[]) {
       const loop = loopFrame([x, y, z], axis);
-      q = (await this.api.moveTo(await ikTool(this.api, loop, q), { settleS: 0.3 })).q;
+      q = (
+        await this.api.moveTo(await ikTool(this.api, loop, q), {
+          settleS: 0.3,
+          ...(this.maxJointSpeedRadS !== undefined ? { maxJointSpeedRadS: this.maxJointSpeedRadS } : {}),
+        })
+      ).q;
     }
   }
 }
