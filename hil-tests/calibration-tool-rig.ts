@@ -69,12 +69,14 @@ const SAFETY = { stopOnEvents: [], staleReadingTimeoutMs: 5000, trackingErrorBou
 const SPEED = { maxJointSpeedRadS: 0.15 };
 
 /**
- * How the teacher probes on the rig: a quick push (0.8 s, the sim's) to 4 mm inside the
- * clearance, then a creep at 4 mm/s over the last 8 mm. The rig's simulator falls behind the wall
- * clock now and then on the loaded machine, and a contact then reaches the gateway late against
- * the readings' stamps (up to ~0.2 s seen at load 10): at the sim's one-push speed (~35 mm/s at
- * contact) that put single contact points 1–6 mm out; at 4 mm/s the same delay is under 1 mm,
- * and the teacher probes again when the four contacts do not lie on one circle.
+ * How the teacher probes on the rig: a quick push (0.8 s, the sim's) to 8 mm inside the
+ * clearance, then a creep at 4 mm/s over the last 12 mm. The rig's simulator falls behind the wall
+ * clock when the loaded machine starves it, and a contact then reaches the gateway late against
+ * the readings' stamps (the stamp clock maps stamps with the least delay seen): at the sim's
+ * one-push speed (~35 mm/s at contact) that put single contact points 1–6 mm out under load 7;
+ * creeping, the same delay moves a point 4 mm per second of delay, and the teacher probes again
+ * when the four contacts do not lie on one circle. Under load 12–16 (other benches at nice −15)
+ * delays of ~0.5 s still put 3 of 8 centrings 1.3–2.8 mm off: the rig, not the procedure.
  */
 const CREEP_MPS = 0.004;
 

@@ -192,7 +192,7 @@ export interface ProbingTeacherOptions {
   /** how far the four contacts of one centring may lie from one circle before it is probed again, m (default 0.0005) */
   probeSpreadM?: number;
   /**
-   * creep speed, m/s: the push goes quickly (`probeS`) to 8 mm short of its reach (4 mm inside
+   * creep speed, m/s: the push goes quickly (`probeS`) to 12 mm short of its reach (8 mm inside
    * the clearance), then creeps the rest at this constant speed, so a contact reported δ late is
    * creep × δ further out whatever the push's length (a person's approach-then-creep). Default:
    * one minimum-jerk push over `probeS`.
@@ -322,7 +322,7 @@ export class ProbingTeacher implements TeachOperator {
     const q0 = this.q;
     const q1 = await ikTool(this.api, out, q0);
     const creep = this.opts.creepMps;
-    const creepM = Math.min(0.008, reach);
+    const creepM = Math.min(0.012, reach);
     let qMid: number[] | undefined;
     if (creep) {
       const mid = new Float64Array(at);
