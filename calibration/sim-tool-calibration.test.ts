@@ -32,6 +32,7 @@ import {
 } from "./tool-procedures.ts";
 import { centreline, pointAt } from "./wire-geometry.ts";
 import { centrelineDistance } from "./wire-teach.ts";
+import { triangulateWire } from "./wire-triangulate.ts";
 
 let b: ToolCalibrationBench | undefined;
 afterEach(async () => {
@@ -85,7 +86,7 @@ describe("tool-side calibration on the sim through the API", () => {
       teachLengthM: truth.wire.endMarkM - truth.wire.startMarkM,
       clearanceM: truth.tool.loopInnerRadiusM - truth.wire.wireRadiusM,
     });
-    const r = await teachWire(b.api, nominal, teacher, { see: true });
+    const r = await teachWire(b.api, nominal, teacher, { see: true, triangulate: true });
     const d = centrelineDistance(r.fit.points, truth.wire.pointsBase);
     const truthLine = centreline(truth.wire.pointsBase);
     const taughtLine = centreline(r.calibration.wire.pointsBase);
@@ -99,6 +100,7 @@ describe("tool-side calibration on the sim through the API", () => {
       maxToTruthMm: d.maxM * 1000,
       startMarkErrMm: startErr * 1000,
       misses: teacher.misses,
+      reprobes: teacher.reprobes,
       ...r.report,
       residualsMm: r.report.residualsMm.map((x) => +x.toFixed(3)),
     });
@@ -114,6 +116,29 @@ describe("tool-side calibration on the sim through the API", () => {
       r.fit.points.map((p) => [p[0], p[1], p[2] + 0.003] as Vec3),
     );
     for (const c of seen) expect(off.find((o) => o.camera === c.camera)!.rmsMm).toBeGreaterThan(c.rmsMm + 1);
+    // taught against triangulated from two colour views: the pair that sees most of the wire
+    const tri = r.report.triangulated!;
+    expect(tri.points).toBeGreaterThanOrEqual(15);
+    expect(tri.rmsMm).toBeLessThan(1);
+    // and a taught line 3 mm too high disagrees by about that (the search follows the image, not the line)
+    const triOff = await triangulateWire(
+      b.api,
+      nominal,
+      r.fit.points.map((p) => [p[0], p[1], p[2] + 0.003] as Vec3),
+      { cameras: tri.cameras },
+    );
+    console.log("triangulated", {
+      taught: tri,
+      threeMmHigh: { ...triOff, pointsBase: triOff.pointsBase.length },
+    });
+    expect(triOff.medianMm).toBeGreaterThan(2);
+    expect(triOff.medianMm).toBeLessThan(4);
+    await expect(
+      triangulateWire(b.api, nominal, r.fit.points, { cameras: ["front", "wrist"] }),
+    ).rejects.toMatchObject({
+      code: "RB_ERR_CALIB_BAD_INPUT",
+      message: expect.stringMatching(/no fixed camera "wrist"/),
+    });
     expect(startErr).toBeLessThan(0.001);
     expect(r.report.largestClearanceViolationMm).toBe(0);
     expect(r.report.poses).toBeGreaterThanOrEqual(15);

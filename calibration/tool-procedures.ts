@@ -41,6 +41,7 @@ import type { Calibration, CameraCalibration } from "./schema.ts";
 import { fitRingCircle, ringPointDistance } from "./tool-frame.ts";
 import { centreline, pointAt } from "./wire-geometry.ts";
 import { centrelineDistance, fitWire, type WireFit, type WireFitOptions } from "./wire-teach.ts";
+import { type TriangulatedWire, triangulateWire } from "./wire-triangulate.ts";
 
 /** base ← flange of the robot's measured joints now (the gateway's FK). */
 async function flangeNow(api: BenchApi): Promise<{ q: number[]; flange: Mat4 }> {
@@ -84,7 +85,13 @@ export interface ToolFrameReport {
 export async function calibrateToolFrame(
   api: BenchApi,
   cal: Calibration,
-  opts: { cameras?: string[]; poses?: number; around?: number[] } = {},
+  opts: {
+    cameras?: string[];
+    poses?: number;
+    around?: number[];
+    /** peak joint speed of the moves between poses, rad/s (BenchApi.moveTo's default when absent) */
+    maxJointSpeedRadS?: number;
+  } = {},
 ): Promise<{ calibration: Calibration; report: ToolFrameReport }> {
   const t0 = performance.now();
   const cams = (
@@ -120,7 +127,10 @@ export async function calibrateToolFrame(
   for (let i = 0; i < targets.length; i++) {
     const id = `pose-${String(i + 1).padStart(2, "0")}`;
     try {
-      await api.moveTo(targets[i]!);
+      await api.moveTo(
+        targets[i]!,
+        opts.maxJointSpeedRadS !== undefined ? { maxJointSpeedRadS: opts.maxJointSpeedRadS } : {},
+      );
     } catch (e) {
       if (!(e instanceof ApiError) || e.code === "RB_ERR_EPISODE_ENDED") throw e;
       refused.push({ id, reason: `move refused: ${e.message}` });
@@ -406,6 +416,11 @@ export interface WireTeachReport {
   maxCurvaturePerM: number;
   /** taught against seen by each fixed depth camera (only with `see`) */
   seen?: SeenWire[];
+  /**
+   * taught against the wire triangulated from two fixed cameras' colour images (only with
+   * `triangulate`; the points themselves left out)
+   */
+  triangulated?: Omit<TriangulatedWire, "pointsBase"> & { points: number };
   elapsedS: number;
 }
 
@@ -422,6 +437,8 @@ export async function teachWire(
     maxPoses?: number;
     /** compare the taught centreline with what the fixed depth cameras see (seeWire) */
     see?: boolean;
+    /** compare the taught centreline with the wire triangulated from two fixed cameras (wire-triangulate.ts) */
+    triangulate?: boolean;
   } = {},
 ): Promise<{ calibration: Calibration; report: WireTeachReport; fit: WireFit; taught: Vec3[] }> {
   const t0 = performance.now();
@@ -460,6 +477,7 @@ export async function teachWire(
     checkpointsM: [...Array(n).keys()].map((k) => startMarkM + ((endMarkM - startMarkM) * (k + 1)) / n),
     maxCurvaturePerM: fit.maxCurvaturePerM,
     ...(opts.see ? { seen: await seeWire(api, cal, fit.points) } : {}),
+    ...(opts.triangulate ? { triangulated: summary(await triangulateWire(api, cal, fit.points)) } : {}),
     elapsedS: (performance.now() - t0) / 1000,
   };
   const seenRms = (report.seen ?? []).filter((x) => x.points > 0).map((x) => x.rmsMm);
@@ -476,10 +494,18 @@ export async function teachWire(
         largestClearanceViolationMm: report.largestClearanceViolationMm,
         maxCurvaturePerM: fit.maxCurvaturePerM,
         ...(seenRms.length ? { seenWorstCameraRmsMm: Math.max(...seenRms) } : {}),
+        ...(report.triangulated && report.triangulated.points > 0
+          ? { triangulatedRmsMm: report.triangulated.rmsMm }
+          : {}),
       }),
     ],
   };
   return { calibration, report, fit, taught };
+}
+
+function summary(t: TriangulatedWire): NonNullable<WireTeachReport["triangulated"]> {
+  const { pointsBase, ...rest } = t;
+  return { ...rest, points: pointsBase.length };
 }
 
 // ------------------------------------------------------------------------------ board registration

@@ -148,6 +148,10 @@ export function addToolCommands(
       "--see",
       "afterwards, compare the taught centreline with what the fixed depth cameras see (report: seen)",
     )
+    .option(
+      "--triangulate",
+      "afterwards, compare the taught centreline with the wire triangulated from two fixed cameras' colour images (report: triangulated)",
+    )
     .option("--max-gap-mm <mm>", "largest distance between taught poses, mm", (v) => Number(v), 30)
     .option("--min-bend-radius-mm <mm>", "the wire bends no tighter than this, mm", (v) => Number(v), 20)
     .option("--out <file>", "output calibration file (default: the next free version name)")
@@ -172,7 +176,12 @@ export function addToolCommands(
                 return step;
               },
             },
-            { maxGapM: o.maxGapMm / 1000, minBendRadiusM: o.minBendRadiusMm / 1000, see: !!o.see },
+            {
+              maxGapM: o.maxGapMm / 1000,
+              minBendRadiusM: o.minBendRadiusMm / 1000,
+              see: !!o.see,
+              triangulate: !!o.triangulate,
+            },
           );
           finish(out, r.calibration, o.reportDir, "wire-teach", r.report);
         } finally {

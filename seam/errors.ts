@@ -357,7 +357,14 @@ export const ERRORS = {
   RB_ERR_ROS_CAMERA_ENCODING: {
     status: 503,
     message: "Camera {camera}: unsupported image encoding {encoding}",
-    hint: "Publish rgb8, bgr8, mono8 or a JPEG/PNG CompressedImage.",
+    hint: "Publish rgb8, bgr8, mono8 or a JPEG/PNG CompressedImage; depth as 16UC1 (mm) or 32FC1 (m).",
+  },
+  RB_ERR_ROS_DEPTH_NOT_ALIGNED: {
+    status: 503,
+    message: "Camera {camera}: the depth image on {topic} is {size}, the colour image {colour}",
+    hint:
+      "Name the depth topic aligned to the colour camera (realsense2_camera with align_depth.enable: " +
+      "<ns>/aligned_depth_to_color/image_raw): its pixels are read with the colour camera's model.",
   },
   RB_ERR_ROS_NO_FRAME: {
     status: 503,

@@ -98,12 +98,16 @@ async function ikTool(api: BenchApi, tool: Mat4, seed: readonly number[]): Promi
 }
 
 /** Lift the loop straight up by `liftM` in three steps, clear of the wire; returns the joints. */
-export async function liftLoop(api: BenchApi, liftM = 0.15): Promise<number[]> {
+export async function liftLoop(
+  api: BenchApi,
+  liftM = 0.15,
+  move: { maxJointSpeedRadS?: number } = {},
+): Promise<number[]> {
   let r = await api.reading();
   for (let k = 1; k <= 3; k++) {
     const tool = poseToMat4((await api.fk(r.q)).tool);
     tool[11]! += liftM / 3;
-    r = await api.moveTo(await ikTool(api, tool, r.q));
+    r = await api.moveTo(await ikTool(api, tool, r.q), move);
   }
   return r.q;
 }
@@ -180,6 +184,22 @@ export interface ProbingTeacherOptions {
   clearanceM: number;
   /** how far past the clearance a probe reaches, m (default 0.004) */
   overshootM?: number;
+  /**
+   * how long a probe's push out takes, s (default 0.8): a contact reported δ late puts its point
+   * (push speed × δ) further out, so a bench whose contacts arrive with varying delay probes slower
+   */
+  probeS?: number;
+  /** how far the four contacts of one centring may lie from one circle before it is probed again, m (default 0.0005) */
+  probeSpreadM?: number;
+  /**
+   * creep speed, m/s: the push goes quickly (`probeS`) to 12 mm short of its reach (8 mm inside
+   * the clearance), then creeps the rest at this constant speed, so a contact reported δ late is
+   * creep × δ further out whatever the push's length (a person's approach-then-creep). Default:
+   * one minimum-jerk push over `probeS`.
+   */
+  creepMps?: number;
+  /** peak joint speed of the moves between probes, rad/s (default BenchApi.moveTo's) */
+  maxJointSpeedRadS?: number;
 }
 
 /**
@@ -191,6 +211,10 @@ export class ProbingTeacher implements TeachOperator {
   readonly centres: Vec3[] = [];
   /** probes that found no contact (widened and retried) */
   misses = 0;
+  /** centrings probed again because the four contacts did not lie on one circle */
+  reprobes = 0;
+  /** holds after a probe until a late "open" arrived */
+  lateOpens = 0;
   private axis: Vec3 | null = null;
   private q: number[] = [];
   private contactClosed = false;
@@ -222,19 +246,44 @@ export class ProbingTeacher implements TeachOperator {
       }
       this.axis = dir;
       guess = loopFrame(vadd(w, vscale(dir, step)), dir);
-      this.q = (await this.api.moveTo(await ikTool(this.api, guess, this.q), { settleS: 0.1 })).q;
+      this.q = (
+        await this.api.moveTo(await ikTool(this.api, guess, this.q), { settleS: 0.1, ...this.speed() })
+      ).q;
     }
     const centre = await this.centreAt(guess);
     const at = loopFrame(centre, mat4Column(guess, 2));
-    this.q = (await this.api.moveTo(await ikTool(this.api, at, this.q), { settleS: 0.2 })).q;
+    this.q = (await this.api.moveTo(await ikTool(this.api, at, this.q), { settleS: 0.2, ...this.speed() })).q;
     if (this.centres.length > 0) this.taughtM += vnorm(vsub(centre, this.centres[this.centres.length - 1]!));
     this.centres.push(centre);
     if (this.centres.length === 1) return "start";
     return this.taughtM >= this.opts.teachLengthM ? "end" : "record";
   }
 
-  /** Probe ±x, ±y of the loop frame `at` (the loop is there now); the wire's crossing point. */
+  private speed(): { maxJointSpeedRadS?: number } {
+    const v = this.opts.maxJointSpeedRadS;
+    return v === undefined ? {} : { maxJointSpeedRadS: v };
+  }
+
+  /**
+   * Probe ±x, ±y of the loop frame `at` (the loop is there now); the wire's crossing point. The
+   * four contact points lie on one circle about it, as far out as the clearance (plus the same
+   * contact latency in every direction); when their distances from the centre spread over more
+   * than `probeSpreadM` (a contact reported late on a busy machine), all four are probed again
+   * (twice at most), as a person probes again when a side felt off.
+   */
   private async centreAt(at: Mat4): Promise<Vec3> {
+    let best: { centre: Vec3; spreadM: number } | undefined;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const c = await this.probeCentre(at);
+      if (!best || c.spreadM < best.spreadM) best = c;
+      if (c.spreadM <= (this.opts.probeSpreadM ?? 0.0005)) break;
+      this.reprobes++;
+    }
+    // three times off: the most consistent of them
+    return best!.centre;
+  }
+
+  private async probeCentre(at: Mat4): Promise<{ centre: Vec3; spreadM: number }> {
     const o = mat4Column(at, 3);
     const ex = mat4Column(at, 0);
     const ey = mat4Column(at, 1);
@@ -254,7 +303,11 @@ export class ProbingTeacher implements TeachOperator {
       pts.push([vdot(rel, ex), vdot(rel, ey)]);
     }
     const [cx, cy] = circleCentre2d(pts);
-    return vadd(o, vadd(vscale(ex, cx), vscale(ey, cy)));
+    const r = pts.map(([x, y]) => Math.hypot(x - cx, y - cy));
+    return {
+      centre: vadd(o, vadd(vscale(ex, cx), vscale(ey, cy))),
+      spreadM: Math.max(...r) - Math.min(...r),
+    };
   }
 
   /**
@@ -268,6 +321,16 @@ export class ProbingTeacher implements TeachOperator {
     out[11]! += dir[2] * reach;
     const q0 = this.q;
     const q1 = await ikTool(this.api, out, q0);
+    const creep = this.opts.creepMps;
+    const creepM = Math.min(0.012, reach);
+    let qMid: number[] | undefined;
+    if (creep) {
+      const mid = new Float64Array(at);
+      mid[3]! += dir[0] * (reach - creepM);
+      mid[7]! += dir[1] * (reach - creepM);
+      mid[11]! += dir[2] * (reach - creepM);
+      qMid = await ikTool(this.api, mid, q0);
+    }
     const dt = 0.01;
     const rows: number[][] = [];
     const grip = (await this.api.reading()).gripper_width_m;
@@ -278,22 +341,48 @@ export class ProbingTeacher implements TeachOperator {
         rows.push([...from.map((v, j) => v + (to[j]! - v) * m), grip]);
       }
     };
-    leg(q0, q1, 0.8);
+    if (qMid && creep) {
+      leg(q0, qMid, this.opts.probeS ?? 0.8);
+      // constant speed between cosine ramps of 0.25 s (starts and ends at rest, bounded acceleration)
+      const ramp = 0.25;
+      const T = creepM / creep + ramp;
+      const n = Math.max(1, Math.round(T / dt));
+      const speed = (t: number) =>
+        t < ramp
+          ? 0.5 - 0.5 * Math.cos((Math.PI * t) / ramp)
+          : t > T - ramp
+            ? 0.5 - 0.5 * Math.cos((Math.PI * (T - t)) / ramp)
+            : 1;
+      const cum = [0];
+      for (let k = 1; k <= n; k++) cum.push(cum[k - 1]! + speed((k - 0.5) * dt));
+      for (let k = 1; k <= n; k++) {
+        const m = cum[k]! / cum[n]!;
+        rows.push([...qMid.map((v, j) => v + (q1[j]! - v) * m), grip]);
+      }
+    } else leg(q0, q1, this.opts.probeS ?? 0.8);
     leg(q1, q0, 0.5);
     for (let k = 0; k < 10; k++) rows.push([...q0, grip]);
     const res = await this.api.act(dt, rows);
-    if (res.episode.status !== "running") throw new Error(`probe ended the episode: ${res.episode.reason}`);
+    if (res.episode.status !== "running")
+      throw new Error(
+        `probe ended the episode: ${res.episode.reason} (safety ${JSON.stringify(res.safety)})`,
+      );
+    // a contact that began before this probe (reported late, after the previous call returned)
+    // is no hit of it; its state still counts
+    const startT = res.readings[0]?.t ?? Number.NEGATIVE_INFINITY;
     let hitT: number | null = null;
-    for (const e of res.events as unknown as Array<{
-      type: string;
-      t: number;
-      data?: { closed?: boolean };
-      closed?: boolean;
-    }>) {
-      if (e.type !== "contact") continue;
-      const closed = e.data?.closed ?? e.closed ?? false;
-      if (closed && hitT === null && !this.contactClosed) hitT = e.t;
-      this.contactClosed = closed;
+    for (const e of contactEvents(res.events)) {
+      if (e.closed && hitT === null && !this.contactClosed && e.t >= startT) hitT = e.t;
+      this.contactClosed = e.closed;
+    }
+    // the buzzer may still sound for a moment after the loop came back (a contact sensor that
+    // reports late): hold and listen, up to 2 s, before calling the start pose touching
+    const hold = Array.from({ length: 20 }, () => [...q0, grip]);
+    for (let k = 0; k < 10 && this.contactClosed; k++) {
+      const h = await this.api.act(dt, hold);
+      if (h.episode.status !== "running") throw new Error(`hold ended the episode: ${h.episode.reason}`);
+      for (const e of contactEvents(h.events)) this.contactClosed = e.closed;
+      this.lateOpens++;
     }
     if (this.contactClosed) throw new Error("the loop still touches the wire at the probe's start pose");
     if (hitT === null) return null;
@@ -301,6 +390,20 @@ export class ProbingTeacher implements TeachOperator {
     const tool = poseToMat4((await this.api.fk(q)).tool);
     return mat4Column(tool, 3);
   }
+}
+
+/** The contact events of an act answer, in order: time and whether the circuit closed. */
+function contactEvents(events: readonly unknown[]): Array<{ t: number; closed: boolean }> {
+  const out: Array<{ t: number; closed: boolean }> = [];
+  for (const e of events as Array<{
+    type: string;
+    t: number;
+    data?: { closed?: boolean };
+    closed?: boolean;
+  }>) {
+    if (e.type === "contact") out.push({ t: e.t, closed: e.data?.closed ?? e.closed ?? false });
+  }
+  return out;
 }
 
 /** Joint angles at time t, linear between the bracketing readings. */
@@ -330,6 +433,8 @@ export class PointingToucher implements TouchOperator {
     private readonly truth: Calibration,
     private readonly pointingErrorM: number,
     seed = 11,
+    /** peak joint speed of its moves, rad/s (default BenchApi.moveTo's) */
+    private readonly maxJointSpeedRadS?: number,
   ) {
     this.noise = gaussian(seed);
   }
@@ -355,7 +460,12 @@ export class PointingToucher implements TouchOperator {
       [target[0], target[1], target[2] + tip],
     ] as Vec3[]) {
       const loop = loopFrame([x, y, z], axis);
-      q = (await this.api.moveTo(await ikTool(this.api, loop, q), { settleS: 0.3 })).q;
+      q = (
+        await this.api.moveTo(await ikTool(this.api, loop, q), {
+          settleS: 0.3,
+          ...(this.maxJointSpeedRadS !== undefined ? { maxJointSpeedRadS: this.maxJointSpeedRadS } : {}),
+        })
+      ).q;
     }
   }
 }

@@ -2,7 +2,14 @@ import { describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { MemoryRosGraph, MemoryRosTransport } from "../ros2/memory-transport.ts";
 import { bytesToBase64 } from "../ros2/messages.ts";
-import { decodeRaw, intrinsicsMismatch, JointHistory, jpegSize, RosCameraSource } from "./ros-camera.ts";
+import {
+  decodeDepth,
+  decodeRaw,
+  intrinsicsMismatch,
+  JointHistory,
+  jpegSize,
+  RosCameraSource,
+} from "./ros-camera.ts";
 
 const header = (sec: number) => ({ stamp: { sec, nanosec: 0 }, frame_id: "cam" });
 
@@ -191,5 +198,121 @@ describe("CameraInfo against the calibration's intrinsics", () => {
     g.publish("/front/camera_info", info(1280, 720, 900, 640));
     g.publish("/front/camera_info", info(1280, 720, 900, 640));
     expect(errors.map((e) => e.code)).toEqual(["RB_ERR_ROS_CAMERA_INFO_MISMATCH"]);
+  });
+});
+
+describe("depth aligned to colour (REP 118 units)", () => {
+  const depthMsg = (encoding: string, width: number, bytes: Uint8Array, step: number, big = 0) => ({
+    header: header(0),
+    width,
+    height: bytes.length / step,
+    encoding,
+    is_bigendian: big,
+    step,
+    data: bytesToBase64(bytes),
+  });
+
+  it("16UC1 is millimetres as published (row step, byte order), 0 stays 'no return'", () => {
+    // 2×2, step 6 (2 padding bytes per row), little endian: 1234 mm, 0 (hole) / 65535, 7
+    const le = Uint8Array.from([0xd2, 0x04, 0x00, 0x00, 0xee, 0xee, 0xff, 0xff, 0x07, 0x00, 0xee, 0xee]);
+    const d = decodeDepth("c", depthMsg("16UC1", 2, le, 6));
+    expect([d.width, d.height, ...d.data]).toEqual([2, 2, 1234, 0, 65535, 7]);
+    const be = Uint8Array.from([0x04, 0xd2, 0x00, 0x07]);
+    expect([...decodeDepth("c", depthMsg("16UC1", 2, be, 4, 1)).data]).toEqual([1234, 7]);
+  });
+
+  it("32FC1 is metres: rounded to mm; NaN, ±∞, ≤ 0 and beyond 65.535 m are no return", () => {
+    const f = new Float32Array([0.4126, Number.NaN, 0, -1, Number.POSITIVE_INFINITY, 70, 1.0004, 0.0006]);
+    const bytes = new Uint8Array(f.buffer);
+    const d = decodeDepth("c", depthMsg("32FC1", 4, bytes, 16));
+    expect([...d.data]).toEqual([413, 0, 0, 0, 0, 0, 1000, 1]);
+    // the procedures read it back as metres: mm / 1000
+    expect(d.data[0]! / 1000).toBeCloseTo(0.4126, 3);
+  });
+
+  it("other encodings are refused with their name", () => {
+    expect(() => decodeDepth("c", depthMsg("rgb8", 1, Uint8Array.from([1, 2, 3]), 3))).toThrow(
+      expect.objectContaining({
+        code: "RB_ERR_ROS_CAMERA_ENCODING",
+        details: { camera: "c", encoding: "rgb8" },
+      }),
+    );
+  });
+
+  it("a camera with a depth topic: waits for depth, pairs the nearest depth image, refuses a misaligned one", async () => {
+    const g = new MemoryRosGraph();
+    let nowS = 10;
+    const cam = new RosCameraSource({
+      transport: new MemoryRosTransport(g),
+      now: () => nowS,
+      cameras: [
+        {
+          name: "front",
+          imageTopic: "/camera/front/color/image_raw",
+          imageKind: "raw",
+          cameraInfoTopic: "/camera/front/color/camera_info",
+          depthTopic: "/camera/front/aligned_depth_to_color/image_raw",
+          frame: "world",
+          pose: { xyz: [0, 0, 1], quat_xyzw: [0, 0, 0, 1] },
+        },
+      ],
+    });
+    const errors: { code: string }[] = [];
+    cam.onError((e) => errors.push(e));
+    await cam.configure();
+    const info = {
+      header: header(5),
+      width: 2,
+      height: 1,
+      distortion_model: "plumb_bob",
+      d: [],
+      k: [1, 0, 1, 0, 1, 0.5, 0, 0, 1],
+      r: [],
+      p: [],
+    };
+    g.publish("/camera/front/color/camera_info", info);
+    g.publish("/camera/front/color/image_raw", {
+      header: header(5),
+      width: 2,
+      height: 1,
+      encoding: "rgb8",
+      is_bigendian: 0,
+      step: 6,
+      data: [1, 2, 3, 4, 5, 6],
+    });
+    // colour but no depth yet: not ready, and the error names the depth topic
+    await expect(cam.waitReady(0.05)).rejects.toMatchObject({
+      code: "RB_ERR_ROS_NO_FRAME",
+      details: { topic: "/camera/front/aligned_depth_to_color/image_raw" },
+    });
+    expect(cam.describe()[0]!.depth).toBe(true);
+    const mm = (stampS: number, a: number, b: number) => ({
+      header: header(stampS),
+      width: 2,
+      height: 1,
+      encoding: "16UC1",
+      is_bigendian: 0,
+      step: 4,
+      data: bytesToBase64(new Uint8Array(new Uint16Array([a, b]).buffer)),
+    });
+    g.publish("/camera/front/aligned_depth_to_color/image_raw", mm(4, 100, 0));
+    g.publish("/camera/front/aligned_depth_to_color/image_raw", mm(5, 412, 0));
+    nowS = 11;
+    g.publish("/camera/front/aligned_depth_to_color/image_raw", mm(6, 999, 999));
+    await cam.waitReady(1);
+    const [f] = await cam.capture(["front"], { depth: true });
+    // the colour frame is stamped 5: the depth image of stamp 5, not the newest
+    expect([...f!.depthMm!.data]).toEqual([412, 0]);
+    expect((await cam.capture(["front"]))[0]!.depthMm).toBeUndefined();
+    expect([...cam.latest("front", true)!.depthMm!.data]).toEqual([412, 0]);
+    // a depth image of another size than the colour camera's is not aligned to it
+    g.publish("/camera/front/aligned_depth_to_color/image_raw", {
+      ...mm(7, 1, 2),
+      width: 1,
+      height: 2,
+      step: 2,
+    });
+    expect(errors.map((e) => e.code)).toEqual(["RB_ERR_ROS_DEPTH_NOT_ALIGNED"]);
+    expect([...(await cam.capture(["front"], { depth: true }))[0]!.depthMm!.data]).toEqual([412, 0]);
   });
 });

@@ -4,7 +4,12 @@
  * - `sensor_msgs/CompressedImage` (JPEG or PNG) passes through as encoded ImageData;
  * - `sensor_msgs/Image` in rgb8, bgr8 or mono8 becomes raw RGB;
  * - `sensor_msgs/CameraInfo` gives width, height, K (fx fy cx cy) and D → CameraDescription
- *   (the pose comes from calibration and is passed in with the camera's resource).
+ *   (the pose comes from calibration and is passed in with the camera's resource);
+ * - depth, when the resource names a depth topic: `sensor_msgs/Image` aligned to the colour image
+ *   as an RGB-D driver publishes it (realsense2_camera with align_depth:
+ *   `<ns>/aligned_depth_to_color/image_raw`), REP 118 units: `16UC1` in millimetres or `32FC1`
+ *   in metres, 0 / NaN = no return. It becomes the seam's `depthMm` (0 = no return); the colour
+ *   camera's CameraInfo is its model (a depth image of another size is refused).
  * The latest frame per camera is kept, its header stamp mapped to gateway time with the
  * StampClock shared with the arm. capture() pairs each frame with the joint reading nearest
  * in time (from a JointHistory the arm driver feeds).
@@ -31,6 +36,11 @@ export interface RosCameraResource {
   imageKind: "compressed" | "raw";
   /** e.g. "/camera/color/camera_info" */
   cameraInfoTopic: string;
+  /**
+   * depth aligned to the colour image (sensor_msgs/Image, 16UC1 mm or 32FC1 m), e.g.
+   * "/camera/camera/aligned_depth_to_color/image_raw"; absent: the camera has no depth
+   */
+  depthTopic?: string;
   /** frame the pose is given in (from calibration) */
   frame: "world" | "tool";
   /** camera optical frame in `frame` (from calibration) */
@@ -130,8 +140,19 @@ interface CameraSlot {
   /** how the latest CameraInfo disagrees with the calibration ("" = agrees) */
   mismatch: string;
   frame?: AlignedFrame;
+  /** the latest depth images, oldest first (capture pairs the one nearest the colour frame) */
+  depths: DepthSample[];
   waiters: (() => void)[];
 }
+
+interface DepthSample {
+  /** gateway time of the exposure */
+  t: number;
+  depthMm: NonNullable<Frame["depthMm"]>;
+}
+
+/** depth images kept per camera */
+const DEPTH_KEEP = 4;
 
 /** ROS 2 interface names of the camera topics */
 export const ROS_CAMERA_TYPES = {
@@ -151,7 +172,7 @@ export class RosCameraSource {
   constructor(private readonly opts: RosCameraSourceOptions) {
     this.stampClock = opts.stampClock ?? new StampClock(opts.now);
     this.history = opts.history ?? new JointHistory();
-    for (const res of opts.cameras) this.slots.set(res.name, { res, mismatch: "", waiters: [] });
+    for (const res of opts.cameras) this.slots.set(res.name, { res, mismatch: "", depths: [], waiters: [] });
   }
 
   /** subscribe to every camera's image and info topics (connects the transport if needed) */
@@ -171,6 +192,11 @@ export class RosCameraSource {
               this.store(slot, m.header.stamp, () => decodeRaw(res.name, m)),
             ),
       );
+      const depthTopic = res.depthTopic;
+      if (depthTopic)
+        this.subs.push(
+          this.opts.transport.subscribe<ImageMsg>(depthTopic, TYPES.raw, (m) => this.storeDepth(slot, m)),
+        );
     }
   }
 
@@ -218,11 +244,12 @@ export class RosCameraSource {
   private async waitFrames(timeoutS: number): Promise<void> {
     const deadline = Date.now() + timeoutS * 1000;
     for (const slot of this.slots.values()) {
-      while (!slot.info || !slot.frame) {
+      const noDepth = () => slot.res.depthTopic !== undefined && slot.depths.length === 0;
+      while (!slot.info || !slot.frame || noDepth()) {
         if (Date.now() > deadline) {
           throw new DeviceError("RB_ERR_ROS_NO_FRAME", {
             camera: slot.res.name,
-            topic: slot.res.imageTopic,
+            topic: slot.info && slot.frame ? slot.res.depthTopic! : slot.res.imageTopic,
           });
         }
         // woken by the next frame or after 20 ms; either way the other wake-up is withdrawn,
@@ -257,24 +284,30 @@ export class RosCameraSource {
         distortion: [0, 1, 2, 3, 4].map((i) => info.d[i] ?? 0),
         frame: res.frame,
         pose: res.pose,
-        depth: false,
+        depth: res.depthTopic !== undefined,
       });
     }
     return out;
   }
 
-  /** latest frame of one camera, or undefined */
-  latest(camera: string): AlignedFrame | undefined {
-    return this.slot(camera).frame;
+  /** latest frame of one camera, or undefined; with `depth`, the depth image nearest to it added (when there is one) */
+  latest(camera: string, depth = false): AlignedFrame | undefined {
+    const slot = this.slot(camera);
+    const f = slot.frame;
+    if (!f || !depth || !slot.res.depthTopic) return f;
+    const d = nearestDepth(slot.depths, f.t);
+    return d ? { ...f, depthMm: d.depthMm } : f;
   }
 
   /**
    * The latest frame of each named camera (all when empty), each with the joint reading
-   * nearest to its exposure time. Depth is not offered by ROS image topics here.
+   * nearest to its exposure time; with `depth`, a camera with a depth topic adds the depth image
+   * nearest in time to that frame (cameras without one deliver colour only: the gateway refuses
+   * depth from them by name, RB_ERR_NO_DEPTH).
    */
   async capture(
     cameras: readonly string[],
-    _opts: { depth: boolean } = { depth: false },
+    opts: { depth: boolean } = { depth: false },
   ): Promise<AlignedFrame[]> {
     const names = cameras.length > 0 ? cameras : [...this.slots.keys()];
     return names.map((name) => {
@@ -282,8 +315,40 @@ export class RosCameraSource {
       const f = slot.frame;
       if (!f) throw new DeviceError("RB_ERR_ROS_NO_FRAME", { camera: name, topic: slot.res.imageTopic });
       const reading = this.history.nearest(f.t);
-      return reading ? { ...f, reading } : { ...f };
+      const out: AlignedFrame = reading ? { ...f, reading } : { ...f };
+      if (opts.depth && slot.res.depthTopic) {
+        const d = nearestDepth(slot.depths, f.t);
+        if (!d) throw new DeviceError("RB_ERR_ROS_NO_FRAME", { camera: name, topic: slot.res.depthTopic });
+        out.depthMm = d.depthMm;
+      }
+      return out;
     });
+  }
+
+  /**
+   * A depth image aligned to the colour image: decoded (16UC1 mm / 32FC1 m → mm), checked against
+   * the colour CameraInfo's size, kept with its stamp mapped to gateway time.
+   */
+  private storeDepth(slot: CameraSlot, m: ImageMsg): void {
+    const topic = slot.res.depthTopic!;
+    let depthMm: DepthSample["depthMm"];
+    try {
+      depthMm = decodeDepth(slot.res.name, m);
+      const info = slot.info;
+      if (info && (info.width !== m.width || info.height !== m.height))
+        throw new DeviceError("RB_ERR_ROS_DEPTH_NOT_ALIGNED", {
+          camera: slot.res.name,
+          topic,
+          size: `${m.width}×${m.height}`,
+          colour: `${info.width}×${info.height}`,
+        });
+    } catch (e) {
+      if (e instanceof DeviceError) for (const l of this.errorListeners) l(e);
+      return;
+    }
+    slot.depths.push({ t: this.stampClock.observe(timeToS(m.header.stamp)), depthMm });
+    if (slot.depths.length > DEPTH_KEEP) slot.depths.shift();
+    for (const w of slot.waiters.splice(0)) w();
   }
 
   private slot(camera: string): CameraSlot {
@@ -358,6 +423,45 @@ export function decodeRaw(camera: string, m: ImageMsg): ImageData {
     throw new DeviceError("RB_ERR_ROS_CAMERA_ENCODING", { camera, encoding: m.encoding });
   }
   return { kind: "raw", width, height, channels: 3, data: out };
+}
+
+/** the depth sample nearest to gateway time `t` */
+function nearestDepth(depths: readonly DepthSample[], t: number): DepthSample | undefined {
+  let best: DepthSample | undefined;
+  for (const d of depths) if (!best || Math.abs(d.t - t) < Math.abs(best.t - t)) best = d;
+  return best;
+}
+
+/** largest depth a 16-bit millimetre image holds, m */
+const MAX_DEPTH_M = 65.535;
+
+/**
+ * Depth Image → millimetres, 0 = no return (REP 118): `16UC1` (or `mono16`) is millimetres as
+ * published; `32FC1` is metres (NaN, ±∞, ≤ 0 or beyond 65.535 m → 0). Honours the row step and
+ * the byte order.
+ */
+export function decodeDepth(camera: string, m: ImageMsg): NonNullable<Frame["depthMm"]> {
+  const src = bytesOf(m.data);
+  const { width, height } = m;
+  const enc = m.encoding.toUpperCase();
+  const out = new Uint16Array(width * height);
+  const view = new DataView(src.buffer, src.byteOffset, src.byteLength);
+  const little = !m.is_bigendian;
+  if (enc === "16UC1" || enc === "MONO16") {
+    const step = m.step || width * 2;
+    for (let y = 0; y < height; y++)
+      for (let x = 0; x < width; x++) out[y * width + x] = view.getUint16(y * step + x * 2, little);
+  } else if (enc === "32FC1") {
+    const step = m.step || width * 4;
+    for (let y = 0; y < height; y++)
+      for (let x = 0; x < width; x++) {
+        const zM = view.getFloat32(y * step + x * 4, little);
+        out[y * width + x] = zM > 0 && zM <= MAX_DEPTH_M ? Math.round(zM * 1000) : 0;
+      }
+  } else {
+    throw new DeviceError("RB_ERR_ROS_CAMERA_ENCODING", { camera, encoding: m.encoding });
+  }
+  return { width, height, data: out };
 }
 
 /** width/height from a JPEG's SOF marker, or undefined */

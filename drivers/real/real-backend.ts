@@ -335,7 +335,7 @@ export class RealBackend extends LifecycleComponent implements Backend {
       if (!cap) return;
       const names = cap.cameras.length > 0 ? cap.cameras : this.cameraResources.map((c) => c.name);
       for (const name of names) {
-        const f = this.cameras!.latest(name);
+        const f = this.cameras!.latest(name, cap.depth);
         if (!f || lastT.get(name) === f.t) continue;
         lastT.set(name, f.t);
         frames.push(f);

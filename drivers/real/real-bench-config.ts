@@ -36,6 +36,12 @@ export const RealCameraResourceSchema = z
     imageKind: z.enum(["compressed", "raw"]).default("compressed"),
     /** sensor_msgs/CameraInfo topic, e.g. /front/camera_info */
     cameraInfoTopic: rosName,
+    /**
+     * depth aligned to the colour image, sensor_msgs/Image 16UC1 (mm) or 32FC1 (m), e.g.
+     * /camera/front/aligned_depth_to_color/image_raw (realsense2_camera, align_depth.enable);
+     * absent: the camera has no depth
+     */
+    depthTopic: rosName.optional(),
     /** frame the pose is given in: "world" (fixed camera) or "tool" (wrist camera, tool = loop frame) */
     frame: z.enum(["world", "tool"]).optional(),
     /** camera optical frame in `frame` (overrides the calibration file's extrinsics) */

@@ -19,7 +19,12 @@
  *   position; a commanded step above 1.05 × the joint's velocity limit is a reflex (libfranka);
  * - `<gripperNode>/move`, `/grasp`, `/homing` actions and `/stop` service;
  * - `<errorRecoveryAction>` clears the rig's reflex state;
- * - per camera: `/<name>/image_raw/compressed` (JPEG via sharp) and `/<name>/camera_info`.
+ * - per camera: `/<name>/image_raw/compressed` (JPEG via sharp) and `/<name>/camera_info`; a
+ *   camera with depth also `/<name>/aligned_depth_to_color/image_raw` (sensor_msgs/Image `16UC1`,
+ *   millimetres, 0 = no return, aligned to the colour image) and its
+ *   `/<name>/aligned_depth_to_color/camera_info` (the colour camera's model), as realsense2_camera
+ *   publishes them with align_depth enabled (there under `/camera/<camera_name>/`). Depth is
+ *   rendered only while someone subscribes to it.
  *
  * Time: the backend (the simulator) runs in its own time as fast as the CPU allows. The rig
  * owns every backend call and paces them against the wall clock: it executes `sliceS` of
@@ -35,6 +40,7 @@
  * `injectReflex(afterS, name)` (the next arm goal aborts after `afterS` with that reflex),
  * `delayGoals(ms)` (arm goals reach the controller `ms` late: a slow link).
  */
+import { endianness } from "node:os";
 import sharp from "sharp";
 import type { Backend, Frame, JointTrajectory } from "../../../seam/types.ts";
 import { ROS_CAMERA_TYPES } from "../../../drivers/camera/ros-camera.ts";
@@ -148,8 +154,17 @@ interface GripperGoal {
 const TYPES = {
   ...FRANKA_ROS_TYPES,
   compressedImage: ROS_CAMERA_TYPES.compressed,
+  image: ROS_CAMERA_TYPES.raw,
   cameraInfo: ROS_CAMERA_TYPES.info,
 } as const;
+
+/** the aligned depth topics of camera `name` (realsense2_camera's names under the rig's camera namespace) */
+export function rigDepthTopics(name: string): { image: string; info: string } {
+  return {
+    image: `/${name}/aligned_depth_to_color/image_raw`,
+    info: `/${name}/aligned_depth_to_color/camera_info`,
+  };
+}
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
@@ -255,6 +270,11 @@ export class FrankaRosbridgeRig {
     for (const c of this.backend.describe().cameras) {
       this.server.declareTopic(`/${c.name}/image_raw/compressed`, TYPES.compressedImage);
       this.server.declareTopic(`/${c.name}/camera_info`, TYPES.cameraInfo);
+      if (c.depth) {
+        const d = rigDepthTopics(c.name);
+        this.server.declareTopic(d.image, TYPES.image);
+        this.server.declareTopic(d.info, TYPES.cameraInfo);
+      }
     }
     this.server.advertiseAction(
       n.trajectoryAction,
@@ -602,17 +622,20 @@ export class FrankaRosbridgeRig {
   }
 
   private async publishCameras(): Promise<void> {
+    const wantsDepth = (c: { name: string; depth: boolean }) =>
+      c.depth && this.server.hasSubscribers(rigDepthTopics(c.name).image);
     const cams = this.backend
       .describe()
       .cameras.filter(
         (c) =>
           this.server.hasSubscribers(`/${c.name}/image_raw/compressed`) ||
-          this.server.hasSubscribers(`/${c.name}/camera_info`),
+          this.server.hasSubscribers(`/${c.name}/camera_info`) ||
+          wantsDepth(c),
       );
     if (cams.length === 0) return;
     const frames = await this.backend.capture(
       cams.map((c) => c.name),
-      { depth: false },
+      { depth: cams.some(wantsDepth) },
     );
     for (const f of frames) {
       const cam = cams.find((c) => c.name === f.camera);
@@ -638,7 +661,7 @@ export class FrankaRosbridgeRig {
     } else {
       jpeg = await sharp(f.rgb.data).jpeg({ quality: this.jpegQuality }).toBuffer();
     }
-    this.server.publish(`/${f.camera}/camera_info`, {
+    const info = {
       header,
       height,
       width,
@@ -650,7 +673,24 @@ export class FrankaRosbridgeRig {
       binning_x: 0,
       binning_y: 0,
       roi: { x_offset: 0, y_offset: 0, height: 0, width: 0, do_rectify: false },
-    });
+    };
+    this.server.publish(`/${f.camera}/camera_info`, info);
+    const depth = rigDepthTopics(f.camera);
+    if (f.depthMm && this.server.hasSubscribers(depth.image)) {
+      // aligned to colour: the same stamp, optical frame and camera model (realsense2_camera does
+      // the same); uint8[] data in the host's byte order, said by is_bigendian
+      const d = f.depthMm.data;
+      this.server.publish(depth.info, info);
+      this.server.publish(depth.image, {
+        header,
+        height: f.depthMm.height,
+        width: f.depthMm.width,
+        encoding: "16UC1",
+        is_bigendian: endianness() === "BE" ? 1 : 0,
+        step: f.depthMm.width * 2,
+        data: bytesToBase64(new Uint8Array(d.buffer, d.byteOffset, d.byteLength)),
+      });
+    }
     this.server.publish(`/${f.camera}/image_raw/compressed`, {
       header,
       format: "jpeg",

@@ -9,10 +9,10 @@ import type { SensorEvent } from "../../../seam/types.ts";
 import { FR3 } from "../../../robots/franka/models.ts";
 import { JointHistory, RosCameraSource } from "../../../drivers/camera/ros-camera.ts";
 import { FrankaArmDriver } from "../../../drivers/ros2/franka-arm.ts";
-import type { JointStateMsg } from "../../../drivers/ros2/messages.ts";
+import type { CameraInfoMsg, JointStateMsg } from "../../../drivers/ros2/messages.ts";
 import { RoslibTransport } from "../../../drivers/ros2/roslib-transport.ts";
 import { GoalStatus } from "../../../drivers/ros2/transport.ts";
-import { FrankaRosbridgeRig } from "./franka-rig.ts";
+import { FrankaRosbridgeRig, rigDepthTopics } from "./franka-rig.ts";
 import { MirrorBackend } from "../../../drivers/mirror/mirror-backend.ts";
 import { waitFor as until } from "../../../test-support/wait.ts";
 
@@ -275,5 +275,42 @@ describe("ROS camera source on the rig", () => {
     expect(f!.reading).toBeDefined();
     expect(Math.abs(f!.reading!.t - f!.t)).toBeLessThan(0.01);
     await expect(cam.capture(["nope"])).rejects.toMatchObject({ code: "RB_ERR_UNKNOWN_CAMERA" });
+  });
+
+  it("a depth camera's aligned depth: 16UC1 millimetres with the colour camera's model, read as the seam's depthMm", async () => {
+    const { backend, transport } = await setup();
+    const arm = new FrankaArmDriver({ transport, robot: FR3, now });
+    const depth = rigDepthTopics("front");
+    const cam = new RosCameraSource({
+      transport,
+      now,
+      stampClock: arm.stampClock,
+      cameras: [
+        {
+          name: "front",
+          imageTopic: "/front/image_raw/compressed",
+          imageKind: "compressed",
+          cameraInfoTopic: "/front/camera_info",
+          depthTopic: depth.image,
+          frame: "world",
+          pose: { xyz: [0, 0, 0], quat_xyzw: [0, 0, 0, 1] },
+        },
+      ],
+    });
+    const infos: CameraInfoMsg[] = [];
+    transport.subscribe<CameraInfoMsg>(depth.info, "sensor_msgs/msg/CameraInfo", (m) => infos.push(m));
+    await arm.configure();
+    await cam.configure();
+    await cam.waitReady(5);
+    const ref = backend.describe().cameras[0]!;
+    expect(ref.depth).toBe(true);
+    expect(cam.describe()[0]!.depth).toBe(true);
+    const [f] = await cam.capture(["front"], { depth: true });
+    // the mirror backend's depth pattern: 1000 mm everywhere
+    expect(f!.depthMm).toMatchObject({ width: ref.width, height: ref.height });
+    expect(new Set(f!.depthMm!.data)).toEqual(new Set([1000]));
+    await until(() => infos.length > 0);
+    expect(infos[0]!.k).toEqual([ref.fx, 0, ref.cx, 0, ref.fy, ref.cy, 0, 0, 1]);
+    expect([infos[0]!.width, infos[0]!.height]).toEqual([ref.width, ref.height]);
   });
 });
