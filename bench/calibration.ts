@@ -19,10 +19,10 @@ import { cornerCount, cornerPoint, DEFAULT_BOARD } from "../calibration/board.ts
 import { detectBoard, type ImageU8 } from "../calibration/board-detect.ts";
 import { formatComparison } from "../calibration/camera-info.ts";
 import { calibrateCamera } from "../calibration/camera-procedure.ts";
-import { checkCameras, intrinsicsOf } from "../calibration/check.ts";
+import { checkCameras } from "../calibration/check.ts";
 import { type BoardView, fitIntrinsics } from "../calibration/intrinsics.ts";
 import { collectCarriedViews, posesAround } from "../calibration/procedures.ts";
-import { projectCameraPoint } from "../calibration/projection.ts";
+import { intrinsicsOf, projectCameraPoint } from "../calibration/projection.ts";
 import { calibrateWristCamera } from "../calibration/wrist-procedure.ts";
 import { selectJointTargets } from "../calibration/view-select.ts";
 import { rotationAngle } from "../calibration/linalg.ts";

@@ -10,7 +10,7 @@ import type { BenchApi } from "./api-client.ts";
 import { provenance, worldFromCameraSolved } from "./calibration-file.ts";
 import { type CameraInfoComparison, cameraInfoComparison } from "./camera-info.ts";
 import { type HandEyeResult, solveEyeToHand } from "./hand-eye.ts";
-import { intrinsicsOf } from "./check.ts";
+import { intrinsicsOf } from "./projection.ts";
 import { coverageMap, fitFileIntrinsics, fitIntrinsics, type IntrinsicsFit } from "./intrinsics.ts";
 import { collectCarriedViews, posesAround } from "./procedures.ts";
 import { selectJointTargets } from "./view-select.ts";

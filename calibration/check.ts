@@ -16,7 +16,7 @@ import { detectBoard, type ImageU8 } from "./board-detect.ts";
 import { boardPoseInCamera } from "./hand-eye.ts";
 import { rotationAngle } from "./linalg.ts";
 import { drawCross, drawPolyline3d, rgbCopy } from "./overlay.ts";
-import { type CameraIntrinsics, projectCameraPoint } from "./projection.ts";
+import { type CameraIntrinsics, intrinsicsOf, projectCameraPoint } from "./projection.ts";
 import type { Calibration, CameraCalibration } from "./schema.ts";
 
 export interface CameraCheck {
@@ -36,19 +36,6 @@ export interface CameraCheck {
   predictionErrorPx: number | null;
   warning: string | null;
   overlay: ImageU8;
-}
-
-export function intrinsicsOf(c: Pick<CameraCalibration, "intrinsics">): CameraIntrinsics {
-  const i = c.intrinsics;
-  return {
-    width: i.widthPx,
-    height: i.heightPx,
-    fx: i.fxPx,
-    fy: i.fyPx,
-    cx: i.cxPx,
-    cy: i.cyPx,
-    distortion: i.distortion,
-  };
 }
 
 /** camera ← board by PnP, once more without the corners that stand out of the first fit. */

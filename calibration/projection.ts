@@ -4,6 +4,7 @@
  * console's overlays, the clients' helpers and calibration checks.
  */
 import { distortPoint, parseDistortion } from "./distortion.ts";
+import type { CameraCalibration } from "./schema.ts";
 
 /** The intrinsics a projection needs (the seam's CameraDescription and the spec's camera both fit). */
 export interface CameraIntrinsics {
@@ -15,6 +16,26 @@ export interface CameraIntrinsics {
   cy: number;
   /** OpenCV k1 k2 p1 p2 k3 (all zero or empty when undistorted) */
   distortion: readonly number[];
+}
+
+/**
+ * The camera model of a calibration file's camera; `size` when the image at hand is what the
+ * model must describe (a frame whose size the file's intrinsics are checked against elsewhere).
+ */
+export function intrinsicsOf(
+  c: Pick<CameraCalibration, "intrinsics">,
+  size?: { width: number; height: number },
+): CameraIntrinsics {
+  const i = c.intrinsics;
+  return {
+    width: size?.width ?? i.widthPx,
+    height: size?.height ?? i.heightPx,
+    fx: i.fxPx,
+    fy: i.fyPx,
+    cx: i.cxPx,
+    cy: i.cyPx,
+    distortion: i.distortion,
+  };
 }
 
 /** A pixel and the z-depth of the point that projects there. */

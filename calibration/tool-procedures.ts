@@ -35,7 +35,7 @@ import { provenance } from "./calibration-file.ts";
 import { parseDistortion, undistortPoint } from "./distortion.ts";
 import { rigid, rotationAngle } from "./linalg.ts";
 import { posesAround } from "./procedures.ts";
-import { projectCameraPoint } from "./projection.ts";
+import { intrinsicsOf, projectCameraPoint } from "./projection.ts";
 import { registerBoardPoints, type RegistrationOptions, type RegistrationResult } from "./registration.ts";
 import type { Calibration, CameraCalibration } from "./schema.ts";
 import { fitRingCircle, ringPointDistance } from "./tool-frame.ts";
@@ -227,18 +227,7 @@ function ringPoints(
   const K = cam.intrinsics;
   const camFromFlange = mat4RigidInverse(flangeFromCam);
   const c = mat4Point(camFromFlange, mat4Column(nominalLoop, 3));
-  const proj = projectCameraPoint(
-    {
-      width: img.width,
-      height: img.height,
-      fx: K.fxPx,
-      fy: K.fyPx,
-      cx: K.cxPx,
-      cy: K.cyPx,
-      distortion: K.distortion,
-    },
-    c,
-  );
+  const proj = projectCameraPoint(intrinsicsOf(cam, img), c);
   if (!proj?.inImage) return [];
   const reach = majorM + 0.012;
   const rPx = (reach * K.fxPx) / proj.depthM;
@@ -327,16 +316,7 @@ export async function seeWire(
     const ext = cam.extrinsics as Extract<CameraCalibration["extrinsics"], { mount: "world" }>;
     const baseFromCam = mat4Mul(baseFromWorld, poseToMat4(ext.poseWorld));
     const camFromBase = mat4RigidInverse(baseFromCam);
-    const K = cam.intrinsics;
-    const intr = {
-      width: img.width,
-      height: img.height,
-      fx: K.fxPx,
-      fy: K.fyPx,
-      cx: K.cxPx,
-      cy: K.cyPx,
-      distortion: K.distortion,
-    };
+    const intr = intrinsicsOf(cam, img);
     const back = backProjector(cam, cal.wire.wireRadiusM);
     const seen = new Set<number>();
     const d: number[] = [];
@@ -345,7 +325,7 @@ export async function seeWire(
       const pc = mat4Point(camFromBase, s);
       const pr = projectCameraPoint(intr, pc);
       if (!pr?.inImage) continue;
-      const r = Math.ceil((tube * K.fxPx) / pr.depthM);
+      const r = Math.ceil((tube * intr.fx) / pr.depthM);
       for (
         let v = Math.max(0, Math.round(pr.v) - r);
         v <= Math.min(img.height - 1, Math.round(pr.v) + r);

@@ -26,7 +26,7 @@ import type { BenchApi } from "./api-client.ts";
 import { type BoardSpec, cornerCount, cornerPoint } from "./board.ts";
 import { distortPoint } from "./distortion.ts";
 import { rotvecToMat3, solveLinear } from "./linalg.ts";
-import type { CameraIntrinsics } from "./projection.ts";
+import { type CameraIntrinsics, intrinsicsOf } from "./projection.ts";
 import type { Calibration } from "./schema.ts";
 import { nominalView } from "./view-plan.ts";
 
@@ -212,16 +212,7 @@ export async function selectJointTargets(
   const board = cal.calibrationBoards?.find((b) => b.name === boardName);
   if (!c || !board)
     return { targets: candidates.slice(0, k).map((q) => [...q]), predictedSd: [], spreadSd: [] };
-  const i = c.intrinsics;
-  const cam: CameraIntrinsics = {
-    width: i.widthPx,
-    height: i.heightPx,
-    fx: i.fxPx,
-    fy: i.fyPx,
-    cx: i.cxPx,
-    cy: i.cyPx,
-    distortion: i.distortion,
-  };
+  const cam: CameraIntrinsics = intrinsicsOf(c);
   const predicted: PredictedView[] = [];
   for (const q of candidates) {
     const M = await nominalView(api, cal, camera, boardName, [...q]);

@@ -38,7 +38,7 @@ import { CodedError } from "../seam/errors.ts";
 import type { BenchApi } from "./api-client.ts";
 import type { ImageU8 } from "./board-detect.ts";
 import { parseDistortion, undistortPoint } from "./distortion.ts";
-import { projectCameraPoint } from "./projection.ts";
+import { intrinsicsOf, projectCameraPoint } from "./projection.ts";
 import type { Calibration, CameraCalibration } from "./schema.ts";
 import { centreline, pointAt, tangentAt } from "./wire-geometry.ts";
 import { centrelineDistance } from "./wire-teach.ts";
@@ -153,18 +153,9 @@ function findWire(
   pointsBase: readonly Vec3[],
   o: { searchPx: number; stepM: number; skip: (p: Vec3) => boolean },
 ): ImagePoint[] {
-  const K = cam.intrinsics;
-  const intr = {
-    width: img.width,
-    height: img.height,
-    fx: K.fxPx,
-    fy: K.fyPx,
-    cx: K.cxPx,
-    cy: K.cyPx,
-    distortion: K.distortion,
-  };
+  const intr = intrinsicsOf(cam, img);
   const camFromBase = mat4RigidInverse(baseFromCam);
-  const dist = parseDistortion(K.distortion);
+  const dist = parseDistortion(intr.distortion);
   const line = centreline(pointsBase);
   const out: ImagePoint[] = [];
   const n = Math.max(2, Math.ceil(line.lengthM / o.stepM));
@@ -194,8 +185,8 @@ function findWire(
     if (off === null) continue;
     const u = a.u + (off - R) * half * nu;
     const v = a.v + (off - R) * half * nv;
-    let xn = (u - K.cxPx) / K.fxPx;
-    let yn = (v - K.cyPx) / K.fyPx;
+    let xn = (u - intr.cx) / intr.fx;
+    let yn = (v - intr.cy) / intr.fy;
     if (dist) {
       const un = undistortPoint(dist, xn, yn, 1e-7);
       if (!un) continue;

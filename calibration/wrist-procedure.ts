@@ -13,7 +13,7 @@ import type { BenchApi } from "./api-client.ts";
 import { provenance } from "./calibration-file.ts";
 import type { CameraProcedureReport } from "./camera-procedure.ts";
 import { cameraInfoComparison } from "./camera-info.ts";
-import { intrinsicsOf } from "./check.ts";
+import { intrinsicsOf } from "./projection.ts";
 import { solveEyeInHand } from "./hand-eye.ts";
 import { coverageMap, fitFileIntrinsics, fitIntrinsics } from "./intrinsics.ts";
 import { collectCarriedViews } from "./procedures.ts";
