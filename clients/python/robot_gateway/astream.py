@@ -26,7 +26,7 @@ import json
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from .errors import GatewayError, TransportError
-from .stream import PATH, STREAM_EXTRA, StreamDependencyError, _error, _Msg
+from .stream import PATH, STREAM_EXTRA, StreamDependencyError, _act_body, _auth, _error, _Msg, _refused, _ws_url
 
 #: messages kept when nobody takes them (the oldest dropped), per kind
 _KEEP = 1000
@@ -64,18 +64,10 @@ class AsyncStream:
         """Connect; a refused token raises its typed error (401/403), an unreachable gateway
         ``TransportError``."""
         connect, InvalidStatus = _websockets_asyncio()
-        base = url.rstrip("/")
-        ws_url = ("ws" + base[4:] if base.startswith("http") else base) + PATH
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            ws = await connect(ws_url, additional_headers=headers, open_timeout=timeout_s, max_size=2**22)
+            ws = await connect(_ws_url(url), additional_headers=_auth(token), open_timeout=timeout_s, max_size=2**22)
         except InvalidStatus as e:
-            res = e.response
-            try:
-                body = json.loads(bytes(res.body or b"").decode("utf-8"))
-            except ValueError:
-                body = {"error": {"code": f"HTTP_{res.status_code}", "message": "refused upgrade"}}
-            raise _error(body, res.status_code) from None
+            raise _refused(e) from None
         except OSError as e:
             raise TransportError("RB_CLIENT_TRANSPORT", 0, f"{type(e).__name__}: {e}", {}, "WS", PATH) from e
         return cls(ws, timeout_s)
@@ -96,10 +88,7 @@ class AsyncStream:
         start_step: Optional[int] = None,
     ) -> _Msg:
         """One chunk, as ``POST /v1/act`` (realtime: answered at once with ``start_step``)."""
-        body: Dict[str, Any] = {"type": "act", "action_type": type, "dt": dt, "rows": [list(r) for r in rows]}
-        if start_step is not None:
-            body["start_step"] = start_step
-        out = await self._call(body)
+        out = await self._call(_act_body(type, rows, dt, start_step))
         out.pop("type", None)
         out.pop("id", None)
         return out

@@ -86,29 +86,48 @@ def _error(m: Mapping[str, Any], status: Optional[int] = None) -> GatewayError:
     return make_error(code, st, str(err.get("message", "")), err.get("details") or {}, "WS", PATH)
 
 
+def _ws_url(url: str) -> str:
+    base = url.rstrip("/")
+    return ("ws" + base[4:] if base.startswith("http") else base) + PATH
+
+
+def _auth(token: Optional[str]) -> Dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def _refused(e: Any) -> GatewayError:
+    """The typed error of a refused upgrade (websockets' ``InvalidStatus``): its 401/403 body."""
+    res = e.response
+    try:
+        body = json.loads(bytes(res.body or b"").decode("utf-8"))
+    except ValueError:
+        body = {"error": {"code": f"HTTP_{res.status_code}", "message": "refused upgrade"}}
+    return _error(body, res.status_code)
+
+
+def _act_body(type: str, rows: Sequence[Sequence[Any]], dt: float, start_step: Optional[int]) -> Dict[str, Any]:
+    """The ``act`` message: the body of ``POST /v1/act`` with its action type as ``action_type``."""
+    body: Dict[str, Any] = {"type": "act", "action_type": type, "dt": dt, "rows": [list(r) for r in rows]}
+    if start_step is not None:
+        body["start_step"] = start_step
+    return body
+
+
 class Stream:
     """An open ``/v1/stream``. A background thread receives messages: readings update ``latest``
     and go to listeners, answers resolve the call that asked. Close it (or use ``with``)."""
 
     def __init__(self, url: str, token: Optional[str], *, timeout_s: float = 30.0) -> None:
         connect, InvalidStatus = _websockets()
-        base = url.rstrip("/")
-        ws_url = ("ws" + base[4:] if base.startswith("http") else base) + PATH
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.timeout_s = timeout_s
         # the connection is a context manager (websockets ≥ 17.1 says so): entered here, left in close()
         self._stack = contextlib.ExitStack()
         try:
             self._ws = self._stack.enter_context(
-                connect(ws_url, additional_headers=headers, open_timeout=timeout_s, max_size=2**22)
+                connect(_ws_url(url), additional_headers=_auth(token), open_timeout=timeout_s, max_size=2**22)
             )
         except InvalidStatus as e:
-            res = e.response
-            try:
-                body = json.loads(bytes(res.body or b"").decode("utf-8"))
-            except ValueError:
-                body = {"error": {"code": f"HTTP_{res.status_code}", "message": "refused upgrade"}}
-            raise _error(body, res.status_code) from None
+            raise _refused(e) from None
         except OSError as e:
             raise TransportError("RB_CLIENT_TRANSPORT", 0, f"{type(e).__name__}: {e}", {}, "WS", PATH) from e
         self._ids = itertools.count(1)
@@ -139,10 +158,7 @@ class Stream:
         start_step: Optional[int] = None,
     ) -> _Msg:
         """One chunk, as ``POST /v1/act`` (realtime: answered at once with ``start_step``)."""
-        body: Dict[str, Any] = {"type": "act", "action_type": type, "dt": dt, "rows": [list(r) for r in rows]}
-        if start_step is not None:
-            body["start_step"] = start_step
-        out = self._call(body)
+        out = self._call(_act_body(type, rows, dt, start_step))
         out.pop("type", None)
         out.pop("id", None)
         return out
