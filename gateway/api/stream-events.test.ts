@@ -5,11 +5,11 @@
  * them (the push is a copy). A subscription without events gets none.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WebSocket } from "ws";
 import { parseBenchConfig } from "../../compose/bench-config.ts";
 import { type StartedGateway, startGateway } from "../../compose/start.ts";
 import type { MirrorBackend } from "../../drivers/mirror/mirror-backend.ts";
 import { waitFor } from "../../test-support/wait.ts";
+import { type WsMsg, wsInbox } from "../../test-support/ws.ts";
 import { StreamClient } from "../client/stream.ts";
 import { contactTask } from "../recorder/testing/contact-task.ts";
 
@@ -34,31 +34,9 @@ afterAll(async () => {
   await g?.close();
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: JSON messages as the test reads them
-type Msg = Record<string, any>;
+type Msg = WsMsg;
 
-async function connect(): Promise<{ ws: WebSocket; inbox: Msg[]; next: (type: string) => Promise<Msg> }> {
-  const ws = new WebSocket(wsUrl, { headers: { authorization: "Bearer ev-agent" } });
-  const inbox: Msg[] = [];
-  const waiting: { type: string; resolve: (m: Msg) => void }[] = [];
-  ws.on("message", (d) => {
-    const m = JSON.parse(String(d)) as Msg;
-    const w = waiting.findIndex((x) => x.type === m["type"]);
-    if (w >= 0) waiting.splice(w, 1)[0]!.resolve(m);
-    else inbox.push(m);
-  });
-  const next = (type: string) =>
-    new Promise<Msg>((res) => {
-      const i = inbox.findIndex((m) => m["type"] === type);
-      if (i >= 0) res(inbox.splice(i, 1)[0]!);
-      else waiting.push({ type, resolve: res });
-    });
-  await new Promise<void>((resolve, reject) => {
-    ws.on("open", () => resolve());
-    ws.on("error", reject);
-  });
-  return { ws, inbox, next };
-}
+const connect = () => wsInbox(wsUrl, "ev-agent");
 
 /** an HTTP call over the real socket */
 async function http(path: string, body: unknown, token: string): Promise<{ status: number; body: Msg }> {

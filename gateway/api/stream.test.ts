@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { parseBenchConfig } from "../../compose/bench-config.ts";
 import { type StartedGateway, startGateway } from "../../compose/start.ts";
+import { type WsMsg, wsInbox } from "../../test-support/ws.ts";
 
 let g: StartedGateway;
 let wsUrl: string;
@@ -32,30 +33,9 @@ afterAll(async () => {
   await g?.close();
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: JSON messages as the test reads them
-type Msg = Record<string, any>;
+type Msg = WsMsg;
 
-function connect(token: string): Promise<{ ws: WebSocket; next: (type: string) => Promise<Msg> }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${token}` } });
-    const inbox: Msg[] = [];
-    const waiting: { type: string; resolve: (m: Msg) => void }[] = [];
-    ws.on("message", (d) => {
-      const m = JSON.parse(String(d)) as Msg;
-      const w = waiting.findIndex((x) => x.type === m["type"]);
-      if (w >= 0) waiting.splice(w, 1)[0]!.resolve(m);
-      else inbox.push(m);
-    });
-    const next = (type: string) =>
-      new Promise<Msg>((res) => {
-        const i = inbox.findIndex((m) => m["type"] === type);
-        if (i >= 0) res(inbox.splice(i, 1)[0]!);
-        else waiting.push({ type, resolve: res });
-      });
-    ws.on("open", () => resolve({ ws, next }));
-    ws.on("error", reject);
-  });
-}
+const connect = (token: string) => wsInbox(wsUrl, token);
 
 function refusal(token: string): Promise<{ status: number; body: Msg }> {
   return new Promise((resolve) => {

@@ -6,13 +6,12 @@ import type { z } from "zod";
 import type { Mat4 } from "../../robots/math.ts";
 import type { Backend } from "../../seam/types.ts";
 import type { Setting, TaskBudgets, TaskContext, TaskDefinition, TaskJudge } from "../../tasks/types.ts";
-import type { EndReason, SafetyEventSchema } from "../api/schemas.ts";
+import type { EndReason, SafetyEventSchema, SensorEventSchema } from "../api/schemas.ts";
 import type { FrameStore } from "../frames/frame-store.ts";
 import type { EpisodeCounters, EpisodeResult } from "../recorder/result.ts";
 import type { Provenance } from "../recorder/provenance.ts";
 import type { EStopLatch } from "../safety/estop.ts";
 import type { SafetyMonitor } from "../safety/monitor.ts";
-import type { EventDto } from "./dto.ts";
 import type { EffectiveLimits } from "../safety/profile.ts";
 import type { ActionCatalog } from "./actions.ts";
 import type { WallClock } from "./realtime.ts";
@@ -58,7 +57,9 @@ export interface EpisodeSetup {
 }
 
 /** An event as the agent sees it in a response, pushed as it happens. */
-export type AgentEvent = { kind: "event"; event: EventDto } | { kind: "safety"; event: SafetyEventDto };
+export type AgentEvent =
+  | { kind: "event"; event: z.infer<typeof SensorEventSchema> }
+  | { kind: "safety"; event: SafetyEventDto };
 
 /** How a realtime episode is paced (stated in the task card). */
 export interface RealtimeSetup {
