@@ -28,7 +28,8 @@
  *   on the clock the monitor judges: backend time, performance.now() on the real backend).
  * - estop-sim: POST /v1/admin/estop on a simulated gateway (sim backend).
  * - estop-planning: on the simulated gateway, no chunk running: the agent writes an act of 300
- *   tool poses (3 s; an IK solve per row, then interpolation and the pre-check of 3,000 samples)
+ *   tool poses (3 s, a 2 cm min-jerk move; an IK solve per row, then interpolation and the
+ *   pre-check of 3,000 samples; ~7–20 ms of planning warm)
  *   and the client child writes the e-stop a random 0.5–8 ms later, while the act's request is
  *   parsed and its chunk planned. Event = the e-stop's write; a sample counts when it was written
  *   before the act's motion began. The act's answers are tallied (RB_ERR_ESTOP: refused while
@@ -929,8 +930,11 @@ async function planningRows(g: TestGateway, spy: Spy): Promise<void> {
     };
     const q = g.gateway.bench.backend.read();
     const tool = g.gateway.fk(q.q).tool;
+    // a 2 cm min-jerk move along x: a chunk the pre-check accepts (a straight ramp from rest is
+    // refused: acceleration at row 0)
+    const mj = (x: number) => 10 * x ** 3 - 15 * x ** 4 + 6 * x ** 5;
     const rows = Array.from({ length: PLAN_ROWS }, (_, i) => [
-      tool.xyz[0] + (0.02 * (i + 1)) / PLAN_ROWS,
+      tool.xyz[0] + 0.02 * mj((i + 1) / PLAN_ROWS),
       tool.xyz[1],
       tool.xyz[2],
       ...tool.quat_xyzw,
