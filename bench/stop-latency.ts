@@ -1512,13 +1512,20 @@ if (args.includes("--signal-child")) {
   // arrives then waits for at most; the first sample of a gateway runs cold code (compiled on first use)
   const actStart = probe.longGaps.filter((x) => /^[^→]*(chunk|act) start \(sample [1-9]/.test(x.phase));
   const cpu = actStart.map((x) => x.cpuMs).sort((a, b) => b - a);
+  // of the gaps with over 2 ms of CPU: how many a GC pause overlaps, and that CPU less the GC
+  const busy = actStart
+    .filter((x) => x.cpuMs > 2)
+    .map((x) => ({ x, gc: probe.gcIn(x.start, x.start + x.ms).ms }));
+  const noGc = busy.map((b) => Math.max(0, b.x.cpuMs - b.gc)).sort((a, b) => b - a);
   console.log(
-    `act start (samples after the first of each gateway): ${actStart.length} loop gaps over 2 ms; main thread on CPU in them: max ${cpu.length ? cpu[0]!.toFixed(1) : "–"} ms, ${cpu.filter((c) => c > 2).length} over 2 ms of CPU` +
+    `act start (samples after the first of each gateway): ${actStart.length} loop gaps over 2 ms; process on CPU in them: max ${cpu.length ? cpu[0]!.toFixed(1) : "–"} ms, ${busy.length} over 2 ms of CPU` +
       (cpu.length
         ? `; the longest: ${cpu
             .slice(0, 5)
             .map((c) => c.toFixed(1))
-            .join(", ")} ms`
+            .join(
+              ", ",
+            )} ms; ${busy.filter((b) => b.gc > 0).length} of those overlap a GC pause; CPU less GC: max ${noGc.length ? noGc[0]!.toFixed(1) : "–"} ms, ${noGc.filter((c) => c > 2).length} over 2 ms`
         : ""),
   );
   const firsts = probe.longGaps.filter((x) => /^[^→]*(chunk|act) start \(sample 0\)/.test(x.phase));

@@ -319,6 +319,7 @@ export class Episode implements EpisodeView {
     try {
       ({ value: plan } = await runSliced(planChunkSteps(this.plan, chunk, backend.read()), {
         ...(this.cfg.planSliceMs !== undefined ? { sliceMs: this.cfg.planSliceMs } : {}),
+        pauseAround: true,
         resume: () => this.assertMayMove(),
       }));
     } finally {

@@ -74,6 +74,39 @@ describe("planner: an act's chunk planned in slices", () => {
     expect(turns).toBe(pauses);
   });
 
+  it("pauseAround: a turn before the first slice and after the last, `resume` asked after each", async () => {
+    const { ctx, start, g } = await setup();
+    const chunk = checkChunk(ctx, { type: "ee_pose", dt: 0.1, rows: eeRows(g, start, 10) });
+    const plain = await runSliced(planChunkSteps(ctx, chunk, start), { sliceMs: 0, pause: async () => {} });
+    let turns = 0;
+    let resumes = 0;
+    const around = await runSliced(planChunkSteps(ctx, chunk, start), {
+      sliceMs: 0,
+      pauseAround: true,
+      pause: async () => {
+        turns++;
+      },
+      resume: () => {
+        resumes++;
+      },
+    });
+    expect(around.slices).toBe(plain.slices);
+    expect(turns).toBe(plain.slices + 1);
+    expect(resumes).toBe(turns);
+    // a stop in the turn after the last slice still gives the work up: no plan is returned
+    const stopped = new GatewayError("RB_ERR_ESTOP", { reason: "test" });
+    let n = 0;
+    const err = await runSliced(planChunkSteps(ctx, chunk, start), {
+      sliceMs: 0,
+      pauseAround: true,
+      pause: async () => {},
+      resume: () => {
+        if (++n === turns) throw stopped;
+      },
+    }).catch((e: unknown) => e);
+    expect(err).toBe(stopped);
+  });
+
   it("slices by the clock: a slice runs until sliceMs have passed", async () => {
     const { ctx, start, g } = await setup();
     const chunk = checkChunk(ctx, { type: "ee_pose", dt: 0.1, rows: eeRows(g, start, 40) });

@@ -132,6 +132,12 @@ export interface SliceOptions {
   resume?: () => void;
   /** one turn of the event loop (default setImmediate) */
   pause?: () => Promise<void>;
+  /**
+   * pause before the first slice and after the last one too: the work's slices do not share a
+   * turn with what came before (an act's request parse and validation) or after (the motion's
+   * start), and `resume` has the last word just before the caller goes on
+   */
+  pauseAround?: boolean;
 }
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -149,16 +155,23 @@ export async function runSliced<T>(
   const sliceMs = opts.sliceMs ?? PLAN_SLICE_MS;
   const now = opts.now ?? (() => performance.now());
   const pause = opts.pause ?? nextTurn;
+  const turn = async () => {
+    await pause();
+    opts.resume?.();
+  };
   let slices = 1;
-  let sliceStart = now();
   try {
+    if (opts.pauseAround) await turn();
+    let sliceStart = now();
     for (;;) {
       const r = work.next();
-      if (r.done) return { value: r.value, slices };
+      if (r.done) {
+        if (opts.pauseAround) await turn();
+        return { value: r.value, slices };
+      }
       if (now() - sliceStart < sliceMs) continue;
-      await pause();
+      await turn();
       slices++;
-      opts.resume?.();
       sliceStart = now();
     }
   } finally {
