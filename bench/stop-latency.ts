@@ -3,12 +3,16 @@
  * `stop()` being called (a spy on the composed backend's `stop`), p50 / p99, printed beside the
  * control period (1 ms); target p99 ≤ 2 ms (issue #10, "every stop source stops at once").
  *
- *   npx tsx bench/stop-latency.ts [--samples N] [--only contact-buzzbox,estop,...] [--slow-ms X] [--signal-warm]
+ *   npx tsx bench/stop-latency.ts [--samples N] [--only contact-buzzbox,estop,...] [--slow-ms X] [--signal-warm] [--pool-probe]
  *   npm run bench -- stop-latency
  *
  * Every gateway is built by compose/testing.ts `testGateway` (the composition serve uses), with
- * the free-motion task and the recorder on. While a 3 s chunk runs (POST /v1/act, joint_position
- * rows holding the pose), one stop source fires:
+ * the free-motion task and the recorder on, and served on a loopback port: the agent's acts and
+ * the operator's e-stops come over real sockets from a client child process (this file,
+ * `--client-child`), so what the gateway does on a socket read is measured and the client's work
+ * is not on the gateway's event loop; the child stamps each request's write on CLOCK_MONOTONIC
+ * (process.hrtime), the parent maps it onto performance.now(). While a 3 s chunk runs (POST
+ * /v1/act, joint_position rows holding the pose), one stop source fires:
  * - contact-buzzbox: a real gateway (RealBackend: arm over the rosbridge rig, which serves a
  *   MirrorBackend under franka_ros2's names in a child process — this file, `--rig-child` —, as
  *   a robot runs on its own computer: the rig's pacing and JSON work do not share the gateway's
@@ -16,11 +20,20 @@
  *   (FakeBuzzbox, the firmware's protocol) writes a `$C` line. Event = the board writing the edge.
  * - contact-firmata: the same with the Firmata board (FakeFirmata, StandardFirmata's protocol)
  *   writing a DIGITAL_MESSAGE.
- * - estop: POST /v1/admin/estop (operator) on the buzz-box gateway. Event = the request sent.
+ * - estop: POST /v1/admin/estop (operator) on the buzz-box gateway. Event = the client child's
+ *   write of the request (until round 5 the request was an in-process inject(): its client side
+ *   ran on the gateway's loop and was counted).
  * - watchdog: the rig stops publishing joint states (told over the child's IPC channel); the
  *   gateway's stale-reading limit runs out. Event = the last reading's time + staleReadingTimeoutMs (the moment the limit passed,
  *   on the clock the monitor judges: backend time, performance.now() on the real backend).
  * - estop-sim: POST /v1/admin/estop on a simulated gateway (sim backend).
+ * - estop-planning: on the simulated gateway, no chunk running: the agent writes an act of 300
+ *   tool poses (3 s, a 2 cm min-jerk move; an IK solve per row, then interpolation and the
+ *   pre-check of 3,000 samples; ~7–20 ms of planning warm)
+ *   and the client child writes the e-stop a random 0.5–8 ms later, while the act's request is
+ *   parsed and its chunk planned. Event = the e-stop's write; a sample counts when it was written
+ *   before the act's motion began. The act's answers are tallied (RB_ERR_ESTOP: refused while
+ *   planning, nothing moved).
  * - signal: a child process (this file, `--signal-child`) runs a simulated gateway with serve's
  *   signal handling (cli/serve.ts `exitOnSignals`); the parent sends SIGTERM mid-chunk. Event =
  *   the kill() call, 30 ms into the motion like every other source; both sides read
@@ -50,9 +63,13 @@
  * turns of a 1 ms probe timer (the event loop was busy, or the process was not scheduled — the
  * CPU the process used in that gap tells which) and the GC pauses (PerformanceObserver "gc")
  * that overlap it. Samples over the target are listed with that attribution (`--slow-ms X`
- * lists every sample over X ms instead).
+ * lists every sample over X ms instead). A gap is labelled with the bench phase it began in
+ * ("a → b" when the phase changed inside it). After the table: the loop gaps over 2 ms that began
+ * during an act's start (its write → its motion running 30 ms, or its refusal), with their CPU —
+ * what a stop arriving then waits for — the first sample of each gateway (cold code) apart.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
+import { connect, type Socket } from "node:net";
 import { closeSync, fstat, openSync, readFileSync, readSync } from "node:fs";
 import { cpus, getPriority as osPriority, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -90,6 +107,15 @@ const SAMPLES = Number(arg("--samples") ?? 30);
 const CAPPED = 120;
 /** the signal child runs the stop path once before the measured signal */
 const WARM_SIGNAL = args.includes("--signal-warm");
+/**
+ * probe the libuv threadpool (an fstat in flight from every probe turn). Off by default: at 1 kHz
+ * it blocked the gateway's main thread itself — each job's submission signals the pool's
+ * condition variable, and glibc's pthread_cond_signal waits for an earlier-woken pool thread that
+ * has not got a CPU yet (strace of the main thread over 40 s of estop-sim at load ~3: 49 futex
+ * waits on libuv's `cond`, 27 over 1 ms, 131 ms in all; without the probe 3, 0.04 ms). Those
+ * waits were the "main thread asleep (blocked)" + "threadpool job waited" samples of round 4.
+ */
+const POOL_PROBE = args.includes("--pool-probe");
 /** list every sample slower than this, ms (default: the target) */
 const SLOW_MS = Number(arg("--slow-ms") ?? TARGET_P99_MS);
 const ONLY = arg("--only")?.split(",");
@@ -102,15 +128,21 @@ const wanted = (name: string) => !ONLY || ONLY.includes(name);
 class Probe {
   private readonly n = 1 << 16;
   private readonly at = new Float64Array(this.n);
-  /** the main thread's time on a CPU and waiting on a run queue, ns (/proc/thread-self/schedstat) */
+  /**
+   * CPU time (process.cpuUsage: the process's threads, read precisely) and the main thread's wait
+   * on a run queue (/proc/thread-self/schedstat), ns. Not schedstat's run time: for the running
+   * thread it is only brought up to date at a scheduler tick (4 ms here) or a switch, so a 1.5 ms
+   * busy stretch read 0.01–3.1 ms. A gap's CPU is capped at the gap less its run-queue wait
+   * (GC and compiler threads run beside the main thread).
+   */
   private readonly onCpu = new Float64Array(this.n);
   private readonly runq = new Float64Array(this.n);
   private k = 0;
   private fd = -1;
   private readonly buf = Buffer.alloc(128);
   /**
-   * the libuv threadpool (where serialport's reads and writes and the recorder's fdatasync run):
-   * one fstat in flight at a time, issued from the probe turn; issue and completion times
+   * the libuv threadpool (the recorder's writes and fdatasyncs), with --pool-probe: one fstat in
+   * flight at a time, issued from the probe turn; issue and completion times
    */
   private readonly poolIssued = new Float64Array(this.n);
   private readonly poolDone = new Float64Array(this.n);
@@ -118,7 +150,9 @@ class Probe {
   private poolBusy = false;
   /** what the bench is doing (labels the long gaps) */
   phase = "setup";
-  /** every gap between probe turns over 10 ms: start, length, main thread on CPU / run queue (ms), phase */
+  /** the phase at the last probe turn: a gap is labelled with the phase it began in (→ the one it ended in) */
+  private lastPhase = "setup";
+  /** every gap between probe turns over 2 ms: start, length, main thread on CPU / run queue (ms), phase */
   readonly longGaps: { start: number; ms: number; cpuMs: number; runqMs: number; phase: string }[] = [];
   private timer: ReturnType<typeof setInterval> | undefined;
   private readonly gcs: { start: number; ms: number; kind: number }[] = [];
@@ -138,7 +172,7 @@ class Probe {
       const [run, wait] = this.schedstat();
       this.onCpu[i] = run;
       this.runq[i] = wait;
-      if (!this.poolBusy) {
+      if (POOL_PROBE && !this.poolBusy) {
         this.poolBusy = true;
         const j = this.pk++ & (this.n - 1);
         this.poolIssued[j] = at;
@@ -149,24 +183,26 @@ class Probe {
         });
       }
       const p = (i - 1) & (this.n - 1);
-      if (this.k > 1 && at - this.at[p]! > 10)
+      if (this.k > 1 && at - this.at[p]! > 2)
         this.longGaps.push({
           start: this.at[p]!,
           ms: at - this.at[p]!,
-          cpuMs: (run - this.onCpu[p]!) / 1e6,
+          cpuMs: capCpu(at - this.at[p]!, (run - this.onCpu[p]!) / 1e6, (wait - this.runq[p]!) / 1e6),
           runqMs: (wait - this.runq[p]!) / 1e6,
-          phase: this.phase,
+          phase: this.lastPhase === this.phase ? this.phase : `${this.lastPhase} → ${this.phase}`,
         });
+      this.lastPhase = this.phase;
     };
     turn();
     this.timer = setInterval(turn, 1);
   }
 
-  /** the main thread's [on CPU, waiting on a run queue], ns */
+  /** [the process on CPU, the main thread waiting on a run queue], ns */
   private schedstat(): [number, number] {
     const len = readSync(this.fd, this.buf, 0, this.buf.length, 0);
-    const [run, wait] = this.buf.toString("latin1", 0, len).split(" ");
-    return [Number(run), Number(wait)];
+    const wait = this.buf.toString("latin1", 0, len).split(" ")[1];
+    const cpu = process.cpuUsage();
+    return [(cpu.user + cpu.system) * 1000, Number(wait)];
   }
 
   /** GC pauses overlapping [from, to]: sum (ms) and kinds */
@@ -208,8 +244,12 @@ class Probe {
       if (b - a > gapMs) {
         gapMs = b - a;
         gapStart = a;
-        gapCpuMs = (this.onCpu[j & (this.n - 1)]! - this.onCpu[(j - 1) & (this.n - 1)]!) / 1e6;
         gapRunqMs = (this.runq[j & (this.n - 1)]! - this.runq[(j - 1) & (this.n - 1)]!) / 1e6;
+        gapCpuMs = capCpu(
+          gapMs,
+          (this.onCpu[j & (this.n - 1)]! - this.onCpu[(j - 1) & (this.n - 1)]!) / 1e6,
+          gapRunqMs,
+        );
       }
     }
     // a gap still open at `to` (no probe turn since): from the last turn to `to`
@@ -218,8 +258,8 @@ class Probe {
       const [run, wait] = this.schedstat();
       gapMs = to - lastAt;
       gapStart = lastAt;
-      gapCpuMs = (run - this.onCpu[last & (this.n - 1)]!) / 1e6;
       gapRunqMs = (wait - this.runq[last & (this.n - 1)]!) / 1e6;
+      gapCpuMs = capCpu(gapMs, (run - this.onCpu[last & (this.n - 1)]!) / 1e6, gapRunqMs);
     }
     const gc = this.gcIn(from, to);
     // the slowest threadpool job that was in flight during the window (still open: until `to`)
@@ -260,6 +300,9 @@ class Probe {
   }
 }
 
+/** a gap's CPU time, ms: the process's, at most the gap less the main thread's run-queue wait */
+const capCpu = (gapMs: number, cpuMs: number, runqMs: number) => Math.max(0, Math.min(cpuMs, gapMs - runqMs));
+
 /** node:perf_hooks constants.NODE_PERFORMANCE_GC_* */
 const GC_KIND: Record<number, string> = { 1: "scavenge", 2: "mark-compact", 4: "incremental", 8: "weak-cb" };
 
@@ -288,6 +331,8 @@ interface Attribution {
 /** One stop, stage by stage (ms from the event; NaN where the source has no such stage). */
 interface Trace {
   board: number;
+  /** e-stops: node's http server parsed the request's headers (its 'request' event) */
+  http?: number;
   recv: number;
   told: number;
   stop: number;
@@ -302,24 +347,39 @@ interface Spy {
   confirmed: number[];
   told: number[];
   motions: number;
+  /** performance.now() of every backend.execute call (a motion beginning) */
+  motionAt: number[];
   /** when the gateway got the event of the current sample (set by the source's hook) */
   recvAt: number;
   /** which hook may set recvAt in the current sample */
   source: "contact" | "estop" | "none";
   /** recvAt as it was when stop() was first called in the sample */
   recvAtStop: number[];
+  /** e-stops: `estopHttpAt` (node's http server parsed the request's headers) at each stop() call */
+  httpAtStop: number[];
   /** called right after a stop() call is timed (contacts read socat's scheduling figures) */
   onStop?: () => void;
 }
 
 /** Wrap the composed backend: stop() calls and the running motion's stop signals are timed. */
 function spyOn(backend: Backend): Spy {
-  const spy: Spy = { stops: [], confirmed: [], told: [], motions: 0, recvAt: Number.NaN, recvAtStop: [], source: "none" };
+  const spy: Spy = {
+    stops: [],
+    confirmed: [],
+    told: [],
+    motions: 0,
+    motionAt: [],
+    recvAt: Number.NaN,
+    recvAtStop: [],
+    httpAtStop: [],
+    source: "none",
+  };
   const stop = backend.stop.bind(backend);
   backend.stop = (reason: string) => {
     const i = spy.stops.length;
     spy.stops.push(performance.now());
     spy.recvAtStop.push(spy.recvAt);
+    spy.httpAtStop.push(estopHttpAt);
     spy.confirmed.push(Number.NaN);
     spy.onStop?.();
     const p = stop(reason);
@@ -334,6 +394,7 @@ function spyOn(backend: Backend): Spy {
   const execute = backend.execute.bind(backend);
   backend.execute = (traj: JointTrajectory, opts: ExecuteOptions = {}) => {
     spy.motions++;
+    spy.motionAt.push(performance.now());
     let told = false;
     const tell = () => {
       if (told) return;
@@ -438,25 +499,28 @@ function fileOpsIn(from: number, to: number): string {
   return [...by].map(([k, s]) => `${k}×${s.n} (longest ${s.max.toFixed(1)} ms)`).join(", ");
 }
 
-/** An episode that can move: a new one when the last ended (or none runs). */
-async function freshEpisode(g: TestGateway): Promise<void> {
+/** An episode that can move (at `level`): a new one when the last ended, none runs or it is at another level. */
+async function freshEpisode(g: TestGateway, level = "joint_position"): Promise<void> {
   if (g.gateway.bench.backend.lifecycle === "error") {
     const rec = await api(g, "POST", "/v1/admin/recover", {}, "operator");
     if (rec.status !== 200) throw new Error(`recover: ${rec.status} ${rec.text}`);
   }
   const ep = g.gateway.episode;
-  if (ep && !ep.isEnded) return;
-  const res = await api(g, "POST", "/v1/admin/episodes", { task: "free-motion" }, "operator");
+  if (ep && !ep.isEnded && ep.config.level === level) return;
+  const res = await api(g, "POST", "/v1/admin/episodes", { task: "free-motion", level }, "operator");
   if (res.status !== 200) throw new Error(`new episode: ${res.status} ${res.text}`);
 }
 
-/** Start a CHUNK_S chunk holding the current pose; resolves once the backend runs it. */
+/**
+ * Start a CHUNK_S chunk holding the current pose, sent over HTTP by the client child (the act
+ * reaches the gateway as a socket read, as an agent's does); resolves once the backend runs it.
+ */
 async function startChunk(g: TestGateway, spy: Spy): Promise<{ answer: Promise<unknown> }> {
   const r = g.gateway.bench.backend.read();
   const row = [...r.q, r.gripperWidthM];
   const rows = Array.from({ length: Math.round(CHUNK_S / DT_S) }, () => row);
   const before = spy.motions;
-  const answer = api(g, "POST", "/v1/act", { type: "joint_position", dt: DT_S, rows });
+  const { answer } = client().send(g, "agent", "/v1/act", { type: "joint_position", dt: DT_S, rows });
   const end = performance.now() + 5000;
   while (spy.motions === before && performance.now() < end) await sleep(1);
   if (spy.motions === before) throw new Error(`the chunk did not start: ${JSON.stringify(await answer)}`);
@@ -478,15 +542,17 @@ async function sample(
   board?: () => number,
   annotate?: (why: Attribution) => void,
 ): Promise<void> {
+  const k = r.traces.length + r.missed + r.disturbed;
   probe.phase = `${r.name}: new episode`;
   await freshEpisode(g);
-  probe.phase = `${r.name}: chunk start`;
+  probe.phase = `${r.name}: chunk start (sample ${k})`;
   const { answer } = await startChunk(g, spy);
   probe.phase = `${r.name}: event → stop`;
   const stops0 = spy.stops.length;
   const told0 = spy.told.length;
   const ep = g.gateway.episode;
   spy.recvAt = Number.NaN;
+  estopHttpAt = Number.NaN;
   spy.source = r.name.startsWith("contact") ? "contact" : r.name.startsWith("estop") ? "estop" : "none";
   const t0 = await fire();
   const end = performance.now() + 5000;
@@ -507,6 +573,7 @@ async function sample(
     annotate?.(why);
     r.traces.push({
       board: (board?.() ?? Number.NaN) - t0,
+      http: spy.httpAtStop[stops0]! - t0,
       recv: spy.recvAtStop[stops0]! - t0,
       told: spy.told.length > told0 ? spy.told[told0]! - t0 : Number.NaN,
       stop: stopAt - t0,
@@ -597,12 +664,14 @@ async function realGateway(rigUrl: string, b: Board): Promise<TestGateway> {
           buzzerPin: 8,
           reportVersionTimeoutMs: 50,
         };
-  return testGateway({
-    robot: "fr3",
-    backend: { type: "real", ros: { type: "rosbridge", url: rigUrl }, contact, allowMotion: true },
-    task: { id: "free-motion" },
-    safety: { stopOnEvents: ["contact"], staleReadingTimeoutMs: STALE_MS },
-  });
+  return listen(
+    await testGateway({
+      robot: "fr3",
+      backend: { type: "real", ros: { type: "rosbridge", url: rigUrl }, contact, allowMotion: true },
+      task: { id: "free-motion" },
+      safety: { stopOnEvents: ["contact"], staleReadingTimeoutMs: STALE_MS },
+    }),
+  );
 }
 
 /**
@@ -752,11 +821,9 @@ function hookEstop(g: TestGateway, spy: Spy): void {
   };
 }
 
-const estop = (g: TestGateway) => () => {
-  const t = performance.now();
-  void api(g, "POST", "/v1/admin/estop", { reason: "bench" }, "operator");
-  return t;
-};
+/** POST /v1/admin/estop from the client child; the event is its write to the socket (CLOCK_MONOTONIC). */
+const estop = (g: TestGateway) => () =>
+  client().send(g, "operator", "/v1/admin/estop", { reason: "bench" }).sent;
 
 /** Firmata board hangs with its port open → the driver's heartbeat watchdog → stop. */
 async function hangRows(g: TestGateway, spy: Spy, b: Board): Promise<void> {
@@ -807,14 +874,16 @@ async function loopTurns(ms: number, into: number[]): Promise<void> {
 }
 
 async function simRows(): Promise<void> {
-  if (!wanted("estop-sim")) return;
-  const g = await testGateway({ robot: "fr3", backend: { type: "sim" }, task: { id: "free-motion" } });
+  if (!wanted("estop-sim") && !wanted("estop-planning")) return;
+  const g = await listen(
+    await testGateway({ robot: "fr3", backend: { type: "sim" }, task: { id: "free-motion" } }),
+  );
   const spy = spyOn(g.gateway.bench.backend);
   hookEstop(g, spy);
-  const r = row("estop-sim", "no-fault");
+  const r = wanted("estop-sim") ? row("estop-sim", "no-fault") : undefined;
   const fire = estop(g);
   try {
-    for (let k = 0; k < SAMPLES; k++)
+    for (let k = 0; r && k < SAMPLES; k++)
       await sample(
         g,
         spy,
@@ -828,9 +897,102 @@ async function simRows(): Promise<void> {
           await api(g, "POST", "/v1/admin/release", {}, "operator");
         },
       );
+    if (wanted("estop-planning")) await planningRows(g, spy);
   } finally {
     await g.close().catch(() => undefined);
   }
+}
+
+/** tool-pose rows of the act the e-stop-while-planning source sends: 3 s at DT_S, an IK solve each */
+const PLAN_ROWS = Math.round(CHUNK_S / DT_S);
+
+/**
+ * e-stop while an act is being planned (sim gateway): the agent's act (PLAN_ROWS tool-pose rows:
+ * an IK solve each, then the interpolation and pre-check of 3,000 samples) and, a random
+ * 0.5–8 ms after its write, the operator's e-stop, both from the client child. Event = the
+ * e-stop's write. A sample counts when the e-stop was written before the act's motion began (or
+ * the act never moved); the act's answers are tallied in the row's note.
+ */
+async function planningRows(g: TestGateway, spy: Spy): Promise<void> {
+  const r = row("estop-planning", "no-fault");
+  const answers = new Map<string, number>();
+  let beforeAct = 0;
+  for (let k = 0; k < SAMPLES; k++) {
+    probe.phase = "estop-planning: new episode";
+    await freshEpisode(g, "ee_pose");
+    const ep = g.gateway.episode!;
+    // when the route handed the act to the episode (its body parsed and validated)
+    let actAt = Number.NaN;
+    const act = ep.act.bind(ep);
+    ep.act = (...a: Parameters<typeof act>) => {
+      actAt = performance.now();
+      return act(...a);
+    };
+    const q = g.gateway.bench.backend.read();
+    const tool = g.gateway.fk(q.q).tool;
+    // a 2 cm min-jerk move along x: a chunk the pre-check accepts (a straight ramp from rest is
+    // refused: acceleration at row 0)
+    const mj = (x: number) => 10 * x ** 3 - 15 * x ** 4 + 6 * x ** 5;
+    const rows = Array.from({ length: PLAN_ROWS }, (_, i) => [
+      tool.xyz[0] + 0.02 * mj((i + 1) / PLAN_ROWS),
+      tool.xyz[1],
+      tool.xyz[2],
+      ...tool.quat_xyzw,
+      q.gripperWidthM,
+    ]);
+    const stops0 = spy.stops.length;
+    const motions0 = spy.motionAt.length;
+    spy.recvAt = Number.NaN;
+    estopHttpAt = Number.NaN;
+    spy.source = "estop";
+    probe.phase = `estop-planning: act start (sample ${k})`;
+    const a = client().send(g, "agent", "/v1/act", { type: "ee_pose", dt: DT_S, rows });
+    const e = client().send(
+      g,
+      "operator",
+      "/v1/admin/estop",
+      { reason: "bench" },
+      { id: a.id, delayMs: 0.5 + 7.5 * Math.random() },
+    );
+    const t0 = await e.sent;
+    const end = performance.now() + 5000;
+    while (spy.stops.length === stops0 && performance.now() < end) await sleep(1);
+    spy.source = "none";
+    probe.phase = "estop-planning: answers";
+    const ans = await a.answer;
+    await e.answer;
+    const code =
+      ans.status === 200
+        ? "200 (it moved)"
+        : `${ans.status} ${/"(RB_ERR_\w+)"/.exec(ans.text)?.[1] ?? ans.text.slice(0, 40)}`;
+    answers.set(code, (answers.get(code) ?? 0) + 1);
+    const movedAt = spy.motionAt[motions0];
+    if (!ep.isEnded || (movedAt !== undefined && movedAt < t0)) {
+      r.disturbed++;
+      const why = !ep.isEnded ? "episode not ended" : "e-stop written after the act's motion began";
+      r.disturbances.set(why, (r.disturbances.get(why) ?? 0) + 1);
+    } else if (spy.stops.length === stops0) r.missed++;
+    else {
+      if (!(actAt < t0)) beforeAct++;
+      const stopAt = spy.stops[stops0]!;
+      const why = probe.window(t0, stopAt);
+      why.fileOps = fileOpsIn(t0, stopAt);
+      r.traces.push({
+        board: Number.NaN,
+        http: spy.httpAtStop[stops0]! - t0,
+        recv: spy.recvAtStop[stops0]! - t0,
+        told: Number.NaN,
+        stop: stopAt - t0,
+        confirmed: spy.confirmed[stops0]! - t0,
+        why,
+      });
+    }
+    probe.phase = "estop-planning: between samples";
+    await api(g, "POST", "/v1/admin/release", {}, "operator");
+  }
+  r.note =
+    `sim; e-stop written 0.5–8 ms after an act of ${PLAN_ROWS} tool poses; ${beforeAct} of ${r.traces.length} before the act reached the episode (body parse, validation); act answers: ` +
+    [...answers].map(([c, n]) => `${c} ×${n}`).join(", ");
 }
 
 const nowNs = () => process.hrtime.bigint();
@@ -949,6 +1111,197 @@ async function signalRows(): Promise<void> {
   }
 }
 
+// ───────────── the HTTP client, in a child process ─────────────
+
+/**
+ * The agent's and the operator's HTTP requests (acts, e-stops) come from a child process over
+ * real sockets, as a lab's clients do: the request's parse and the e-stop's receipt are the
+ * gateway's work on a socket read, and the client's own work (building, writing, reading the
+ * answer) does not run on the gateway's event loop. One keep-alive connection per lane (agent,
+ * operator, per gateway); the child stamps each request's write to the socket on CLOCK_MONOTONIC
+ * (process.hrtime, as the signal source does) and the parent maps it onto performance.now().
+ */
+interface ClientReq {
+  id: number;
+  lane: string;
+  url: string;
+  path: string;
+  authorization: string;
+  body: unknown;
+  /** send this long after the request `afterId` was written (the child's timer), ms */
+  afterId?: number;
+  delayMs?: number;
+}
+
+interface ClientAnswer {
+  status: number;
+  text: string;
+}
+
+interface Client {
+  /** POST `path` with `body` as the agent or the operator: when it was written (performance.now()) and the answer */
+  send(
+    g: TestGateway,
+    who: "agent" | "operator",
+    path: string,
+    body: unknown,
+    after?: { id: number; delayMs: number },
+  ): { id: number; sent: Promise<number>; answer: Promise<ClientAnswer> };
+  close(): void;
+}
+
+/** performance.now() of a CLOCK_MONOTONIC stamp (ns): both clocks are libuv's hrtime */
+const perfBase = performance.now();
+const hrBase = process.hrtime.bigint();
+const hrToPerf = (ns: bigint) => perfBase + Number(ns - hrBase) / 1e6;
+
+const urls = new Map<TestGateway, string>();
+/** Serve `g` on a loopback port as well (the client child's requests). */
+async function listen(g: TestGateway): Promise<TestGateway> {
+  urls.set(g, await g.app.listen({ host: "127.0.0.1", port: 0 }));
+  g.app.server.prependListener("request", (req: { url?: string }) => {
+    if (req.url === "/v1/admin/estop") estopHttpAt = performance.now();
+  });
+  return g;
+}
+
+/** when node's http server last parsed an e-stop request's headers (performance.now()) */
+let estopHttpAt = Number.NaN;
+
+let clientProcess: Client | undefined;
+const client = (): Client => {
+  if (!clientProcess) throw new Error("the client child is not running");
+  return clientProcess;
+};
+
+function startClientChild(): Client {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ["--import", "tsx", fileURLToPath(import.meta.url), "--client-child"],
+    { stdio: ["ignore", "inherit", "inherit", "ipc"] },
+  );
+  let next = 0;
+  const sent = new Map<number, (t: number) => void>();
+  const answered = new Map<number, (a: ClientAnswer) => void>();
+  child.on("message", (m: { id: number; sentNs?: string; status?: number; text?: string }) => {
+    if (m.sentNs !== undefined) sent.get(m.id)?.(hrToPerf(BigInt(m.sentNs)));
+    else answered.get(m.id)?.({ status: m.status!, text: m.text! });
+  });
+  return {
+    send(g, who, path, body, after) {
+      const id = next++;
+      const url = urls.get(g);
+      if (!url) throw new Error("gateway not listening");
+      const req: ClientReq = {
+        id,
+        lane: `${who} ${url}`,
+        url,
+        path,
+        authorization: who === "agent" ? g.agent.authorization : g.operator.authorization,
+        body,
+        ...(after ? { afterId: after.id, delayMs: after.delayMs } : {}),
+      };
+      const s = new Promise<number>((r) => sent.set(id, r));
+      const a = new Promise<ClientAnswer>((r) => answered.set(id, r));
+      child.send(req);
+      return { id, sent: s, answer: a };
+    },
+    close: () => child.kill(),
+  };
+}
+
+/** One keep-alive HTTP/1.1 connection, one request at a time. */
+class Lane {
+  private sock: Socket | undefined;
+  private buf: Buffer = Buffer.alloc(0);
+  private pending: ((a: ClientAnswer) => void) | undefined;
+  private lastUsed = 0;
+
+  constructor(private readonly url: URL) {}
+
+  /** connected, and not idle long enough for the server to close it (keepAliveTimeoutMs 5 s) */
+  async ready(): Promise<void> {
+    if (this.sock && !this.sock.destroyed && performance.now() - this.lastUsed < 3000) return;
+    this.sock?.destroy();
+    const sock = connect({ host: this.url.hostname, port: Number(this.url.port) });
+    sock.setNoDelay(true);
+    await new Promise<void>((resolve, reject) => {
+      sock.once("connect", resolve);
+      sock.once("error", reject);
+    });
+    sock.on("data", (d: Buffer) => this.onData(d));
+    sock.on("close", () => {
+      this.pending?.({ status: 0, text: "connection closed" });
+      this.pending = undefined;
+    });
+    sock.on("error", () => {});
+    this.sock = sock;
+    this.buf = Buffer.alloc(0);
+  }
+
+  /** write the request; returns the CLOCK_MONOTONIC time just before the write */
+  send(
+    path: string,
+    authorization: string,
+    body: unknown,
+  ): { sentNs: bigint; answer: Promise<ClientAnswer> } {
+    const json = Buffer.from(JSON.stringify(body));
+    const head =
+      `POST ${path} HTTP/1.1\r\nHost: ${this.url.host}\r\nAuthorization: ${authorization}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${json.length}\r\n\r\n`;
+    const msg = Buffer.concat([Buffer.from(head, "latin1"), json]);
+    const answer = new Promise<ClientAnswer>((resolve) => {
+      this.pending = resolve;
+    });
+    const sentNs = process.hrtime.bigint();
+    this.sock!.write(msg);
+    this.lastUsed = performance.now();
+    return { sentNs, answer };
+  }
+
+  private onData(d: Buffer): void {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
+    const end = this.buf.indexOf("\r\n\r\n");
+    if (end < 0 || !this.pending) return;
+    const head = this.buf.toString("latin1", 0, end);
+    const len = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+    if (this.buf.length < end + 4 + len) return;
+    const status = Number(head.slice(9, 12));
+    const text = this.buf.toString("utf8", end + 4, end + 4 + len);
+    this.buf = this.buf.subarray(end + 4 + len);
+    this.lastUsed = performance.now();
+    const p = this.pending;
+    this.pending = undefined;
+    p({ status, text });
+  }
+}
+
+async function clientChild(): Promise<void> {
+  const lanes = new Map<string, Lane>();
+  const sentAt = new Map<number, bigint>();
+  const go = async (m: ClientReq) => {
+    let lane = lanes.get(m.lane);
+    if (!lane) lanes.set(m.lane, (lane = new Lane(new URL(m.url))));
+    await lane.ready();
+    if (m.afterId !== undefined) {
+      // the delay counts from the earlier request's write
+      while (!sentAt.has(m.afterId)) await sleep(0);
+      const due = sentAt.get(m.afterId)! + BigInt(Math.round((m.delayMs ?? 0) * 1e6));
+      const wait = Number(due - process.hrtime.bigint()) / 1e6;
+      if (wait > 0) await sleep(wait);
+    }
+    const { sentNs, answer } = lane.send(m.path, m.authorization, m.body);
+    sentAt.set(m.id, sentNs);
+    process.send!({ id: m.id, sentNs: String(sentNs) });
+    const a = await answer;
+    process.send!({ id: m.id, status: a.status, text: a.text });
+  };
+  process.on("message", (m: ClientReq) => {
+    void go(m);
+  });
+  process.on("disconnect", () => process.exit(0));
+}
+
 // ───────────── main ─────────────
 
 const f = (x: number) => (Number.isNaN(x) ? "    –  " : x.toFixed(3).padStart(8));
@@ -986,8 +1339,10 @@ function attribute(t: Trace): string {
 function stages(t: Trace): string {
   const out = [`stop ${g1(t.stop)}`];
   if (!Number.isNaN(t.board)) out.push(`board ${g1(t.board)}`);
+  const http = t.http ?? Number.NaN;
+  if (!Number.isNaN(http)) out.push(`→ http ${g1(http)} → handler ${g1(t.recv - http)}`);
+  else if (!Number.isNaN(t.recv)) out.push(`→ recv ${g1(t.recv - (Number.isNaN(t.board) ? 0 : t.board))}`);
   if (!Number.isNaN(t.recv)) {
-    out.push(`→ recv ${g1(t.recv - (Number.isNaN(t.board) ? 0 : t.board))}`);
     out.push(`→ gateway ${g1(t.stop - t.recv)}`);
   }
   out.push(`| confirmed +${g1(t.confirmed - t.stop)}`);
@@ -1010,16 +1365,41 @@ function print(): void {
     const stage = (label: string, xs: number[]) =>
       xs.length ? `${label} p50 ${g1(pct(xs, 50))}/p99 ${g1(pct(xs, 99))}` : "";
     const line = [
-      stage("board write", col(r.traces, (t) => t.board)),
-      stage("→ gateway got it", col(r.traces, (t) => t.recv - (Number.isNaN(t.board) ? 0 : t.board))),
-      stage("→ stop (in the gateway)", col(r.traces, (t) => t.stop - t.recv)),
-      stage("motion told", col(r.traces, (t) => t.told)),
-      stage("stop → confirmed", col(r.traces, (t) => t.confirmed - t.stop)),
+      stage(
+        "board write",
+        col(r.traces, (t) => t.board),
+      ),
+      stage(
+        "→ gateway got it",
+        col(r.traces, (t) => t.recv - (Number.isNaN(t.board) ? 0 : t.board)),
+      ),
+      stage(
+        "(of it: → HTTP request parsed",
+        col(r.traces, (t) => t.http ?? Number.NaN),
+      ),
+      stage(
+        "→ e-stop handler)",
+        col(r.traces, (t) => t.recv - (t.http ?? Number.NaN)),
+      ),
+      stage(
+        "→ stop (in the gateway)",
+        col(r.traces, (t) => t.stop - t.recv),
+      ),
+      stage(
+        "motion told",
+        col(r.traces, (t) => t.told),
+      ),
+      stage(
+        "stop → confirmed",
+        col(r.traces, (t) => t.confirmed - t.stop),
+      ),
     ].filter((x) => x);
     console.log(`${"".padEnd(17)}stages ms: ${line.join(", ")}`);
     for (const [why, n] of r.disturbances) console.log(`${"".padEnd(17)}disturbed ×${n}: ${why}`);
     // the slowest first
-    const slow = r.traces.filter((t) => t.stop > Math.min(SLOW_MS, r.targetMs)).sort((a, b) => b.stop - a.stop);
+    const slow = r.traces
+      .filter((t) => t.stop > Math.min(SLOW_MS, r.targetMs))
+      .sort((a, b) => b.stop - a.stop);
     for (const t of slow.slice(0, 12)) console.log(`${"".padEnd(17)}slow: ${stages(t)} — ${attribute(t)}`);
     if (slow.length > 12) console.log(`${"".padEnd(17)}(${slow.length - 12} more slow samples)`);
   }
@@ -1087,6 +1467,8 @@ async function startRigChild(): Promise<RigChild> {
 
 if (args.includes("--signal-child")) {
   await signalChild();
+} else if (args.includes("--client-child")) {
+  await clientChild();
 } else if (args.includes("--rig-child")) {
   await rigChildProcess();
 } else {
@@ -1104,6 +1486,7 @@ if (args.includes("--signal-child")) {
   loop.enable();
   probe.start();
   await trackFileOps();
+  clientProcess = startClientChild();
   const realWanted = ["contact-buzzbox", "contact-firmata", "estop", "watchdog", "firmata-hang"].some(wanted);
   if (realWanted) {
     const rig = await startRigChild();
@@ -1115,6 +1498,7 @@ if (args.includes("--signal-child")) {
     }
   }
   await simRows();
+  clientProcess.close();
   await signalRows();
   loop.disable();
   probe.stop();
@@ -1124,9 +1508,39 @@ if (args.includes("--signal-child")) {
       `sim chunk: event-loop turn (the sim's slice of control steps, yieldSliceMs 0.25, + one turn) p50 ${pct(simTurns, 50).toFixed(3)} p99 ${pct(simTurns, 99).toFixed(3)} max ${Math.max(...simTurns).toFixed(3)} ms over ${simTurns.length} turns; the abort is checked at every control step`,
     );
   console.log(`GC pauses of the gateway process over the run: ${probe.gcSummary()}`);
-  const top = [...probe.longGaps].sort((a, b) => b.ms - a.ms).slice(0, 8);
+  // an act's start (the act's write → its motion running 30 ms, or its refusal): what a stop that
+  // arrives then waits for at most; the first sample of a gateway runs cold code (compiled on first use)
+  const actStart = probe.longGaps.filter((x) => /^[^→]*(chunk|act) start \(sample [1-9]/.test(x.phase));
+  const cpu = actStart.map((x) => x.cpuMs).sort((a, b) => b - a);
+  // of the gaps with over 2 ms of CPU: how many a GC pause overlaps, and that CPU less the GC
+  const busy = actStart
+    .filter((x) => x.cpuMs > 2)
+    .map((x) => ({ x, gc: probe.gcIn(x.start, x.start + x.ms).ms }));
+  const noGc = busy.map((b) => Math.max(0, b.x.cpuMs - b.gc)).sort((a, b) => b - a);
   console.log(
-    `longest event-loop gaps of the gateway process (probe timer, 1 ms): ${probe.longGaps.length} over 10 ms${top.length ? "; the longest:" : ""}`,
+    `act start (samples after the first of each gateway): ${actStart.length} loop gaps over 2 ms; process on CPU in them: max ${cpu.length ? cpu[0]!.toFixed(1) : "–"} ms, ${busy.length} over 2 ms of CPU` +
+      (cpu.length
+        ? `; the longest: ${cpu
+            .slice(0, 5)
+            .map((c) => c.toFixed(1))
+            .join(
+              ", ",
+            )} ms; ${busy.filter((b) => b.gc > 0).length} of those overlap a GC pause; CPU less GC: max ${noGc.length ? noGc[0]!.toFixed(1) : "–"} ms, ${noGc.filter((c) => c > 2).length} over 2 ms`
+        : ""),
+  );
+  const firsts = probe.longGaps.filter((x) => /^[^→]*(chunk|act) start \(sample 0\)/.test(x.phase));
+  if (firsts.length)
+    console.log(
+      `act start, first sample of each gateway (cold code): longest gaps ${firsts
+        .sort((a, b) => b.cpuMs - a.cpuMs)
+        .slice(0, 4)
+        .map((x) => `${x.ms.toFixed(1)} ms (CPU ${x.cpuMs.toFixed(1)}) in "${x.phase}"`)
+        .join(", ")}`,
+    );
+  const long = probe.longGaps.filter((x) => x.ms > 10);
+  const top = [...long].sort((a, b) => b.ms - a.ms).slice(0, 8);
+  console.log(
+    `longest event-loop gaps of the gateway process (probe timer, 1 ms): ${long.length} over 10 ms${top.length ? "; the longest:" : ""}`,
   );
   for (const x of top) {
     const gc = probe.gcIn(x.start, x.start + x.ms);

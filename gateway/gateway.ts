@@ -35,6 +35,8 @@ export interface GatewayOptions {
   realtime?: Partial<RealtimeSetup>;
   /** the frame store's budget, retention and headroom (default FRAME_STORE_DEFAULTS) */
   frameStore?: Partial<FrameStoreOptions>;
+  /** CPU time an act's planning runs between two turns of the event loop, ms (default PLAN_SLICE_MS; tests: 0) */
+  planSliceMs?: number;
 }
 
 /** sim seconds held at a realtime episode's start to measure the sim's speed */
@@ -244,6 +246,7 @@ export class Gateway {
       estop: this.estopLatch,
       motionAllowed: this.bench.motionAllowed,
       ...(realtime ? { realtime } : {}),
+      ...(this.opts.planSliceMs !== undefined ? { planSliceMs: this.opts.planSliceMs } : {}),
       onAgentEvent: (e) => this.pushAgentEvent(e, id),
     });
     this.current = ep;

@@ -14,6 +14,7 @@
  * accelerations are continuous everywhere (C²), starting at the measured position and
  * velocity, as the Franka controller requires.
  */
+import { runSteps, type Steps } from "./steps.ts";
 import type { JointTrajectory } from "./types.ts";
 
 export interface TrajectoryStart {
@@ -24,6 +25,9 @@ export interface TrajectoryStart {
   /** measured gripper opening, m */
   gripperWidthM: number;
 }
+
+/** Samples interpolated between two pause points of `interpolateChunkSteps`. */
+const SAMPLES_PER_STEP = 256;
 
 /**
  * Build the dense trajectory for a validated chunk.
@@ -37,6 +41,16 @@ export function interpolateChunk(
   dtS: number,
   periodS: number,
 ): JointTrajectory {
+  return runSteps(interpolateChunkSteps(start, rows, dtS, periodS));
+}
+
+/** `interpolateChunk` as steps (seam/steps.ts): it may pause every SAMPLES_PER_STEP samples. */
+export function* interpolateChunkSteps(
+  start: TrajectoryStart,
+  rows: readonly (readonly number[])[],
+  dtS: number,
+  periodS: number,
+): Steps<JointTrajectory> {
   const dof = start.q.length;
   const stepsPerRow = Math.round(dtS / periodS);
   const count = stepsPerRow * rows.length;
@@ -75,7 +89,12 @@ export function interpolateChunk(
 
   const T2 = dtS * dtS;
   let idx = 0;
+  let pausedAt = 0;
   for (let seg = 0; seg < n; seg++) {
+    if (idx - pausedAt >= SAMPLES_PER_STEP) {
+      pausedAt = idx;
+      yield;
+    }
     const g0 = seg === 0 ? start.gripperWidthM : rows[seg - 1]![dof]!;
     const g1 = rows[seg]![dof]!;
     for (let s = 1; s <= stepsPerRow; s++) {

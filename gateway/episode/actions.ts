@@ -5,6 +5,7 @@
 import { type Pose, poseToMat4, mat4Mul, mat4ToPose, type Quat, type Vec3 } from "../../robots/math.ts";
 import type { ActionType } from "../../tasks/types.ts";
 import { GatewayError } from "../errors.ts";
+import type { Steps } from "../../seam/steps.ts";
 import type { JointReading } from "../../seam/types.ts";
 
 export interface IkPort {
@@ -28,8 +29,11 @@ export interface ActionDef {
   stepSizes?: Readonly<Record<string, number>>;
   /** jog only: the frame the commands move in and the point rotations turn about (as applyJog does) */
   jogFrame?: { frame: string; pivot: string };
-  /** validated numeric rows → joint rows (7 joints + gripper) */
-  toJointRows(rows: number[][], start: JointReading): number[][];
+  /**
+   * validated numeric rows → joint rows (7 joints + gripper), as steps (seam/steps.ts): the IK
+   * of a tool-pose row is the unit of work, the planner may pause after any row
+   */
+  toJointRows(rows: number[][], start: JointReading): Steps<number[][]>;
 }
 
 export type ActionCatalog = ReadonlyMap<string, ActionDef>;
@@ -60,9 +64,12 @@ export function actionCatalog(
   ik: IkPort,
   jogSteps = { linearM: 0.005, angularRad: 0.05, gripperM: 0.01 },
 ): ActionCatalog {
-  const eeToJoints = (rows: number[][], start: JointReading): number[][] => {
+  function* eeToJoints(rows: number[][], start: JointReading): Steps<number[][]> {
     let seed: readonly number[] = start.q;
-    return rows.map((row, r) => {
+    const out: number[][] = new Array(rows.length);
+    for (let r = 0; r < rows.length; r++) {
+      if (r > 0) yield;
+      const row = rows[r]!;
       if (Math.hypot(row[3]!, row[4]!, row[5]!, row[6]!) <= 1e-6) {
         throw new GatewayError("RB_ERR_ZERO_QUATERNION", { row: r });
       }
@@ -74,15 +81,19 @@ export function actionCatalog(
       if (!sol.ok)
         throw new GatewayError("RB_ERR_IK_UNREACHABLE", { reason: `row ${r}: ${sol.reason}`, row: r });
       seed = sol.q;
-      return [...sol.q, row[7]!];
-    });
-  };
+      out[r] = [...sol.q, row[7]!];
+    }
+    return out;
+  }
   const defs: ActionDef[] = [
     {
       type: "joint_position",
       columns: JOINT_COLUMNS,
       units: JOINT_UNITS,
-      toJointRows: (rows) => rows,
+      // biome-ignore lint/correctness/useYield: joint rows are already joint rows: nothing to pause
+      toJointRows: function* (rows) {
+        return rows;
+      },
     },
     {
       type: "ee_pose",
@@ -105,7 +116,7 @@ export function actionCatalog(
           "robot base: ±x/±y/±z translate the tool point along the base axes; ±roll/±pitch/±yaw rotate about the base x/y/z axes",
         pivot: "the tool point (tool frame origin): rotations leave it where it is",
       },
-      toJointRows: (rows, start) => {
+      toJointRows: function* (rows, start) {
         // each row is one command (its index in JOG_COMMANDS) applied to the previous row's pose
         let pose = ik.fk(start.q);
         let grip = start.gripperWidthM;
@@ -118,7 +129,7 @@ export function actionCatalog(
           ({ pose, grip } = applyJog(pose, grip, cmd, jogSteps));
           return [...pose.xyz, ...pose.quat_xyzw, grip];
         });
-        return eeToJoints(eeRows, start);
+        return yield* eeToJoints(eeRows, start);
       },
     },
   ];

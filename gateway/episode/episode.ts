@@ -28,7 +28,15 @@ import {
 } from "./dto.ts";
 import { MotionRunner } from "./motion.ts";
 import type { EpisodeObserver, ObserverContext } from "./observer.ts";
-import { checkChunk, type PlanContext, planChunk, resolveCameras } from "./planner.ts";
+import {
+  type ChunkPlan,
+  checkChunk,
+  type PlanContext,
+  planChunk,
+  planChunkSteps,
+  resolveCameras,
+  runSliced,
+} from "./planner.ts";
 import { commandedReading, RealtimeDriver, systemWallClock } from "./realtime.ts";
 import { episodeResult } from "./result.ts";
 import {
@@ -68,6 +76,8 @@ export class Episode implements EpisodeView {
   private readonly instrumentLog = new Map<string, { t: number; values: Record<string, number> }[]>();
   private readonly unsubscribe: () => void;
   private submitted = false;
+  /** an act's chunk is being planned (in slices): another motion call is refused as busy */
+  private planning = false;
   /** the observers with a per-reading hook: the control loop calls only these (the console's has none) */
   private readonly readingObservers: readonly EpisodeObserver[];
   /** the reading handed to the judge each tick (reused: the control loop allocates nothing for it) */
@@ -301,7 +311,21 @@ export class Episode implements EpisodeView {
     this.assertCanMove();
     const backend = this.cfg.backend;
     const chunk = checkChunk(this.plan, req);
-    const { trajectory: traj, clipped, precheck } = planChunk(this.plan, chunk, backend.read());
+    // planned in slices with a turn of the event loop between them: a stop that arrives meanwhile
+    // (e-stop, contact, signal, new episode) stops the robot at once, and the act gives up with the
+    // refusal the stop implies (RB_ERR_ESTOP, RB_ERR_EPISODE_ENDED …); nothing was recorded or moved
+    this.planning = true;
+    let plan: ChunkPlan;
+    try {
+      ({ value: plan } = await runSliced(planChunkSteps(this.plan, chunk, backend.read()), {
+        ...(this.cfg.planSliceMs !== undefined ? { sliceMs: this.cfg.planSliceMs } : {}),
+        pauseAround: true,
+        resume: () => this.assertMayMove(),
+      }));
+    } finally {
+      this.planning = false;
+    }
+    const { trajectory: traj, clipped, precheck } = plan;
     for (const o of this.cfg.observers) o.onCommand?.(this, req, clipped, precheck.ok);
     if (!precheck.ok) {
       this.refuseUnsafe(precheck.violation);
@@ -367,7 +391,7 @@ export class Episode implements EpisodeView {
   async finish(): Promise<void> {
     if (this.ended) throw new GatewayError("RB_ERR_EPISODE_ENDED", { reason: this.ended.reason });
     await this.haltRealtime();
-    if (this.runner.busy) throw new GatewayError("RB_ERR_BUSY");
+    if (this.runner.busy || this.planning) throw new GatewayError("RB_ERR_BUSY");
     this.end("finished");
     await this.flush();
   }
@@ -381,7 +405,7 @@ export class Episode implements EpisodeView {
     }
     if (this.submitted) throw new GatewayError("RB_ERR_ALREADY_SUBMITTED");
     await this.haltRealtime();
-    if (this.runner.busy) throw new GatewayError("RB_ERR_BUSY");
+    if (this.runner.busy || this.planning) throw new GatewayError("RB_ERR_BUSY");
     this.submitted = true;
     for (const o of this.cfg.observers) o.onSubmit?.(this, answer, evidence);
     judge.onSubmit(answer, evidence, this.observations);
@@ -692,11 +716,16 @@ export class Episode implements EpisodeView {
   }
 
   private assertCanMove(): void {
+    this.assertMayMove();
+    if (this.runner.busy || this.planning) throw new GatewayError("RB_ERR_BUSY");
+  }
+
+  /** No e-stop, motion allowed, not ended (checked again after every slice of an act's planning). */
+  private assertMayMove(): void {
     const es = this.cfg.estop.current;
     if (es) throw new GatewayError("RB_ERR_ESTOP", { reason: es.reason ?? "operator" });
     if (!this.cfg.motionAllowed) throw new GatewayError("RB_ERR_MOTION_DISABLED");
     if (this.ended) throw new GatewayError("RB_ERR_EPISODE_ENDED", { reason: this.ended.reason });
-    if (this.runner.busy) throw new GatewayError("RB_ERR_BUSY");
   }
 
   /** One motion through the runner; afterwards the episode ends if a stop or a budget says so. */

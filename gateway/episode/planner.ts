@@ -6,12 +6,13 @@
  * episode records it before refusing).
  */
 import type { Mat4 } from "../../robots/math.ts";
-import { interpolateChunk } from "../../seam/interpolate.ts";
+import { interpolateChunkSteps } from "../../seam/interpolate.ts";
+import { runSteps, type Steps } from "../../seam/steps.ts";
 import type { BackendDescription, JointReading, JointTrajectory } from "../../seam/types.ts";
 import type { TaskBudgets, TaskDefinition } from "../../tasks/types.ts";
 import type { ActRequest } from "../api/schemas.ts";
 import { GatewayError } from "../errors.ts";
-import { type ClipEntry, clipRows, type PrecheckResult, precheckChunk } from "../safety/precheck.ts";
+import { type ClipEntry, clipRows, type PrecheckResult, precheckChunkSteps } from "../safety/precheck.ts";
 import type { EffectiveLimits } from "../safety/profile.ts";
 import type { ActionCatalog, ActionDef } from "./actions.ts";
 import { checkDt, checkRows } from "./chunk-rules.ts";
@@ -89,10 +90,21 @@ export function planChunk(
   start: JointReading,
   previousAcceleration?: readonly number[],
 ): ChunkPlan {
-  const jointRows = chunk.action.toJointRows(chunk.rows, start);
+  return runSteps(planChunkSteps(ctx, chunk, start, previousAcceleration));
+}
+
+/** `planChunk` as steps (seam/steps.ts): it may pause after an IK row, ~256 interpolated samples, a pre-check window. */
+export function* planChunkSteps(
+  ctx: PlanContext,
+  chunk: CheckedChunk,
+  start: JointReading,
+  previousAcceleration?: readonly number[],
+): Steps<ChunkPlan> {
+  const jointRows = yield* chunk.action.toJointRows(chunk.rows, start);
   const { rows, clipped } = clipRows(jointRows, ctx.limits);
-  const trajectory = interpolateChunk(start, rows, chunk.dt, ctx.desc.controlPeriodS);
-  const precheck = precheckChunk({
+  yield;
+  const trajectory = yield* interpolateChunkSteps(start, rows, chunk.dt, ctx.desc.controlPeriodS);
+  const precheck = yield* precheckChunkSteps({
     robot: ctx.desc.robot,
     limits: ctx.limits,
     start,
@@ -101,4 +113,68 @@ export function planChunk(
     ...(previousAcceleration ? { previousAcceleration } : {}),
   });
   return { trajectory, clipped, precheck };
+}
+
+/**
+ * CPU time an act's planning may hold the event loop before it lets other work run, ms: a stop
+ * (e-stop, contact, signal) that arrives while a long chunk is planned waits at most about this
+ * long. Planning a 3 s chunk of tool poses (300 IK solves) takes ~10 ms warm, far more the first
+ * time in a process.
+ */
+export const PLAN_SLICE_MS = 0.5;
+
+export interface SliceOptions {
+  /** pause once a slice has run this long, ms (0: at every pause point) */
+  sliceMs?: number;
+  /** the clock slices are measured on, ms (default performance.now) */
+  now?: () => number;
+  /** called after every pause, before the work goes on: throw to give up the work */
+  resume?: () => void;
+  /** one turn of the event loop (default setImmediate) */
+  pause?: () => Promise<void>;
+  /**
+   * pause before the first slice and after the last one too: the work's slices do not share a
+   * turn with what came before (an act's request parse and validation) or after (the motion's
+   * start), and `resume` has the last word just before the caller goes on
+   */
+  pauseAround?: boolean;
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Run `work` in slices of about `sliceMs`, with a turn of the event loop between them (timers,
+ * I/O, an e-stop request, a contact's bytes run there). `resume` is asked after each pause; when
+ * it throws, the work is closed (its `finally` blocks run) and the error is the result.
+ * @returns the work's result and the number of slices it ran in
+ */
+export async function runSliced<T>(
+  work: Steps<T>,
+  opts: SliceOptions = {},
+): Promise<{ value: T; slices: number }> {
+  const sliceMs = opts.sliceMs ?? PLAN_SLICE_MS;
+  const now = opts.now ?? (() => performance.now());
+  const pause = opts.pause ?? nextTurn;
+  const turn = async () => {
+    await pause();
+    opts.resume?.();
+  };
+  let slices = 1;
+  try {
+    if (opts.pauseAround) await turn();
+    let sliceStart = now();
+    for (;;) {
+      const r = work.next();
+      if (r.done) {
+        if (opts.pauseAround) await turn();
+        return { value: r.value, slices };
+      }
+      if (now() - sliceStart < sliceMs) continue;
+      await turn();
+      slices++;
+      sliceStart = now();
+    }
+  } finally {
+    work.return(undefined as T);
+  }
 }

@@ -22,10 +22,15 @@ interface Rig {
   stops: { reason: string; tick: number; aborted: boolean | undefined }[];
   /** readings delivered to the episode so far */
   ticks: () => number;
+  /** backend.execute calls so far */
+  executes: () => number;
   /** called inside the control loop at each delivered tick, before the episode sees it */
   atTick: (fn: (tick: number) => void) => void;
-  /** make the next execute hang (no readings) until its signal aborts */
-  hangNextExecute: () => void;
+  /**
+   * make the next execute hang (no readings) until its signal aborts; resolves once that execute
+   * was called (an act plans its chunk first, in slices: the motion starts a few turns later)
+   */
+  hangNextExecute: () => Promise<void>;
   row: (dq0: number) => number[];
 }
 
@@ -36,15 +41,22 @@ afterEach(async () => {
 });
 
 async function makeRig(
-  opts: { task?: TaskDefinition; observers?: () => EpisodeObserver[]; fault?: boolean } = {},
+  opts: {
+    task?: TaskDefinition;
+    observers?: () => EpisodeObserver[];
+    fault?: boolean;
+    /** GatewayOptions.planSliceMs (0: an act's planning pauses at every pause point) */
+    planSliceMs?: number;
+  } = {},
 ): Promise<Rig> {
   const config = parseBenchConfig({ version: 1, name: "stop-path", backend: { type: "mirror" } }, "test");
   const bench = await composeBench(config);
   const backend = bench.backend as MirrorBackend;
   const stops: Rig["stops"] = [];
   let ticks = 0;
+  let executes = 0;
   let hook: ((tick: number) => void) | undefined;
-  let hang = false;
+  let hang: (() => void) | undefined;
   let signal: AbortSignal | undefined;
   let faults = opts.fault ? 1 : 0;
   const stop = backend.stop.bind(backend);
@@ -55,6 +67,7 @@ async function makeRig(
   const execute = backend.execute.bind(backend);
   backend.execute = (traj: JointTrajectory, o: ExecuteOptions = {}): Promise<ExecuteResult> => {
     signal = o.signal;
+    executes++;
     if (faults > 0) {
       faults--;
       const fault = { device: "mirror", message: "injected execute failure" };
@@ -67,7 +80,8 @@ async function makeRig(
       });
     }
     if (hang) {
-      hang = false;
+      hang();
+      hang = undefined;
       return new Promise((resolve) => {
         o.signal?.addEventListener("abort", () =>
           resolve({ outcome: "aborted", samplesExecuted: 0, final: backend.read(), frames: [] }),
@@ -86,6 +100,7 @@ async function makeRig(
   const gateway = new Gateway(bench, {
     ...(opts.task ? { tasks: [opts.task] } : {}),
     ...(opts.observers ? { observers: opts.observers } : {}),
+    ...(opts.planSliceMs !== undefined ? { planSliceMs: opts.planSliceMs } : {}),
   });
   await gateway.startEpisode(opts.task ? { task: opts.task.id } : {});
   const q0 = backend.read().q;
@@ -94,12 +109,14 @@ async function makeRig(
     backend,
     stops,
     ticks: () => ticks,
+    executes: () => executes,
     atTick: (fn) => {
       hook = fn;
     },
-    hangNextExecute: () => {
-      hang = true;
-    },
+    hangNextExecute: () =>
+      new Promise<void>((resolve) => {
+        hang = resolve;
+      }),
     row: (dq0) => [...q0.map((v, i) => (i === 0 ? v + dq0 : v)), 0.04],
   };
 }
@@ -141,8 +158,9 @@ describe("the one stop path: the backend's stop is called at once", () => {
     const now = rig.backend.now.bind(rig.backend);
     let late = 0;
     rig.backend.now = () => now() + late;
-    rig.hangNextExecute();
+    const started = rig.hangNextExecute();
     const act = ep.act(slowChunk(rig)).catch((e: unknown) => e);
+    await started;
     late = (limits.staleReadingTimeoutMs / 1000) * 3;
     await act;
     expect(ep.endReason).toBe("fault");
@@ -188,7 +206,8 @@ describe("the one stop path: the backend's stop is called at once", () => {
     r = rig = await makeRig({ task: contactTask(2), observers: () => [observer] });
     const ep = r.gateway.requireEpisode();
     r.atTick((tick) => {
-      if (tick === 50) r!.backend.emit({ type: "contact", t: r!.backend.now(), closed: true, source: "test" });
+      if (tick === 50)
+        r!.backend.emit({ type: "contact", t: r!.backend.now(), closed: true, source: "test" });
     });
     await ep.act(slowChunk(r));
     // the observer saw the event with the backend already stopped; the record keeps its order:
@@ -228,9 +247,9 @@ describe("the one stop path: the backend's stop is called at once", () => {
   it("e-stop: engaging stops the running motion synchronously, before the call returns", async () => {
     rig = await makeRig();
     const ep = rig.gateway.requireEpisode();
-    rig.hangNextExecute();
+    const started = rig.hangNextExecute();
     const act = ep.act(slowChunk(rig));
-    await Promise.resolve();
+    await started;
     const engaged = rig.gateway.engageEstop("test");
     expect(rig.stops).toHaveLength(1); // before anything was awaited
     expect(rig.stops[0]!.aborted).toBe(true);
@@ -243,9 +262,9 @@ describe("the one stop path: the backend's stop is called at once", () => {
   it("signal / shutdown: Gateway.requestStop stops at once; shutdown ends the episode as aborted", async () => {
     rig = await makeRig();
     const ep = rig.gateway.requireEpisode();
-    rig.hangNextExecute();
+    const started = rig.hangNextExecute();
     const act = ep.act(slowChunk(rig));
-    await Promise.resolve();
+    await started;
     const cause = { source: "signal", detail: "SIGTERM" } as const;
     rig.gateway.requestStop(cause);
     expect(rig.stops).toHaveLength(1);
@@ -259,6 +278,50 @@ describe("the one stop path: the backend's stop is called at once", () => {
     const idle = new Gateway(rig.gateway.bench);
     idle.requestStop({ source: "signal", detail: "SIGINT" });
     expect(rig.stops.length).toBe(before + 1);
+  });
+
+  it("e-stop during an act's planning: stopped at once, the act refused (RB_ERR_ESTOP), nothing moved or recorded", async () => {
+    const commands: boolean[] = [];
+    rig = await makeRig({
+      planSliceMs: 0,
+      observers: () => [{ onCommand: (_e, _r, _c, ok) => commands.push(ok) }],
+    });
+    const r = rig;
+    const ep = r.gateway.requireEpisode();
+    // 10 s of 1 kHz samples: the planner pauses after every 256 interpolated samples and every
+    // pre-check window; the e-stop request is handled at its first pause
+    const rows = Array.from({ length: 500 }, (_, k) => r.row(0.001 * k));
+    const act = ep.act({ type: "joint_position", dt: 0.02, rows }).catch((e: unknown) => e);
+    let stopsAtEngage = -1;
+    let engaged: Promise<unknown> | undefined;
+    setImmediate(() => {
+      engaged = r.gateway.engageEstop("during planning");
+      stopsAtEngage = r.stops.length;
+    });
+    const err = await act;
+    expect(stopsAtEngage).toBe(1); // the backend's stop, before the e-stop call returned
+    expect((err as { code?: string }).code).toBe("RB_ERR_ESTOP");
+    await engaged;
+    expect(r.executes()).toBe(0);
+    expect(r.ticks()).toBe(0);
+    expect(commands).toEqual([]);
+    expect(r.stops).toHaveLength(1);
+    expect(ep.endReason).toBe("safety_stop");
+    expect(ep.endDetail).toBe("e-stop: during planning");
+  });
+
+  it("an act's planning counts as busy: a second motion call meanwhile is refused, the first one runs", async () => {
+    rig = await makeRig({ planSliceMs: 0 });
+    const r = rig;
+    const ep = r.gateway.requireEpisode();
+    const first = ep.act(slowChunk(r));
+    const second = await ep.act(slowChunk(r)).catch((e: unknown) => e);
+    expect((second as { code?: string }).code).toBe("RB_ERR_BUSY");
+    const finish = await ep.finish().catch((e: unknown) => e);
+    expect((finish as { code?: string }).code).toBe("RB_ERR_BUSY");
+    expect((await first).executed_rows).toBe(4);
+    expect(r.executes()).toBe(1);
+    expect(ep.isEnded).toBe(false);
   });
 
   it("storage: an observer's ctx.fault stops the backend in that tick and ends the episode as a fault", async () => {

@@ -35,6 +35,7 @@ import { type Mat4, mat4Identity } from "../../robots/math.ts";
 import { JACOBIAN_COLS, jacobianFromFrames } from "../../robots/franka/jacobian.ts";
 import { type FkWorkspace, fkWorkspace, forwardKinematicsInto } from "../../robots/franka/kinematics.ts";
 import type { RobotModel } from "../../robots/types.ts";
+import { runSteps, type Steps } from "../../seam/steps.ts";
 import type { JointTrajectory } from "../../seam/types.ts";
 import {
   allowedFloor,
@@ -204,6 +205,17 @@ function makeScratch(g: CompiledGeometry, dof: number): Scratch {
  * geometry keyed by the frozen limits). Returns the FIRST violation, or stats.
  */
 export function precheckChunk(input: PrecheckInput): PrecheckResult {
+  return runSteps(precheckChunkSteps(input));
+}
+
+/** Samples of the derivative pass between two pause points of `precheckChunkSteps`. */
+const DERIVATIVE_SAMPLES_PER_STEP = 1024;
+
+/**
+ * `precheckChunk` as steps (seam/steps.ts): it may pause every DERIVATIVE_SAMPLES_PER_STEP
+ * samples of the derivative pass and after each geometry window. Same verdict, same stats.
+ */
+export function* precheckChunkSteps(input: PrecheckInput): Steps<PrecheckResult> {
   const { robot, limits, start, trajectory: traj } = input;
   const tcp = input.tcp;
   const dof = limits.jointNames.length;
@@ -292,6 +304,7 @@ export function precheckChunk(input: PrecheckInput): PrecheckResult {
   let failIndex = count;
 
   for (let i = 0; i < count; i++) {
+    if (i > 0 && i % DERIVATIVE_SAMPLES_PER_STEP === 0) yield;
     const base = i * dof;
     const w = (i / stride) | 0;
     const anchorBase = w * stride * dof;
@@ -359,6 +372,7 @@ export function precheckChunk(input: PrecheckInput): PrecheckResult {
   for (let w = 0; w < nWin; w++) {
     const i0 = w * stride;
     if (i0 >= failIndex) break;
+    yield;
     const i1 = Math.min(count, i0 + stride, failIndex);
     const devBase = w * dof;
     const frames = fkAt(i0);
