@@ -64,6 +64,22 @@ export interface RenderTarget {
   depthMm: Uint16Array;
 }
 
+/**
+ * A per-tile summary of a motion field (Rasterizer.motionField): tiles of `size` × `size` px,
+ * row-major (`cols` × `rows`); per tile the squared length `l2` and the vector (`vx`, `vy`) of its
+ * longest displacement, and `slot` the only colour-table slot drawn in it (−1: more than one).
+ * The buffers are (re)sized by motionField.
+ */
+export interface MotionTiles {
+  size: number;
+  cols: number;
+  rows: number;
+  l2: Float32Array;
+  vx: Float32Array;
+  vy: Float32Array;
+  slot: Int32Array;
+}
+
 export interface RasterizerOptions {
   /** near clipping plane, metres along camera z (default 0.01) */
   nearM?: number;
@@ -130,6 +146,9 @@ export class Rasterizer {
   /** draw order (front to back by bounding-sphere depth) and its keys */
   private order = new Int32Array(0);
   private orderKey = new Float64Array(0);
+
+  /** motionField's per-slot transforms in pixel form */
+  private motionM = new Float64Array(0);
 
   /** colour-table slot of the object being drawn, ·256 */
   private slotBase = 0;
@@ -271,6 +290,99 @@ export class Rasterizer {
     }
     this.resolve(target);
     return target;
+  }
+
+  /**
+   * The image motion of the last render's pixels (motion blur, sim/sensors/motion-blur.ts): per
+   * output pixel, the displacement in px from where its surface point is seen at an instant a to
+   * where it is seen at an instant b. Per colour-table slot (0: the background, i + 1:
+   * `scene.objects[i]` of the last render), `toA` and `toB` hold the row-major 4 × 4 transforms
+   * (16 numbers a slot) camera at a ← rendered camera and camera at b ← rendered camera of that
+   * slot's points (camera ← world at a · world ← object at a · (world ← object now)⁻¹ · world ←
+   * camera now); the background is at infinity (only the rotation acts on it). Slots with
+   * `moving[slot]` 0 get 0 without arithmetic. With lens distortion the displacement is the one in
+   * the ideal pinhole image at the pixel's source. Writes every pixel of `dx`, `dy` and, with
+   * `tiles`, a summary per tile (the longest displacement, and the one slot drawn in it or −1)
+   * in the same pass. Returns the number of pixels of moving slots. No allocation after the first
+   * call with a slot count.
+   */
+  motionField(
+    toA: Float64Array,
+    toB: Float64Array,
+    moving: Uint8Array,
+    dx: Float32Array,
+    dy: Float32Array,
+    tiles: MotionTiles | null = null,
+  ): number {
+    const n = this.width * this.height;
+    if (dx.length < n || dy.length < n) throw new Error(`motion field buffers must hold ${n} pixels`);
+    const slots = moving.length;
+    // per moving slot, the transforms as maps of (u, v, 1, 1/z) to (u·Z', v·Z', Z') at a and b:
+    // K · T[0..2] · (K⁻¹ on u, v), so that a pixel costs six 4-term dot products and two divisions
+    if (this.motionM.length < 24 * slots) this.motionM = new Float64Array(24 * slots);
+    const M = this.motionM;
+    const fx = this.fx;
+    const fy = this.fy;
+    const cx = this.cx;
+    const cy = this.cy;
+    for (let s = 0; s < slots; s++) {
+      if (moving[s] === 0) continue;
+      for (let e = 0; e < 2; e++) {
+        const T = e === 0 ? toA : toB;
+        const o = s * 16;
+        const d = s * 24 + e * 12;
+        for (let r = 0; r < 3; r++) {
+          // row r of K · T: fx·T0 + cx·T2, fy·T1 + cy·T2, T2
+          const k0 = r === 0 ? fx : r === 1 ? 0 : 0;
+          const k1 = r === 1 ? fy : 0;
+          const k2 = r === 0 ? cx : r === 1 ? cy : 1;
+          const t = (c: number) => k0 * T[o + c]! + k1 * T[o + 4 + c]! + k2 * T[o + 8 + c]!;
+          const a0 = t(0);
+          const a1 = t(1);
+          M[d + 4 * r] = a0 / fx;
+          M[d + 4 * r + 1] = a1 / fy;
+          M[d + 4 * r + 2] = t(2) - (a0 * cx) / fx - (a1 * cy) / fy;
+          M[d + 4 * r + 3] = t(3);
+        }
+      }
+    }
+    dx.fill(0, 0, n);
+    dy.fill(0, 0, n);
+    const ow = this.width;
+    const oh = this.height;
+    const ts = tiles ? tiles.size : ow;
+    const cols = Math.ceil(ow / ts);
+    if (tiles) {
+      const nt = cols * Math.ceil(oh / ts);
+      if (tiles.l2.length !== nt) {
+        tiles.l2 = new Float32Array(nt);
+        tiles.vx = new Float32Array(nt);
+        tiles.vy = new Float32Array(nt);
+        tiles.slot = new Int32Array(nt);
+      }
+      tiles.cols = cols;
+      tiles.rows = Math.ceil(oh / ts);
+      tiles.l2.fill(0);
+      tiles.slot.fill(-2);
+    }
+    return motionPixels(
+      this.invZ,
+      this.shade,
+      this.remap,
+      this.iw,
+      ow,
+      oh,
+      M,
+      moving,
+      dx,
+      dy,
+      ts,
+      cols,
+      tiles ? tiles.l2 : null,
+      tiles ? tiles.vx : null,
+      tiles ? tiles.vy : null,
+      tiles ? tiles.slot : null,
+    );
   }
 
   /** Colour (via the colour table) and depth in one pass, through the lens remap if any. */
@@ -868,4 +980,87 @@ function wordView(rgb: Uint8Array): Uint32Array | null {
     wordViews.set(rgb, v);
   }
   return v;
+}
+
+/**
+ * motionField's pass over the pixels (a function of its own, every input a local: V8 optimises
+ * it far better than the same loop in the method, 1.5 vs 8.5 ms for a frame without motion).
+ */
+function motionPixels(
+  iz: Float32Array,
+  shade: Uint32Array,
+  remap: Int32Array | null,
+  W: number,
+  ow: number,
+  oh: number,
+  M: Float64Array,
+  moving: Uint8Array,
+  dx: Float32Array,
+  dy: Float32Array,
+  ts: number,
+  cols: number,
+  tl2: Float32Array | null,
+  tvx: Float32Array | null,
+  tvy: Float32Array | null,
+  tslot: Int32Array | null,
+): number {
+  const slots = moving.length;
+  const summary = tl2 !== null && tvx !== null && tvy !== null && tslot !== null;
+  let count = 0;
+  for (let y = 0; y < oh; y++) {
+    const trow = Math.floor(y / ts) * cols;
+    for (let tx = 0; tx < cols; tx++) {
+      const x0 = tx * ts;
+      const x1 = Math.min(ow, x0 + ts);
+      const t = trow + tx;
+      let one = summary ? tslot[t]! : 0;
+      let best = summary ? tl2[t]! : 0;
+      let bx = 0;
+      let by = 0;
+      for (let x = x0; x < x1; x++) {
+        const i = y * ow + x;
+        let src = i;
+        let u = x;
+        let v = y;
+        if (remap !== null) {
+          src = remap[i]!;
+          u = src % W;
+          v = (src - u) / W;
+        }
+        const w = src >= 0 ? iz[src]! : 0;
+        const slot = w > 0 ? shade[src]! >>> 8 : 0;
+        if (one !== slot) one = one === -2 ? slot : -1;
+        if (slot >= slots || moving[slot] === 0) continue;
+        count++;
+        const d = slot * 24;
+        const za = M[d + 8]! * u + M[d + 9]! * v + M[d + 10]! + M[d + 11]! * w;
+        const zb = M[d + 20]! * u + M[d + 21]! * v + M[d + 22]! + M[d + 23]! * w;
+        // behind the camera at one end of the interval: no defined image motion
+        if (!(za > 0 && zb > 0)) continue;
+        const ua = M[d]! * u + M[d + 1]! * v + M[d + 2]! + M[d + 3]! * w;
+        const va = M[d + 4]! * u + M[d + 5]! * v + M[d + 6]! + M[d + 7]! * w;
+        const ub = M[d + 12]! * u + M[d + 13]! * v + M[d + 14]! + M[d + 15]! * w;
+        const vb = M[d + 16]! * u + M[d + 17]! * v + M[d + 18]! + M[d + 19]! * w;
+        const ddx = ub / zb - ua / za;
+        const ddy = vb / zb - va / za;
+        dx[i] = ddx;
+        dy[i] = ddy;
+        const l2 = ddx * ddx + ddy * ddy;
+        if (l2 > best) {
+          best = l2;
+          bx = ddx;
+          by = ddy;
+        }
+      }
+      if (summary) {
+        tslot[t] = one;
+        if (best > tl2[t]!) {
+          tl2[t] = best;
+          tvx[t] = bx;
+          tvy[t] = by;
+        }
+      }
+    }
+  }
+  return count;
 }

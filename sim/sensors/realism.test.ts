@@ -70,6 +70,22 @@ describe("sensor realism in the sim", () => {
     expect(on.frames.map((x) => x[2])).not.toEqual(ideal.frames.map((x) => x[2]));
   }, 180_000);
 
+  it("motion blur: frames taken while the arm moves are smeared (the wrist view most), still frames not; off = instants", async () => {
+    const cal = (await backend(3)).currentCalibration();
+    const on = await episode(await backend(3, { realism: DEFAULT_REALISM, calibration: cal }));
+    const off = await episode(
+      await backend(3, { realism: RealismSchema.parse({ rgb: { motionBlur: false } }), calibration: cal }),
+    );
+    expect(on.frames.length).toBe(off.frames.length);
+    // the first capture is before the motion: the same bytes; later wrist frames differ
+    expect(on.frames[0]).toEqual(off.frames[0]);
+    expect(on.frames[1]).toEqual(off.frames[1]);
+    const wristDiffers = on.frames.filter((f, k) => f[0] === "wrist" && f[2] !== off.frames[k]![2]).length;
+    expect(wristDiffers).toBeGreaterThan(2);
+    // readings are not touched by blur
+    expect(on.final).toEqual(off.final);
+  }, 180_000);
+
   it("stamps frames and readings at their (earlier) measurement time", async () => {
     const b = await backend(6, { realism: DEFAULT_REALISM });
     await b.hold(0.2);

@@ -1,0 +1,412 @@
+/**
+ * Motion blur of a simulated RGB-D frame. A frame is an exposure over an interval, not an instant:
+ * what moves relative to the camera during it (the arm in a fixed camera; the whole scene in a
+ * wrist camera, which moves with the arm) is seen along its path. The renderer draws the frame at
+ * the exposure's middle and gives each pixel's image displacement over the exposure
+ * (Rasterizer.motionField, from the rigid motion of the object that drew it and of the camera);
+ * this module turns that into the time average a sensor integrates, approximately:
+ *
+ * - colour: a box filter along the displacement, as a gather (a reconstruction filter in the
+ *   manner of McGuire et al., "A reconstruction filter for plausible motion blur", I3D 2012): the
+ *   image is cut into 16 × 16 px tiles; a tile samples along the largest displacement in it and its
+ *   8 neighbours (so a moving surface smears over the static pixels next to it), N samples spread
+ *   evenly over the exposure (spacing ≤ 1 px, N ≤ 17). A sample p counts for pixel q when p's own
+ *   path reaches q (its half-displacement covers the distance, ± ½ px) and p is not behind q, or,
+ *   p lying behind q, when q's path reaches p (q's surface moved off and uncovered p's); otherwise
+ *   q's own colour counts. A uniformly moving image becomes a box average; a moving object over a static
+ *   background gets a translucent fringe half its smear wide on both sides of its edge.
+ * - depth (stereo): the infrared exposure is shorter (the same displacements scaled by the
+ *   exposure ratio); a pixel that a surface at another depth (more than the edge step away) crosses
+ *   during it has no return (the matcher sees two disparities in its window); inside a moving
+ *   surface the depth stays (both imagers see the same smear).
+ *
+ * Displacements below ½ px in a tile's neighbourhood leave it untouched (a frame without motion
+ * keeps its bytes); longer than 32 px they are shortened to 32 px. Deterministic, no random draws.
+ * Colours are averaged in the image's 8-bit values (the renderer has no gamma). No allocation
+ * after the first frame of a size.
+ */
+
+import { type Mat4, mat4Mul, mat4RigidInverse } from "../../robots/math.ts";
+import type { MotionTiles } from "../render/rasterizer.ts";
+import type { SceneObject } from "../render/scene.ts";
+
+/** tile edge, px (Rasterizer.motionField summarises the field per tile of this size) */
+export const BLUR_TILE = 8;
+/** the longest smear, px (longer displacements are shortened to it) */
+const MAX_LEN = 32;
+/** samples per pixel at most: 1 px apart up to 8 px of smear, farther apart beyond */
+const MAX_SAMPLES = 9;
+/** a sample nearer than the pixel by less than this is "the same surface", mm (RGB occlusion test) */
+const BEHIND_MM = 10;
+
+export interface FrameMotion {
+  /** each pixel's image displacement over the interval, px (Rasterizer.motionField) */
+  dx: Float32Array;
+  dy: Float32Array;
+  /** motionField's per-tile summary of dx, dy (tiles of BLUR_TILE px) */
+  tiles: MotionTiles;
+  /** per colour-table slot: 1 where the object's shading is smooth (untextured), so that a
+   * neighbourhood showing only it is unchanged by a box filter and is skipped */
+  smooth: Uint8Array;
+  /** the clean depth of the frame, mm, 0 = nothing (which surface is in front) */
+  zMm: Uint16Array;
+  /** the interval the displacements cover, ms */
+  intervalMs: number;
+}
+
+export class MotionBlur {
+  private src = new Uint8Array(0);
+  /** per tile: the neighbourhood's longest displacement, or (0, 0) to skip the tile */
+  private nbX = new Float32Array(0);
+  private nbY = new Float32Array(0);
+  private readonly ox = new Int32Array(MAX_SAMPLES);
+  private readonly oy = new Int32Array(MAX_SAMPLES);
+  private readonly thr2 = new Float64Array(MAX_SAMPLES);
+  /** depth pixels without return from motion (indices), valid up to `holeCount` */
+  holes = new Int32Array(0);
+  holeCount = 0;
+  /** pixels the colour pass visited (tiles with motion and more than one surface), for tests and the bench */
+  visited = 0;
+
+  /**
+   * Blur `rgb` in place over a `rgbScale` share of the motion's interval and list the depth
+   * pixels without return over a `depthScale` share (0: none). Returns whether any tile moved.
+   */
+  apply(
+    w: number,
+    h: number,
+    rgb: Uint8Array,
+    m: FrameMotion,
+    rgbScale: number,
+    depthScale: number,
+    edgeStepMm: number,
+  ): boolean {
+    const n = w * h;
+    this.holeCount = 0;
+    this.visited = 0;
+    const tiles = m.tiles;
+    if (tiles.size !== BLUR_TILE) throw new Error(`motion tiles must be ${BLUR_TILE} px`);
+    const tw = tiles.cols;
+    const th = tiles.rows;
+    const nt = tw * th;
+    if (this.nbX.length !== nt) {
+      this.nbX = new Float32Array(nt);
+      this.nbY = new Float32Array(nt);
+    }
+    const scale = Math.max(rgbScale, depthScale);
+    if (!(scale > 0)) return false;
+    const tL = tiles.l2;
+    let top = 0;
+    for (let t = 0; t < nt; t++) if (tL[t]! > top) top = tL[t]!;
+    // the neighbourhood a tile samples reaches as far as the longest half-smear
+    const reach = Math.min(MAX_LEN, Math.sqrt(top) * scale) / 2;
+    if (reach < 0.25) return false;
+    const R = Math.ceil(reach / BLUR_TILE);
+    const tX = tiles.vx;
+    const tY = tiles.vy;
+    const tS = tiles.slot;
+    const smooth = m.smooth;
+    const nX = this.nbX;
+    const nY = this.nbY;
+    let moved = false;
+    for (let ty = 0; ty < th; ty++)
+      for (let tx = 0; tx < tw; tx++) {
+        let best = 0;
+        let bx = 0;
+        let by = 0;
+        // one smooth surface over the whole neighbourhood: a box filter leaves it as it is
+        const one = tS[ty * tw + tx]!;
+        let uniform = one >= 0 && smooth[one] === 1;
+        for (let j = Math.max(0, ty - R); j <= Math.min(th - 1, ty + R); j++)
+          for (let k = Math.max(0, tx - R); k <= Math.min(tw - 1, tx + R); k++) {
+            const t = j * tw + k;
+            if (tS[t] !== one) uniform = false;
+            const l = tL[t]!;
+            if (l > best) {
+              best = l;
+              bx = tX[t]!;
+              by = tY[t]!;
+            }
+          }
+        if (uniform) bx = by = 0;
+        nX[ty * tw + tx] = bx;
+        nY[ty * tw + tx] = by;
+        if (!uniform && best * scale * scale >= 0.25) moved = true;
+      }
+    if (!moved) return false;
+    const z = m.zMm;
+    if (rgbScale > 0) {
+      if (this.src.length !== 3 * n) this.src = new Uint8Array(3 * n);
+      this.src.set(rgb);
+      for (let ty = 0; ty < th; ty++)
+        for (let tx = 0; tx < tw; tx++) {
+          const t = ty * tw + tx;
+          const ns = this.samples(nX[t]! * rgbScale, nY[t]! * rgbScale);
+          if (ns > 1) this.rgbTile(rgb, m, w, h, tx * BLUR_TILE, ty * BLUR_TILE, ns, rgbScale);
+        }
+    }
+    if (depthScale > 0) {
+      if (this.holes.length !== n) this.holes = new Int32Array(n);
+      for (let ty = 0; ty < th; ty++)
+        for (let tx = 0; tx < tw; tx++) {
+          const t = ty * tw + tx;
+          const ns = this.samples(nX[t]! * depthScale, nY[t]! * depthScale);
+          if (ns > 1) this.depthTile(z, m, w, h, tx * BLUR_TILE, ty * BLUR_TILE, ns, depthScale, edgeStepMm);
+        }
+    }
+    return true;
+  }
+
+  /**
+   * The sample offsets of a tile whose neighbourhood moves by (vx, vy) px (clamped to 32 px): N
+   * odd, evenly over the interval; `thr2` the (distance − ½ px)² a sample's half-displacement
+   * must reach. Returns N (1: nothing to do).
+   */
+  private samples(vx: number, vy: number): number {
+    let l = Math.hypot(vx, vy);
+    if (l < 0.5) return 1;
+    if (l > MAX_LEN) {
+      vx *= MAX_LEN / l;
+      vy *= MAX_LEN / l;
+      l = MAX_LEN;
+    }
+    const ns = Math.min(MAX_SAMPLES, 2 * Math.ceil(l / 2) + 1);
+    const half = (ns - 1) / 2;
+    for (let k = 0; k < ns; k++) {
+      const s = (k - half) / (ns - 1);
+      // symmetric rounding: the samples either side of the centre mirror each other
+      this.ox[k] = Math.sign(s) * Math.round(Math.abs(s * vx));
+      this.oy[k] = Math.sign(s) * Math.round(Math.abs(s * vy));
+      const t = Math.max(0, Math.abs(s) * l - 0.5);
+      this.thr2[k] = t * t;
+    }
+    return ns;
+  }
+
+  private rgbTile(
+    rgb: Uint8Array,
+    m: FrameMotion,
+    w: number,
+    h: number,
+    x0: number,
+    y0: number,
+    ns: number,
+    sc: number,
+  ): void {
+    const src = this.src;
+    const { dx, dy, zMm: z } = m;
+    const ox = this.ox;
+    const oy = this.oy;
+    const thr2 = this.thr2;
+    // (half displacement)² at this exposure = (dx² + dy²) · q2
+    const q2 = (sc * sc) / 4;
+    const inv = 1 / ns;
+    const x1 = Math.min(w, x0 + BLUR_TILE);
+    const y1 = Math.min(h, y0 + BLUR_TILE);
+    const lo = Math.max(Math.abs(ox[0]!), Math.abs(oy[0]!));
+    const inside = x0 - lo >= 0 && y0 - lo >= 0 && x1 + lo <= w && y1 + lo <= h;
+    this.visited += (x1 - x0) * (y1 - y0);
+    for (let y = y0; y < y1; y++)
+      for (let x = x0; x < x1; x++) {
+        const q = y * w + x;
+        const rq = (dx[q]! * dx[q]! + dy[q]! * dy[q]!) * q2;
+        const zq = z[q] === 0 ? 65535 : z[q]!;
+        let sr = 0;
+        let sg = 0;
+        let sb = 0;
+        let own = 0;
+        for (let k = 0; k < ns; k++) {
+          let px = x + ox[k]!;
+          let py = y + oy[k]!;
+          if (!inside) {
+            px = px < 0 ? 0 : px >= w ? w - 1 : px;
+            py = py < 0 ? 0 : py >= h ? h - 1 : py;
+          }
+          const p = py * w + px;
+          const t = thr2[k]!;
+          const zp = z[p] === 0 ? 65535 : z[p]!;
+          // behind q: seen at q only where q's surface moved off it; else: where its own path reaches q
+          if (zp > zq + BEHIND_MM ? rq >= t : (dx[p]! * dx[p]! + dy[p]! * dy[p]!) * q2 >= t) {
+            const o = 3 * p;
+            sr += src[o]!;
+            sg += src[o + 1]!;
+            sb += src[o + 2]!;
+          } else own++;
+        }
+        const o = 3 * q;
+        rgb[o] = ((sr + own * src[o]!) * inv + 0.5) | 0;
+        rgb[o + 1] = ((sg + own * src[o + 1]!) * inv + 0.5) | 0;
+        rgb[o + 2] = ((sb + own * src[o + 2]!) * inv + 0.5) | 0;
+      }
+  }
+
+  private depthTile(
+    z: Uint16Array,
+    m: FrameMotion,
+    w: number,
+    h: number,
+    x0: number,
+    y0: number,
+    ns: number,
+    sc: number,
+    edge: number,
+  ): void {
+    const { dx, dy } = m;
+    const q2 = (sc * sc) / 4;
+    const ox = this.ox;
+    const oy = this.oy;
+    const thr2 = this.thr2;
+    const holes = this.holes;
+    const x1 = Math.min(w, x0 + BLUR_TILE);
+    const y1 = Math.min(h, y0 + BLUR_TILE);
+    let count = this.holeCount;
+    for (let y = y0; y < y1; y++)
+      for (let x = x0; x < x1; x++) {
+        const q = y * w + x;
+        const rq = (dx[q]! * dx[q]! + dy[q]! * dy[q]!) * q2;
+        const zq = z[q] === 0 ? 65535 : z[q]!;
+        for (let k = 0; k < ns; k++) {
+          let px = x + ox[k]!;
+          let py = y + oy[k]!;
+          px = px < 0 ? 0 : px >= w ? w - 1 : px;
+          py = py < 0 ? 0 : py >= h ? h - 1 : py;
+          const p = py * w + px;
+          const zp = z[p] === 0 ? 65535 : z[p]!;
+          const step = zp - zq;
+          if (step <= edge && -step <= edge) continue;
+          // another surface crosses q during the exposure: a farther one where q's moved off
+          // it, a nearer one where its own path reaches q
+          const t = thr2[k]!;
+          if (step > 0 ? rq >= t : (dx[p]! * dx[p]! + dy[p]! * dy[p]!) * q2 >= t) {
+            holes[count++] = q;
+            break;
+          }
+        }
+      }
+    this.holeCount = count;
+  }
+}
+
+/**
+ * The per-slot transforms Rasterizer.motionField takes, from the scene's poses at the start (a)
+ * and end (b) of an exposure and at the rendered instant (the objects' `pose` now), and the
+ * world ← camera transforms at the three instants; plus the displacement buffers. Slot i + 1 is
+ * `objects[i]`, slot 0 the background (at infinity). No allocation after the first frame of a
+ * size and object count.
+ */
+export class ExposureMotion {
+  toA = new Float64Array(16);
+  toB = new Float64Array(16);
+  moving = new Uint8Array(1);
+  dx = new Float32Array(0);
+  dy = new Float32Array(0);
+  /** per slot: 1 = untextured (see FrameMotion.smooth) */
+  smooth = new Uint8Array(1);
+  readonly tiles: MotionTiles = {
+    size: BLUR_TILE,
+    cols: 0,
+    rows: 0,
+    l2: new Float32Array(0),
+    vx: new Float32Array(0),
+    vy: new Float32Array(0),
+    slot: new Int32Array(0),
+  };
+  private readonly camFromWorld = new Float64Array(16);
+  private readonly objInv = new Float64Array(16);
+  private readonly objT = new Float64Array(16);
+  private readonly t1 = new Float64Array(16);
+  private readonly t2 = new Float64Array(16);
+
+  private readonly frame: FrameMotion = {
+    dx: this.dx,
+    dy: this.dy,
+    tiles: this.tiles,
+    smooth: this.smooth,
+    zMm: new Uint16Array(0),
+    intervalMs: 0,
+  };
+
+  /** the FrameMotion of the last `set` and motionField (one object, reused), with the frame's clean depth */
+  motion(zMm: Uint16Array, intervalMs: number): FrameMotion {
+    const f = this.frame;
+    f.dx = this.dx;
+    f.dy = this.dy;
+    f.smooth = this.smooth;
+    f.zMm = zMm;
+    f.intervalMs = intervalMs;
+    return f;
+  }
+
+  /** size the displacement buffers for n pixels */
+  size(n: number): void {
+    if (this.dx.length !== n) {
+      this.dx = new Float32Array(n);
+      this.dy = new Float32Array(n);
+    }
+  }
+
+  /**
+   * `posesA`, `posesB`: 16 numbers per object (world ← object at a, at b); returns whether
+   * anything moves relative to the camera.
+   */
+  set(
+    objects: readonly SceneObject[],
+    posesA: Float64Array,
+    posesB: Float64Array,
+    camA: Mat4,
+    camNow: Mat4,
+    camB: Mat4,
+  ): boolean {
+    const slots = objects.length + 1;
+    if (this.moving.length !== slots) {
+      this.moving = new Uint8Array(slots);
+      this.smooth = new Uint8Array(slots);
+      this.toA = new Float64Array(16 * slots);
+      this.toB = new Float64Array(16 * slots);
+    }
+    this.smooth[0] = 1;
+    for (let s = 1; s < slots; s++) this.smooth[s] = objects[s - 1]!.shape.kind === "texturedPlane" ? 0 : 1;
+    const camStillA = same(camA, 0, camNow);
+    const camStillB = same(camB, 0, camNow);
+    let any = false;
+    for (let s = 0; s < slots; s++) {
+      const o = s === 0 ? null : objects[s - 1]!;
+      const stillA = camStillA && (o === null || same(posesA, 16 * (s - 1), o.pose));
+      const stillB = camStillB && (o === null || same(posesB, 16 * (s - 1), o.pose));
+      const moving = !(stillA && stillB) && o?.visible !== false;
+      this.moving[s] = moving ? 1 : 0;
+      if (!moving) continue;
+      any = true;
+      this.relative(o, posesA, s, camA, camNow, this.toA);
+      this.relative(o, posesB, s, camB, camNow, this.toB);
+    }
+    return any;
+  }
+
+  /** camera at t ← world · world ← object at t · (world ← object now)⁻¹ · world ← camera now */
+  private relative(
+    o: SceneObject | null,
+    poses: Float64Array,
+    s: number,
+    camT: Mat4,
+    camNow: Mat4,
+    out: Float64Array,
+  ): void {
+    mat4RigidInverse(camT, this.camFromWorld);
+    if (o === null) mat4Mul(this.camFromWorld, camNow, this.t2);
+    else {
+      const w = this.objT;
+      for (let k = 0; k < 16; k++) w[k] = poses[16 * (s - 1) + k]!;
+      mat4Mul(this.camFromWorld, w, this.t1);
+      mat4Mul(this.t1, mat4RigidInverse(o.pose, this.objInv), this.t2);
+      mat4Mul(this.t2, camNow, this.t1);
+      this.t2.set(this.t1);
+    }
+    out.set(this.t2, 16 * s);
+  }
+}
+
+function same(a: Float64Array, offset: number, b: Mat4): boolean {
+  for (let k = 0; k < 16; k++) if (a[offset + k] !== b[k]) return false;
+  return true;
+}
