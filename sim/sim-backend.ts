@@ -628,10 +628,9 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
       let motion = null;
       if (interval > 0 && drawn !== null) {
         const ex = this.exposure;
-        ex.size(cam.width * cam.height);
         // the scene as drawn: its poses (and camM) are those of the frame's instant
         if (ex.set((drawn as Scene).objects, this.posesA, this.posesB, this.camA, this.camM, this.camB)) {
-          r.motionField(ex.toA, ex.toB, ex.moving, ex.dx, ex.dy, ex.tiles);
+          r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles);
           motion = ex.motion(img.depthMm, interval * 1000);
         }
       }

@@ -67,8 +67,8 @@ export interface RenderTarget {
 /**
  * A per-tile summary of a motion field (Rasterizer.motionField): tiles of `size` × `size` px,
  * row-major (`cols` × `rows`); per tile the squared length `l2` and the vector (`vx`, `vy`) of its
- * longest displacement, and `slot` the only colour-table slot drawn in it (−1: more than one).
- * The buffers are (re)sized by motionField.
+ * longest displacement, and `slot` the only colour-table slot drawn in it (−1: more than one);
+ * `l2px` per pixel. The buffers are (re)sized by motionField.
  */
 export interface MotionTiles {
   size: number;
@@ -78,6 +78,10 @@ export interface MotionTiles {
   vx: Float32Array;
   vy: Float32Array;
   slot: Int32Array;
+  /** per pixel: the squared length of its displacement (rounded to 32 bits per component), px²;
+   * zero outside `rect` (x0, x1, y0, y1 px: what the last call wrote) */
+  l2px: Float64Array;
+  rect: [number, number, number, number];
 }
 
 export interface RasterizerOptions {
@@ -147,6 +151,10 @@ export class Rasterizer {
   private order = new Int32Array(0);
   private orderKey = new Float64Array(0);
 
+  /** per slot of the last render: the ideal-image rectangle (u0, u1, v0, v1) it may cover */
+  private objBox = new Float64Array(4);
+  /** motionField's l2px when it is given no tiles */
+  private ownL2: Float64Array = new Float64Array(0);
   /** motionField's per-slot transforms in pixel form */
   private motionM = new Float64Array(0);
 
@@ -235,6 +243,11 @@ export class Rasterizer {
       this.orderKey = new Float64Array(no);
     }
     if (this.lut.length < (no + 1) * 256) this.lut = new Uint32Array((no + 1) * 256);
+    // image rectangles of the drawn objects (empty until drawn; the background: all)
+    if (this.objBox.length < (no + 1) * 4) this.objBox = new Float64Array((no + 1) * 4);
+    this.objBox.fill(0);
+    this.objBox[1] = this.iw;
+    this.objBox[3] = this.ih;
     const lut = this.lut;
     const bgc = scene.background;
     lut[0] = packRgb(bgc[0], bgc[1], bgc[2]);
@@ -301,8 +314,8 @@ export class Rasterizer {
    * slot's points (camera ← world at a · world ← object at a · (world ← object now)⁻¹ · world ←
    * camera now); the background is at infinity (only the rotation acts on it). Slots with
    * `moving[slot]` 0 get 0 without arithmetic. With lens distortion the displacement is the one in
-   * the ideal pinhole image at the pixel's source. Writes every pixel of `dx`, `dy` and, with
-   * `tiles`, a summary per tile (the longest displacement, and the one slot drawn in it or −1)
+   * the ideal pinhole image at the pixel's source. Writes every pixel of `dx`, `dy` (null: not
+   * wanted; the blur needs only the squared lengths) and, with `tiles`, a summary per tile (the longest displacement, and the one slot drawn in it or −1)
    * in the same pass. Returns the number of pixels of moving slots. No allocation after the first
    * call with a slot count.
    */
@@ -310,12 +323,15 @@ export class Rasterizer {
     toA: Float64Array,
     toB: Float64Array,
     moving: Uint8Array,
-    dx: Float32Array,
-    dy: Float32Array,
+    dx: Float32Array | null,
+    dy: Float32Array | null,
     tiles: MotionTiles | null = null,
   ): number {
-    const n = this.width * this.height;
-    if (dx.length < n || dy.length < n) throw new Error(`motion field buffers must hold ${n} pixels`);
+    const ow = this.width;
+    const oh = this.height;
+    const n = ow * oh;
+    if ((dx !== null && dx.length < n) || (dy !== null && dy.length < n))
+      throw new Error(`motion field buffers must hold ${n} pixels`);
     const slots = moving.length;
     // per moving slot, the transforms as maps of (u, v, 1, 1/z) to (u·Z', v·Z', Z') at a and b:
     // K · T[0..2] · (K⁻¹ on u, v), so that a pixel costs six 4-term dot products and two divisions
@@ -333,23 +349,53 @@ export class Rasterizer {
         const d = s * 24 + e * 12;
         for (let r = 0; r < 3; r++) {
           // row r of K · T: fx·T0 + cx·T2, fy·T1 + cy·T2, T2
-          const k0 = r === 0 ? fx : r === 1 ? 0 : 0;
+          const k0 = r === 0 ? fx : 0;
           const k1 = r === 1 ? fy : 0;
           const k2 = r === 0 ? cx : r === 1 ? cy : 1;
-          const t = (c: number) => k0 * T[o + c]! + k1 * T[o + 4 + c]! + k2 * T[o + 8 + c]!;
-          const a0 = t(0);
-          const a1 = t(1);
-          M[d + 4 * r] = a0 / fx;
-          M[d + 4 * r + 1] = a1 / fy;
-          M[d + 4 * r + 2] = t(2) - (a0 * cx) / fx - (a1 * cy) / fy;
-          M[d + 4 * r + 3] = t(3);
+          const row = d + 4 * r;
+          for (let c = 0; c < 4; c++) M[row + c] = k0 * T[o + c]! + k1 * T[o + 4 + c]! + k2 * T[o + 8 + c]!;
+          const a0 = M[row]!;
+          const a1 = M[row + 1]!;
+          M[row] = a0 / fx;
+          M[row + 1] = a1 / fy;
+          M[row + 2] = M[row + 2]! - (a0 * cx) / fx - (a1 * cy) / fy;
         }
       }
     }
-    dx.fill(0, 0, n);
-    dy.fill(0, 0, n);
-    const ow = this.width;
-    const oh = this.height;
+    // only the rectangle the moving slots can cover (whole tiles; all of it with lens distortion)
+    let u0 = ow;
+    let u1 = 0;
+    let v0 = oh;
+    let v1 = 0;
+    const B = this.objBox;
+    for (let sl = 0; sl < slots; sl++) {
+      if (moving[sl] === 0 || 4 * sl + 3 >= B.length || !(B[4 * sl + 1]! > B[4 * sl]!)) continue;
+      u0 = Math.min(u0, B[4 * sl]!);
+      u1 = Math.max(u1, B[4 * sl + 1]!);
+      v0 = Math.min(v0, B[4 * sl + 2]!);
+      v1 = Math.max(v1, B[4 * sl + 3]!);
+    }
+    if (this.remap !== null && u1 > u0) {
+      u0 = 0;
+      u1 = ow;
+      v0 = 0;
+      v1 = oh;
+    }
+    dx?.fill(0, 0, n);
+    dy?.fill(0, 0, n);
+    // l2px is zero outside the rectangle motionField last wrote (its only writer): clear that
+    let l2px = tiles ? tiles.l2px : this.ownL2;
+    if (l2px.length !== n) {
+      l2px = new Float64Array(n);
+      if (tiles) {
+        tiles.l2px = l2px;
+        tiles.rect = [0, 0, 0, 0];
+      } else this.ownL2 = l2px;
+    } else if (tiles) {
+      const [rx0, rx1, ry0, ry1] = tiles.rect;
+      for (let y = ry0; y < ry1; y++) l2px.fill(0, y * ow + rx0, y * ow + rx1);
+      tiles.rect = [0, 0, 0, 0];
+    } else l2px.fill(0);
     const ts = tiles ? tiles.size : ow;
     const cols = Math.ceil(ow / ts);
     if (tiles) {
@@ -363,7 +409,17 @@ export class Rasterizer {
       tiles.cols = cols;
       tiles.rows = Math.ceil(oh / ts);
       tiles.l2.fill(0);
-      tiles.slot.fill(-2);
+      // outside the rectangle: no motion, slots not looked at (−1: not known to be one surface)
+      tiles.slot.fill(-1);
+    }
+    if (!(u1 > u0 && v1 > v0)) return 0;
+    const tx0 = Math.max(0, Math.floor((u0 - 1) / ts));
+    const tx1 = Math.min(cols, Math.ceil((u1 + 1) / ts));
+    const y0 = Math.max(0, Math.floor((v0 - 1) / ts) * ts);
+    const y1 = Math.min(oh, Math.ceil((v1 + 1) / ts) * ts);
+    if (tiles) {
+      for (let y = y0; y < y1; y += ts) tiles.slot.fill(-2, (y / ts) * cols + tx0, (y / ts) * cols + tx1);
+      tiles.rect = [tx0 * ts, Math.min(ow, tx1 * ts), y0, y1];
     }
     return motionPixels(
       this.invZ,
@@ -371,13 +427,17 @@ export class Rasterizer {
       this.remap,
       this.iw,
       ow,
-      oh,
       M,
       moving,
       dx,
       dy,
+      l2px,
       ts,
       cols,
+      tx0,
+      tx1,
+      y0,
+      y1,
       tiles ? tiles.l2 : null,
       tiles ? tiles.vx : null,
       tiles ? tiles.vy : null,
@@ -464,6 +524,28 @@ export class Rasterizer {
     this.vw = new Float64Array(m);
   }
 
+  /**
+   * The drawn object's image rectangle (ideal image px), from its bounding sphere (camera frame):
+   * x/z and y/z over the sphere's box are extreme at its corners; reaching the near plane: all.
+   */
+  private noteBox(bx: number, by: number, bz: number, br: number): void {
+    const o = (this.slotBase >> 8) * 4;
+    const B = this.objBox;
+    const z0 = bz - br;
+    if (z0 <= this.nearM) {
+      B[o] = 0;
+      B[o + 1] = this.iw;
+      B[o + 2] = 0;
+      B[o + 3] = this.ih;
+      return;
+    }
+    const z1 = bz + br;
+    B[o] = this.cx + this.fx * Math.min((bx - br) / z0, (bx - br) / z1);
+    B[o + 1] = this.cx + this.fx * Math.max((bx + br) / z0, (bx + br) / z1);
+    B[o + 2] = this.cy + this.fy * Math.min((by - br) / z0, (by - br) / z1);
+    B[o + 3] = this.cy + this.fy * Math.max((by + br) / z0, (by + br) / z1);
+  }
+
   private drawObject(mesh: Mesh, pose: Mat4, emissive: boolean, texture: Texture | null = null): void {
     const L = this.light;
     const lx = L[0]!;
@@ -495,6 +577,7 @@ export class Rasterizer {
     for (let k = 0; k < 12; k += 3) {
       if (P[k]! * bx + P[k + 1]! * by + P[k + 2]! * bz < -br) return;
     }
+    this.noteBox(bx, by, bz, br);
 
     // light direction in the object frame: pose rotationᵀ · light (world)
     const olx = pose[0]! * lx + pose[4]! * ly + pose[8]! * lz;
@@ -992,24 +1075,53 @@ function motionPixels(
   remap: Int32Array | null,
   W: number,
   ow: number,
-  oh: number,
   M: Float64Array,
   moving: Uint8Array,
-  dx: Float32Array,
-  dy: Float32Array,
+  dx: Float32Array | null,
+  dy: Float32Array | null,
+  l2px: Float64Array,
   ts: number,
   cols: number,
+  tx0: number,
+  tx1: number,
+  y0: number,
+  y1: number,
   tl2: Float32Array | null,
   tvx: Float32Array | null,
   tvy: Float32Array | null,
   tslot: Int32Array | null,
 ): number {
   const slots = moving.length;
+  let cur = -1;
+  let a0 = 0;
+  let a1 = 0;
+  let a2 = 0;
+  let a3 = 0;
+  let a4 = 0;
+  let a5 = 0;
+  let a6 = 0;
+  let a7 = 0;
+  let a8 = 0;
+  let a9 = 0;
+  let a10 = 0;
+  let a11 = 0;
+  let b0 = 0;
+  let b1 = 0;
+  let b2 = 0;
+  let b3 = 0;
+  let b4 = 0;
+  let b5 = 0;
+  let b6 = 0;
+  let b7 = 0;
+  let b8 = 0;
+  let b9 = 0;
+  let b10 = 0;
+  let b11 = 0;
   const summary = tl2 !== null && tvx !== null && tvy !== null && tslot !== null;
   let count = 0;
-  for (let y = 0; y < oh; y++) {
+  for (let y = y0; y < y1; y++) {
     const trow = Math.floor(y / ts) * cols;
-    for (let tx = 0; tx < cols; tx++) {
+    for (let tx = tx0; tx < tx1; tx++) {
       const x0 = tx * ts;
       const x1 = Math.min(ow, x0 + ts);
       const t = trow + tx;
@@ -1032,19 +1144,53 @@ function motionPixels(
         if (one !== slot) one = one === -2 ? slot : -1;
         if (slot >= slots || moving[slot] === 0) continue;
         count++;
-        const d = slot * 24;
-        const za = M[d + 8]! * u + M[d + 9]! * v + M[d + 10]! + M[d + 11]! * w;
-        const zb = M[d + 20]! * u + M[d + 21]! * v + M[d + 22]! + M[d + 23]! * w;
+        if (slot !== cur) {
+          // this slot's coefficients in locals (runs of one slot are long; loads cost per pixel)
+          cur = slot;
+          const d = slot * 24;
+          a0 = M[d]!;
+          a1 = M[d + 1]!;
+          a2 = M[d + 2]!;
+          a3 = M[d + 3]!;
+          a4 = M[d + 4]!;
+          a5 = M[d + 5]!;
+          a6 = M[d + 6]!;
+          a7 = M[d + 7]!;
+          a8 = M[d + 8]!;
+          a9 = M[d + 9]!;
+          a10 = M[d + 10]!;
+          a11 = M[d + 11]!;
+          b0 = M[d + 12]!;
+          b1 = M[d + 13]!;
+          b2 = M[d + 14]!;
+          b3 = M[d + 15]!;
+          b4 = M[d + 16]!;
+          b5 = M[d + 17]!;
+          b6 = M[d + 18]!;
+          b7 = M[d + 19]!;
+          b8 = M[d + 20]!;
+          b9 = M[d + 21]!;
+          b10 = M[d + 22]!;
+          b11 = M[d + 23]!;
+        }
+        const za = a8 * u + a9 * v + a10 + a11 * w;
+        const zb = b8 * u + b9 * v + b10 + b11 * w;
         // behind the camera at one end of the interval: no defined image motion
         if (!(za > 0 && zb > 0)) continue;
-        const ua = M[d]! * u + M[d + 1]! * v + M[d + 2]! + M[d + 3]! * w;
-        const va = M[d + 4]! * u + M[d + 5]! * v + M[d + 6]! + M[d + 7]! * w;
-        const ub = M[d + 12]! * u + M[d + 13]! * v + M[d + 14]! + M[d + 15]! * w;
-        const vb = M[d + 16]! * u + M[d + 17]! * v + M[d + 18]! + M[d + 19]! * w;
+        const ua = a0 * u + a1 * v + a2 + a3 * w;
+        const va = a4 * u + a5 * v + a6 + a7 * w;
+        const ub = b0 * u + b1 * v + b2 + b3 * w;
+        const vb = b4 * u + b5 * v + b6 + b7 * w;
         const ddx = ub / zb - ua / za;
         const ddy = vb / zb - va / za;
-        dx[i] = ddx;
-        dy[i] = ddy;
+        if (dx !== null && dy !== null) {
+          dx[i] = ddx;
+          dy[i] = ddy;
+        }
+        // the squared length of the stored (32-bit) displacement, as the blur reads it
+        const fdx = Math.fround(ddx);
+        const fdy = Math.fround(ddy);
+        l2px[i] = fdx * fdx + fdy * fdy;
         const l2 = ddx * ddx + ddy * ddy;
         if (l2 > best) {
           best = l2;

@@ -3,7 +3,8 @@
  * what moves relative to the camera during it (the arm in a fixed camera; the whole scene in a
  * wrist camera, which moves with the arm) is seen along its path. The renderer draws the frame at
  * the exposure's middle and gives each pixel's image displacement over the exposure
- * (Rasterizer.motionField, from the rigid motion of the object that drew it and of the camera);
+ * (Rasterizer.motionField, from the rigid motion of the object that drew it and of the camera;
+ * the renderer knows which object drew each pixel and at which depth);
  * this module turns that into the time average a sensor integrates, approximately:
  *
  * - colour: a box filter along the displacement, as a gather (a reconstruction filter in the
@@ -40,10 +41,8 @@ const MAX_SAMPLES = 9;
 const BEHIND_MM = 10;
 
 export interface FrameMotion {
-  /** each pixel's image displacement over the interval, px (Rasterizer.motionField) */
-  dx: Float32Array;
-  dy: Float32Array;
-  /** motionField's per-tile summary of dx, dy (tiles of BLUR_TILE px) */
+  /** Rasterizer.motionField's summary of the frame's image motion over the interval: per pixel
+   * the squared displacement, per tile (BLUR_TILE px) the longest one and the one surface seen */
   tiles: MotionTiles;
   /** per colour-table slot: 1 where the object's shading is smooth (untextured), so that a
    * neighbourhood showing only it is unchanged by a box filter and is skipped */
@@ -62,6 +61,8 @@ export class MotionBlur {
   private readonly ox = new Int32Array(MAX_SAMPLES);
   private readonly oy = new Int32Array(MAX_SAMPLES);
   private readonly thr2 = new Float64Array(MAX_SAMPLES);
+  /** the pass's exposure share, the current tile's smear vector (px), the edge step */
+  private readonly sv = new Float64Array(4);
   /** depth pixels without return from motion (indices), valid up to `holeCount` */
   holes = new Int32Array(0);
   holeCount = 0;
@@ -102,195 +103,279 @@ export class MotionBlur {
     const reach = Math.min(MAX_LEN, Math.sqrt(top) * scale) / 2;
     if (reach < 0.25) return false;
     const R = Math.ceil(reach / BLUR_TILE);
-    const tX = tiles.vx;
-    const tY = tiles.vy;
-    const tS = tiles.slot;
-    const smooth = m.smooth;
-    const nX = this.nbX;
-    const nY = this.nbY;
-    let moved = false;
-    for (let ty = 0; ty < th; ty++)
-      for (let tx = 0; tx < tw; tx++) {
-        let best = 0;
-        let bx = 0;
-        let by = 0;
-        // one smooth surface over the whole neighbourhood: a box filter leaves it as it is
-        const one = tS[ty * tw + tx]!;
-        let uniform = one >= 0 && smooth[one] === 1;
-        for (let j = Math.max(0, ty - R); j <= Math.min(th - 1, ty + R); j++)
-          for (let k = Math.max(0, tx - R); k <= Math.min(tw - 1, tx + R); k++) {
-            const t = j * tw + k;
-            if (tS[t] !== one) uniform = false;
-            const l = tL[t]!;
-            if (l > best) {
-              best = l;
-              bx = tX[t]!;
-              by = tY[t]!;
-            }
-          }
-        if (uniform) bx = by = 0;
-        nX[ty * tw + tx] = bx;
-        nY[ty * tw + tx] = by;
-        if (!uniform && best * scale * scale >= 0.25) moved = true;
-      }
-    if (!moved) return false;
+    // the passes are module functions with every input an argument or local: as methods of this
+    // class (and with doubles passed per tile) V8 deoptimised them repeatedly and boxed numbers
+    // (≈ 290 KB of heap per wrist frame)
+    if (
+      classify(tL, tiles.vx, tiles.vy, tiles.slot, m.smooth, this.nbX, this.nbY, tw, th, R, scale * scale) ===
+      0
+    )
+      return false;
     const z = m.zMm;
+    const sv = this.sv;
     if (rgbScale > 0) {
       if (this.src.length !== 3 * n) this.src = new Uint8Array(3 * n);
       this.src.set(rgb);
-      for (let ty = 0; ty < th; ty++)
-        for (let tx = 0; tx < tw; tx++) {
-          const t = ty * tw + tx;
-          const ns = this.samples(nX[t]! * rgbScale, nY[t]! * rgbScale);
-          if (ns > 1) this.rgbTile(rgb, m, w, h, tx * BLUR_TILE, ty * BLUR_TILE, ns, rgbScale);
-        }
+      sv[0] = rgbScale;
+      this.visited = rgbPass(
+        w,
+        h,
+        rgb,
+        this.src,
+        tiles.l2px,
+        z,
+        this.nbX,
+        this.nbY,
+        sv,
+        this.ox,
+        this.oy,
+        this.thr2,
+        tw,
+        th,
+      );
     }
     if (depthScale > 0) {
       if (this.holes.length !== n) this.holes = new Int32Array(n);
-      for (let ty = 0; ty < th; ty++)
-        for (let tx = 0; tx < tw; tx++) {
-          const t = ty * tw + tx;
-          const ns = this.samples(nX[t]! * depthScale, nY[t]! * depthScale);
-          if (ns > 1) this.depthTile(z, m, w, h, tx * BLUR_TILE, ty * BLUR_TILE, ns, depthScale, edgeStepMm);
-        }
+      sv[0] = depthScale;
+      sv[3] = edgeStepMm;
+      this.holeCount = depthHoles(
+        w,
+        h,
+        tiles.l2px,
+        z,
+        this.nbX,
+        this.nbY,
+        sv,
+        this.ox,
+        this.oy,
+        this.thr2,
+        tw,
+        th,
+        this.holes,
+      );
     }
     return true;
   }
+}
 
-  /**
-   * The sample offsets of a tile whose neighbourhood moves by (vx, vy) px (clamped to 32 px): N
-   * odd, evenly over the interval; `thr2` the (distance − ½ px)² a sample's half-displacement
-   * must reach. Returns N (1: nothing to do).
-   */
-  private samples(vx: number, vy: number): number {
-    let l = Math.hypot(vx, vy);
-    if (l < 0.5) return 1;
-    if (l > MAX_LEN) {
-      vx *= MAX_LEN / l;
-      vy *= MAX_LEN / l;
-      l = MAX_LEN;
+/**
+ * Per tile the longest displacement in its (2R + 1)² neighbourhood (nX, nY), or (0, 0) where the
+ * neighbourhood is one smooth surface (a box filter leaves it as it is). Returns 1 when any tile
+ * has something to do at the exposure (`scale2`: its squared share of the interval).
+ */
+function classify(
+  tL: Float32Array,
+  tX: Float32Array,
+  tY: Float32Array,
+  tS: Int32Array,
+  smooth: Uint8Array,
+  nX: Float32Array,
+  nY: Float32Array,
+  tw: number,
+  th: number,
+  R: number,
+  scale2: number,
+): number {
+  let moved = 0;
+  for (let ty = 0; ty < th; ty++)
+    for (let tx = 0; tx < tw; tx++) {
+      let best = 0;
+      let bx = 0;
+      let by = 0;
+      const one = tS[ty * tw + tx]!;
+      let uniform = one >= 0 && smooth[one] === 1;
+      const j1 = Math.min(th - 1, ty + R);
+      const k0 = Math.max(0, tx - R);
+      const k1 = Math.min(tw - 1, tx + R);
+      for (let j = Math.max(0, ty - R); j <= j1; j++)
+        for (let k = k0; k <= k1; k++) {
+          const t = j * tw + k;
+          if (tS[t] !== one) uniform = false;
+          const l = tL[t]!;
+          if (l > best) {
+            best = l;
+            bx = tX[t]!;
+            by = tY[t]!;
+          }
+        }
+      if (uniform || best * scale2 < 0.25) {
+        bx = 0;
+        by = 0;
+      } else moved = 1;
+      nX[ty * tw + tx] = bx;
+      nY[ty * tw + tx] = by;
     }
-    const ns = Math.min(MAX_SAMPLES, 2 * Math.ceil(l / 2) + 1);
-    const half = (ns - 1) / 2;
-    for (let k = 0; k < ns; k++) {
-      const s = (k - half) / (ns - 1);
-      // symmetric rounding: the samples either side of the centre mirror each other
-      this.ox[k] = Math.sign(s) * Math.round(Math.abs(s * vx));
-      this.oy[k] = Math.sign(s) * Math.round(Math.abs(s * vy));
-      const t = Math.max(0, Math.abs(s) * l - 0.5);
-      this.thr2[k] = t * t;
-    }
-    return ns;
+  return moved;
+}
+
+/**
+ * The sample offsets of a tile whose neighbourhood moves by (sv[1], sv[2]) px (clamped to 32
+ * px): N odd, evenly over the interval; `thr2` the (distance − ½ px)² a sample's
+ * half-displacement must reach. Returns N (1: nothing to do).
+ */
+function samplesOf(sv: Float64Array, ox: Int32Array, oy: Int32Array, thr2: Float64Array): number {
+  let vx = sv[1]!;
+  let vy = sv[2]!;
+  // (Math.hypot would allocate: it is a variadic builtin V8 does not inline)
+  let l = Math.sqrt(vx * vx + vy * vy);
+  if (l < 0.5) return 1;
+  if (l > MAX_LEN) {
+    vx *= MAX_LEN / l;
+    vy *= MAX_LEN / l;
+    l = MAX_LEN;
   }
+  const ns = Math.min(MAX_SAMPLES, 2 * Math.ceil(l / 2) + 1);
+  const half = (ns - 1) / 2;
+  for (let k = 0; k < ns; k++) {
+    const s = (k - half) / (ns - 1);
+    // symmetric rounding: the samples either side of the centre mirror each other
+    ox[k] = Math.sign(s) * Math.round(Math.abs(s * vx));
+    oy[k] = Math.sign(s) * Math.round(Math.abs(s * vy));
+    const t = Math.max(0, Math.abs(s) * l - 0.5);
+    thr2[k] = t * t;
+  }
+  return ns;
+}
 
-  private rgbTile(
-    rgb: Uint8Array,
-    m: FrameMotion,
-    w: number,
-    h: number,
-    x0: number,
-    y0: number,
-    ns: number,
-    sc: number,
-  ): void {
-    const src = this.src;
-    const { dx, dy, zMm: z } = m;
-    const ox = this.ox;
-    const oy = this.oy;
-    const thr2 = this.thr2;
-    // (half displacement)² at this exposure = (dx² + dy²) · q2
-    const q2 = (sc * sc) / 4;
-    const inv = 1 / ns;
-    const x1 = Math.min(w, x0 + BLUR_TILE);
-    const y1 = Math.min(h, y0 + BLUR_TILE);
-    const lo = Math.max(Math.abs(ox[0]!), Math.abs(oy[0]!));
-    const inside = x0 - lo >= 0 && y0 - lo >= 0 && x1 + lo <= w && y1 + lo <= h;
-    this.visited += (x1 - x0) * (y1 - y0);
-    for (let y = y0; y < y1; y++)
-      for (let x = x0; x < x1; x++) {
-        const q = y * w + x;
-        const rq = (dx[q]! * dx[q]! + dy[q]! * dy[q]!) * q2;
-        const zq = z[q] === 0 ? 65535 : z[q]!;
-        let sr = 0;
-        let sg = 0;
-        let sb = 0;
-        let own = 0;
-        for (let k = 0; k < ns; k++) {
-          let px = x + ox[k]!;
-          let py = y + oy[k]!;
-          if (!inside) {
+/** the colour gather over every tile with something to do (sv[0]: the exposure's share); returns the pixels visited */
+function rgbPass(
+  w: number,
+  h: number,
+  rgb: Uint8Array,
+  src: Uint8Array,
+  l2: Float64Array,
+  z: Uint16Array,
+  nX: Float32Array,
+  nY: Float32Array,
+  sv: Float64Array,
+  ox: Int32Array,
+  oy: Int32Array,
+  thr2: Float64Array,
+  tw: number,
+  th: number,
+): number {
+  const sc = sv[0]!;
+  // (half displacement)² at this exposure = l2 · q2
+  const q2 = (sc * sc) / 4;
+  let visited = 0;
+  for (let ty = 0; ty < th; ty++)
+    for (let tx = 0; tx < tw; tx++) {
+      const tile = ty * tw + tx;
+      if (nX[tile] === 0 && nY[tile] === 0) continue;
+      sv[1] = nX[tile]! * sc;
+      sv[2] = nY[tile]! * sc;
+      const ns = samplesOf(sv, ox, oy, thr2);
+      if (ns === 1) continue;
+      const inv = 1 / ns;
+      const x0 = tx * BLUR_TILE;
+      const y0 = ty * BLUR_TILE;
+      const x1 = Math.min(w, x0 + BLUR_TILE);
+      const y1 = Math.min(h, y0 + BLUR_TILE);
+      const lo = Math.max(Math.abs(ox[0]!), Math.abs(oy[0]!));
+      const inside = x0 - lo >= 0 && y0 - lo >= 0 && x1 + lo <= w && y1 + lo <= h;
+      visited += (x1 - x0) * (y1 - y0);
+      for (let y = y0; y < y1; y++)
+        for (let x = x0; x < x1; x++) {
+          const q = y * w + x;
+          const rq = l2[q]! * q2;
+          const zq = z[q] === 0 ? 65535 : z[q]!;
+          let sr = 0;
+          let sg = 0;
+          let sb = 0;
+          let own = 0;
+          for (let k = 0; k < ns; k++) {
+            let px = x + ox[k]!;
+            let py = y + oy[k]!;
+            if (!inside) {
+              px = px < 0 ? 0 : px >= w ? w - 1 : px;
+              py = py < 0 ? 0 : py >= h ? h - 1 : py;
+            }
+            const p = py * w + px;
+            const t = thr2[k]!;
+            const zp = z[p] === 0 ? 65535 : z[p]!;
+            // behind q: seen at q only where q's surface moved off it; else: where its own path reaches q
+            if (zp > zq + BEHIND_MM ? rq >= t : l2[p]! * q2 >= t) {
+              const o = 3 * p;
+              sr += src[o]!;
+              sg += src[o + 1]!;
+              sb += src[o + 2]!;
+            } else own++;
+          }
+          const o = 3 * q;
+          rgb[o] = ((sr + own * src[o]!) * inv + 0.5) | 0;
+          rgb[o + 1] = ((sg + own * src[o + 1]!) * inv + 0.5) | 0;
+          rgb[o + 2] = ((sb + own * src[o + 2]!) * inv + 0.5) | 0;
+        }
+    }
+  return visited;
+}
+
+/**
+ * The depth pixels that another surface (more than the edge step sv[3] away) crosses during the
+ * infrared exposure (sv[0]: its share), into `holes`; returns their number.
+ */
+function depthHoles(
+  w: number,
+  h: number,
+  l2: Float64Array,
+  z: Uint16Array,
+  nX: Float32Array,
+  nY: Float32Array,
+  sv: Float64Array,
+  ox: Int32Array,
+  oy: Int32Array,
+  thr2: Float64Array,
+  tw: number,
+  th: number,
+  holes: Int32Array,
+): number {
+  const sc = sv[0]!;
+  const q2 = (sc * sc) / 4;
+  const edge = sv[3]!;
+  let count = 0;
+  for (let ty = 0; ty < th; ty++)
+    for (let tx = 0; tx < tw; tx++) {
+      const tile = ty * tw + tx;
+      if (nX[tile] === 0 && nY[tile] === 0) continue;
+      sv[1] = nX[tile]! * sc;
+      sv[2] = nY[tile]! * sc;
+      const ns = samplesOf(sv, ox, oy, thr2);
+      if (ns === 1) continue;
+      const x0 = tx * BLUR_TILE;
+      const y0 = ty * BLUR_TILE;
+      const x1 = Math.min(w, x0 + BLUR_TILE);
+      const y1 = Math.min(h, y0 + BLUR_TILE);
+      for (let y = y0; y < y1; y++)
+        for (let x = x0; x < x1; x++) {
+          const q = y * w + x;
+          const rq = l2[q]! * q2;
+          const zq = z[q] === 0 ? 65535 : z[q]!;
+          for (let k = 0; k < ns; k++) {
+            let px = x + ox[k]!;
+            let py = y + oy[k]!;
             px = px < 0 ? 0 : px >= w ? w - 1 : px;
             py = py < 0 ? 0 : py >= h ? h - 1 : py;
-          }
-          const p = py * w + px;
-          const t = thr2[k]!;
-          const zp = z[p] === 0 ? 65535 : z[p]!;
-          // behind q: seen at q only where q's surface moved off it; else: where its own path reaches q
-          if (zp > zq + BEHIND_MM ? rq >= t : (dx[p]! * dx[p]! + dy[p]! * dy[p]!) * q2 >= t) {
-            const o = 3 * p;
-            sr += src[o]!;
-            sg += src[o + 1]!;
-            sb += src[o + 2]!;
-          } else own++;
-        }
-        const o = 3 * q;
-        rgb[o] = ((sr + own * src[o]!) * inv + 0.5) | 0;
-        rgb[o + 1] = ((sg + own * src[o + 1]!) * inv + 0.5) | 0;
-        rgb[o + 2] = ((sb + own * src[o + 2]!) * inv + 0.5) | 0;
-      }
-  }
-
-  private depthTile(
-    z: Uint16Array,
-    m: FrameMotion,
-    w: number,
-    h: number,
-    x0: number,
-    y0: number,
-    ns: number,
-    sc: number,
-    edge: number,
-  ): void {
-    const { dx, dy } = m;
-    const q2 = (sc * sc) / 4;
-    const ox = this.ox;
-    const oy = this.oy;
-    const thr2 = this.thr2;
-    const holes = this.holes;
-    const x1 = Math.min(w, x0 + BLUR_TILE);
-    const y1 = Math.min(h, y0 + BLUR_TILE);
-    let count = this.holeCount;
-    for (let y = y0; y < y1; y++)
-      for (let x = x0; x < x1; x++) {
-        const q = y * w + x;
-        const rq = (dx[q]! * dx[q]! + dy[q]! * dy[q]!) * q2;
-        const zq = z[q] === 0 ? 65535 : z[q]!;
-        for (let k = 0; k < ns; k++) {
-          let px = x + ox[k]!;
-          let py = y + oy[k]!;
-          px = px < 0 ? 0 : px >= w ? w - 1 : px;
-          py = py < 0 ? 0 : py >= h ? h - 1 : py;
-          const p = py * w + px;
-          const zp = z[p] === 0 ? 65535 : z[p]!;
-          const step = zp - zq;
-          if (step <= edge && -step <= edge) continue;
-          // another surface crosses q during the exposure: a farther one where q's moved off
-          // it, a nearer one where its own path reaches q
-          const t = thr2[k]!;
-          if (step > 0 ? rq >= t : (dx[p]! * dx[p]! + dy[p]! * dy[p]!) * q2 >= t) {
-            holes[count++] = q;
-            break;
+            const p = py * w + px;
+            const zp = z[p] === 0 ? 65535 : z[p]!;
+            const step = zp - zq;
+            if (step <= edge && -step <= edge) continue;
+            // another surface crosses q during the exposure: a farther one where q's moved off
+            // it, a nearer one where its own path reaches q
+            const t = thr2[k]!;
+            if (step > 0 ? rq >= t : l2[p]! * q2 >= t) {
+              holes[count++] = q;
+              break;
+            }
           }
         }
-      }
-    this.holeCount = count;
-  }
+    }
+  return count;
 }
 
 /**
  * The per-slot transforms Rasterizer.motionField takes, from the scene's poses at the start (a)
  * and end (b) of an exposure and at the rendered instant (the objects' `pose` now), and the
- * world ← camera transforms at the three instants; plus the displacement buffers. Slot i + 1 is
+ * world ← camera transforms at the three instants; plus the tiles it fills. Slot i + 1 is
  * `objects[i]`, slot 0 the background (at infinity). No allocation after the first frame of a
  * size and object count.
  */
@@ -310,6 +395,8 @@ export class ExposureMotion {
     vx: new Float32Array(0),
     vy: new Float32Array(0),
     slot: new Int32Array(0),
+    l2px: new Float64Array(0),
+    rect: [0, 0, 0, 0],
   };
   private readonly camFromWorld = new Float64Array(16);
   private readonly objInv = new Float64Array(16);
@@ -318,8 +405,6 @@ export class ExposureMotion {
   private readonly t2 = new Float64Array(16);
 
   private readonly frame: FrameMotion = {
-    dx: this.dx,
-    dy: this.dy,
     tiles: this.tiles,
     smooth: this.smooth,
     zMm: new Uint16Array(0),
@@ -329,15 +414,13 @@ export class ExposureMotion {
   /** the FrameMotion of the last `set` and motionField (one object, reused), with the frame's clean depth */
   motion(zMm: Uint16Array, intervalMs: number): FrameMotion {
     const f = this.frame;
-    f.dx = this.dx;
-    f.dy = this.dy;
     f.smooth = this.smooth;
     f.zMm = zMm;
     f.intervalMs = intervalMs;
     return f;
   }
 
-  /** size the displacement buffers for n pixels */
+  /** size the displacement buffers (dx, dy: for a look at the field; the blur needs only `tiles`) */
   size(n: number): void {
     if (this.dx.length !== n) {
       this.dx = new Float32Array(n);
