@@ -1181,8 +1181,10 @@ function motionPixels(
         const va = a4 * u + a5 * v + a6 + a7 * w;
         const ub = b0 * u + b1 * v + b2 + b3 * w;
         const vb = b4 * u + b5 * v + b6 + b7 * w;
-        const ddx = ub / zb - ua / za;
-        const ddy = vb / zb - va / za;
+        // ub/zb − ua/za and likewise for v, with one division instead of four
+        const r = 1 / (za * zb);
+        const ddx = (ub * za - ua * zb) * r;
+        const ddy = (vb * za - va * zb) * r;
         if (dx !== null && dy !== null) {
           dx[i] = ddx;
           dy[i] = ddy;
