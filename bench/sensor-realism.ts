@@ -27,7 +27,7 @@ import { type Mat4, mat4Mul } from "../robots/math.ts";
 import { DEMO_CAMERA, demoScene, demoViews } from "../sim/render/demo-scene.ts";
 import { Rasterizer } from "../sim/render/rasterizer.ts";
 import type { Scene } from "../sim/render/scene.ts";
-import { ExposureMotion } from "../sim/sensors/motion-blur.ts";
+import { BLUR_MIN_PX, ExposureMotion } from "../sim/sensors/motion-blur.ts";
 import { DEFAULT_REALISM, SensorRealism } from "../sim/sensors/realism.ts";
 import { pct } from "./stats.ts";
 
@@ -195,7 +195,7 @@ function movingFrame(view: Mat4, camA: Mat4, camB: Mat4, pA: Float64Array, pB: F
     img,
     run: (i: number) => {
       ex.set(sc.objects, pA, pB, camA, view, camB);
-      rr.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles);
+      rr.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
       re.processFrame(i, 0, w, h, rgb, depth, DEMO_CAMERA.fx, ex.motion(zMm, EXPOSURE_S * 1000));
     },
     blur: () => (re as unknown as { blur: { visited: number } }).blur.visited,

@@ -44,7 +44,7 @@ import { type PendulumBenchSpec, samplePendulumBench } from "./pendulum/bench.ts
 import { PendulumBench } from "./pendulum/scene.ts";
 import { type ServoParams, type ServoState, servoAtRest, servoParams, servoStep } from "./servo.ts";
 import { type RealismParams, SensorRealism } from "./sensors/realism.ts";
-import { ExposureMotion } from "./sensors/motion-blur.ts";
+import { BLUR_MIN_PX, ExposureMotion } from "./sensors/motion-blur.ts";
 import { loadRapier, type Rapier } from "./world.ts";
 
 export type { SimSceneName };
@@ -630,7 +630,7 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
         const ex = this.exposure;
         // the scene as drawn: its poses (and camM) are those of the frame's instant
         if (ex.set((drawn as Scene).objects, this.posesA, this.posesB, this.camA, this.camM, this.camB)) {
-          r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles);
+          r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
           motion = ex.motion(img.depthMm, interval * 1000);
         }
       }

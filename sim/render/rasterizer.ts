@@ -151,8 +151,45 @@ export class Rasterizer {
   private order = new Int32Array(0);
   private orderKey = new Float64Array(0);
 
+  private stillSlots = new Uint8Array(1);
+
+  /**
+   * An upper bound of slot `sl`'s image motion between a and b, px: its bounding sphere's points
+   * move by at most |T·c − c| + θ·r (T's rotation angle θ) at either end; a point moving by d at a
+   * depth of at least z, seen within ρ of the axis, moves by at most f · d · (1 + ρ) / z px.
+   */
+  private motionBound(sl: number, toA: Float64Array, toB: Float64Array): number {
+    const S = this.objSphere;
+    const o = 4 * sl;
+    if (o + 3 >= S.length) return Number.POSITIVE_INFINITY;
+    const cx = S[o]!;
+    const cy = S[o + 1]!;
+    const cz = S[o + 2]!;
+    const r = S[o + 3]!;
+    let d = 0;
+    let dMax = 0;
+    for (let e = 0; e < 2; e++) {
+      const T = e === 0 ? toA : toB;
+      const b = 16 * sl;
+      const mx = T[b]! * cx + T[b + 1]! * cy + T[b + 2]! * cz + T[b + 3]! - cx;
+      const my = T[b + 4]! * cx + T[b + 5]! * cy + T[b + 6]! * cz + T[b + 7]! - cy;
+      const mz = T[b + 8]! * cx + T[b + 9]! * cy + T[b + 10]! * cz + T[b + 11]! - cz;
+      const cos = Math.max(-1, Math.min(1, (T[b]! + T[b + 5]! + T[b + 10]! - 1) / 2));
+      const de = Math.sqrt(mx * mx + my * my + mz * mz) + Math.acos(cos) * r;
+      d += de;
+      dMax = Math.max(dMax, de);
+    }
+    const zMin = cz - r - dMax;
+    if (!(zMin > this.nearM)) return Number.POSITIVE_INFINITY;
+    const f = Math.max(this.fx, this.fy);
+    const rho = 2 * Math.max(this.iw / this.fx, this.ih / this.fy);
+    return (f * d * (1 + rho)) / zMin;
+  }
+
   /** per slot of the last render: the ideal-image rectangle (u0, u1, v0, v1) it may cover */
   private objBox = new Float64Array(4);
+  /** per slot of the last render: its bounding sphere in the camera frame (x, y, z, r) */
+  private objSphere = new Float64Array(4);
   /** motionField's l2px when it is given no tiles */
   private ownL2: Float64Array = new Float64Array(0);
   /** motionField's per-slot transforms in pixel form */
@@ -244,7 +281,10 @@ export class Rasterizer {
     }
     if (this.lut.length < (no + 1) * 256) this.lut = new Uint32Array((no + 1) * 256);
     // image rectangles of the drawn objects (empty until drawn; the background: all)
-    if (this.objBox.length < (no + 1) * 4) this.objBox = new Float64Array((no + 1) * 4);
+    if (this.objBox.length < (no + 1) * 4) {
+      this.objBox = new Float64Array((no + 1) * 4);
+      this.objSphere = new Float64Array((no + 1) * 4);
+    }
     this.objBox.fill(0);
     this.objBox[1] = this.iw;
     this.objBox[3] = this.ih;
@@ -316,8 +356,9 @@ export class Rasterizer {
    * `moving[slot]` 0 get 0 without arithmetic. With lens distortion the displacement is the one in
    * the ideal pinhole image at the pixel's source. Writes every pixel of `dx`, `dy` (null: not
    * wanted; the blur needs only the squared lengths) and, with `tiles`, a summary per tile (the longest displacement, and the one slot drawn in it or −1)
-   * in the same pass. Returns the number of pixels of moving slots. No allocation after the first
-   * call with a slot count.
+   * in the same pass. With `ignoreBelowPx` > 0, a slot whose image motion is certainly below it
+   * (a bound from its bounding sphere's motion) is taken as still. Returns the number of pixels of
+   * moving slots. No allocation after the first call with a slot count.
    */
   motionField(
     toA: Float64Array,
@@ -326,6 +367,7 @@ export class Rasterizer {
     dx: Float32Array | null,
     dy: Float32Array | null,
     tiles: MotionTiles | null = null,
+    ignoreBelowPx = 0,
   ): number {
     const ow = this.width;
     const oh = this.height;
@@ -333,6 +375,13 @@ export class Rasterizer {
     if ((dx !== null && dx.length < n) || (dy !== null && dy.length < n))
       throw new Error(`motion field buffers must hold ${n} pixels`);
     const slots = moving.length;
+    // slots whose image motion is certainly below `ignoreBelowPx` are taken as still
+    if (this.stillSlots.length < slots) this.stillSlots = new Uint8Array(slots);
+    for (let sl = 1; sl < slots; sl++)
+      this.stillSlots[sl] =
+        ignoreBelowPx > 0 && moving[sl] !== 0 && this.motionBound(sl, toA, toB) < ignoreBelowPx ? 1 : 0;
+    this.stillSlots[0] = 0;
+    const stillS = this.stillSlots;
     // per moving slot, the transforms as maps of (u, v, 1, 1/z) to (u·Z', v·Z', Z') at a and b:
     // K · T[0..2] · (K⁻¹ on u, v), so that a pixel costs six 4-term dot products and two divisions
     if (this.motionM.length < 24 * slots) this.motionM = new Float64Array(24 * slots);
@@ -343,6 +392,11 @@ export class Rasterizer {
     const cy = this.cy;
     for (let s = 0; s < slots; s++) {
       if (moving[s] === 0) continue;
+      if (s > 0 && this.stillSlots[s] === 1) {
+        // as good as still: the pixel pass treats it like a slot that does not move
+        M[s * 24 + 8] = Number.NaN;
+        continue;
+      }
       for (let e = 0; e < 2; e++) {
         const T = e === 0 ? toA : toB;
         const o = s * 16;
@@ -369,7 +423,8 @@ export class Rasterizer {
     let v1 = 0;
     const B = this.objBox;
     for (let sl = 0; sl < slots; sl++) {
-      if (moving[sl] === 0 || 4 * sl + 3 >= B.length || !(B[4 * sl + 1]! > B[4 * sl]!)) continue;
+      if (moving[sl] === 0 || stillS[sl] === 1 || 4 * sl + 3 >= B.length || !(B[4 * sl + 1]! > B[4 * sl]!))
+        continue;
       u0 = Math.min(u0, B[4 * sl]!);
       u1 = Math.max(u1, B[4 * sl + 1]!);
       v0 = Math.min(v0, B[4 * sl + 2]!);
@@ -530,6 +585,11 @@ export class Rasterizer {
    */
   private noteBox(bx: number, by: number, bz: number, br: number): void {
     const o = (this.slotBase >> 8) * 4;
+    const S = this.objSphere;
+    S[o] = bx;
+    S[o + 1] = by;
+    S[o + 2] = bz;
+    S[o + 3] = br;
     const B = this.objBox;
     const z0 = bz - br;
     if (z0 <= this.nearM) {

@@ -98,6 +98,24 @@ describe("motion blur", () => {
     expect(cam.ex.dx[5 * CAM.width + 5]).toBeCloseTo((150 * 0.02) / 1.99, 4);
   });
 
+  it("a slot whose motion is bounded below ignoreBelowPx is skipped; above, the field is exact", () => {
+    const r = new Rasterizer(CAM);
+    const run = (mm: number, ignore: number) => {
+      const { ex } = frame(mm / 1000, 0);
+      const sc = scene();
+      r.render(sc, mat4Identity(), r.createTarget());
+      const dx = new Float32Array(N);
+      const n = r.motionField(ex.toA, ex.toB, ex.moving, dx, new Float32Array(N), ex.tiles, ignore);
+      return { n, max: Math.max(...dx.map(Math.abs)) };
+    };
+    // 0.5 mm at 0.98 m is 0.08 px: below 0.5 px, skipped; the exact field agrees it is small
+    expect(run(0.5, 0.5).n).toBe(0);
+    expect(run(0.5, 0).max).toBeLessThan(0.5);
+    // 20 mm: 3.06 px, computed as without the bound
+    expect(run(20, 0.5).max).toBeCloseTo(run(20, 0).max, 6);
+    expect(run(20, 0.5).n).toBeGreaterThan(0);
+  });
+
   it("smears a moving object along its motion and not across it, by speed × exposure", () => {
     const still = frame(0, 0).img.rgb;
     const box = boxExtent(still);

@@ -33,6 +33,8 @@ import type { SceneObject } from "../render/scene.ts";
 
 /** tile edge, px (Rasterizer.motionField summarises the field per tile of this size) */
 export const BLUR_TILE = 8;
+/** displacements below this leave a tile as it is (Rasterizer.motionField may skip such slots) */
+export const BLUR_MIN_PX = 0.5;
 /** the longest smear, px (longer displacements are shortened to it) */
 const MAX_LEN = 32;
 /** samples per pixel at most: 1 px apart up to 8 px of smear, farther apart beyond */
@@ -101,7 +103,7 @@ export class MotionBlur {
     for (let t = 0; t < nt; t++) if (tL[t]! > top) top = tL[t]!;
     // the neighbourhood a tile samples reaches as far as the longest half-smear
     const reach = Math.min(MAX_LEN, Math.sqrt(top) * scale) / 2;
-    if (reach < 0.25) return false;
+    if (2 * reach < BLUR_MIN_PX) return false;
     const R = Math.ceil(reach / BLUR_TILE);
     // the passes are module functions with every input an argument or local: as methods of this
     // class (and with doubles passed per tile) V8 deoptimised them repeatedly and boxed numbers
@@ -198,7 +200,7 @@ function classify(
             by = tY[t]!;
           }
         }
-      if (uniform || best * scale2 < 0.25) {
+      if (uniform || best * scale2 < BLUR_MIN_PX * BLUR_MIN_PX) {
         bx = 0;
         by = 0;
       } else moved = 1;
@@ -218,7 +220,7 @@ function samplesOf(sv: Float64Array, ox: Int32Array, oy: Int32Array, thr2: Float
   let vy = sv[2]!;
   // (Math.hypot would allocate: it is a variadic builtin V8 does not inline)
   let l = Math.sqrt(vx * vx + vy * vy);
-  if (l < 0.5) return 1;
+  if (l < BLUR_MIN_PX) return 1;
   if (l > MAX_LEN) {
     vx *= MAX_LEN / l;
     vy *= MAX_LEN / l;
