@@ -156,7 +156,7 @@ export class Rasterizer {
   /**
    * An upper bound of slot `sl`'s image motion between a and b, px: its bounding sphere's points
    * move by at most |T·c − c| + θ·r (T's rotation angle θ) at either end; a point moving by d at a
-   * depth of at least z, seen within ρ of the axis, moves by at most f · d · (1 + ρ) / z px.
+   * depth of at least z, seen within ρ of the axis, moves by at most f · d · √(1 + ρ²) / z px.
    */
   private motionBound(sl: number, toA: Float64Array, toB: Float64Array): number {
     const S = this.objSphere;
@@ -181,9 +181,16 @@ export class Rasterizer {
     }
     const zMin = cz - r - dMax;
     if (!(zMin > this.nearM)) return Number.POSITIVE_INFINITY;
+    // |Δ(x/z, y/z)| ≤ (|Δxy| + ρ·|Δz|) / z ≤ |ΔX| · √(1 + ρ²) / z, ρ the tangent of the view's
+    // half-diagonal (points in view at the rendered instant), ×1.1 for the ends of the interval
     const f = Math.max(this.fx, this.fy);
-    const rho = 2 * Math.max(this.iw / this.fx, this.ih / this.fy);
-    return (f * d * (1 + rho)) / zMin;
+    const rho =
+      1.1 *
+      Math.hypot(
+        Math.max(this.cx, this.iw - this.cx) / this.fx,
+        Math.max(this.cy, this.ih - this.cy) / this.fy,
+      );
+    return (f * d * Math.sqrt(1 + rho * rho)) / zMin;
   }
 
   /** per slot of the last render: the ideal-image rectangle (u0, u1, v0, v1) it may cover */
