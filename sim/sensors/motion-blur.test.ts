@@ -136,6 +136,15 @@ describe("motion blur", () => {
     // displacements 3, 6, 12 px: half of each outside either edge (±1 px of pixel rounding)
     const want = [1.5, 1.5, 3, 3, 6, 6];
     for (const [k, e] of extentPx.entries()) expect(Math.abs(e - want[k]!)).toBeLessThanOrEqual(1);
+    // the exposure's share halves the smear: 12 px over the interval at half the exposure = 6 px
+    {
+      const { img, motion } = frame(0.08, 0);
+      const rgb = new Uint8Array(img.rgb);
+      new MotionBlur().apply(CAM.width, CAM.height, rgb, motion, 0.5, 0, 25);
+      const d = changed(rgb, still);
+      expect(Math.abs(box.x0 - Math.min(...d.xs) - 3)).toBeLessThanOrEqual(1);
+      expect(Math.abs(Math.max(...d.xs) - box.x1 - 3)).toBeLessThanOrEqual(1);
+    }
     // vertical motion: the changed pixels stay within the box's columns
     const v = frame(0, 0.04);
     const rgb = new Uint8Array(v.img.rgb);
