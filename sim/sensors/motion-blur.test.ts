@@ -98,6 +98,28 @@ describe("motion blur", () => {
     expect(cam.ex.dx[5 * CAM.width + 5]).toBeCloseTo((150 * 0.02) / 1.99, 4);
   });
 
+  it("with lens distortion the field is the ideal image's at each pixel's source", () => {
+    const cam = { ...CAM, distortion: [-0.05, 0.01, 0, 0, 0] };
+    const sc = scene();
+    const r = new Rasterizer(cam);
+    const img = r.render(sc, mat4Identity(), r.createTarget());
+    const ex = new ExposureMotion();
+    ex.size(N);
+    const p = (s: number) => {
+      const out = new Float64Array(32);
+      out.set(sc.objects[0]!.pose, 0);
+      out.set(translationPose([s * 0.02, 0, 1]), 16);
+      return out;
+    };
+    const I = mat4Identity();
+    ex.set(sc.objects, p(-0.5), p(0.5), I, I, I);
+    r.motionField(ex.toA, ex.toB, ex.moving, ex.dx, ex.dy, ex.tiles);
+    const box = boxExtent(img.rgb);
+    const i = Math.round((box.y0 + box.y1) / 2) * CAM.width + Math.round((box.x0 + box.x1) / 2);
+    expect(ex.dx[i]).toBeCloseTo((150 * 0.02) / 0.98, 3);
+    expect(ex.dx[5 * CAM.width + 5]).toBe(0);
+  });
+
   it("a slot whose motion is bounded below ignoreBelowPx is skipped; above, the field is exact", () => {
     const r = new Rasterizer(CAM);
     const run = (mm: number, ignore: number) => {
