@@ -9,12 +9,25 @@
  * Beside it: the same frame with the depth pass in JS only (the WebAssembly kernel switched off,
  * same output bytes), the wrist view (near, most occlusion shadow), and for scale one plain JS
  * pass over the depth pixels (read, add, store) and the render of the frame.
+ * Motion blur (rgb.motionBlur, on by default) is inside the realism figure on the rows with
+ * motion: the arm of the demo scene turning about the base (its gripper at 0.025 m/s, the example
+ * follower's speed, and at 0.25 m/s) in the front view, and the wrist camera moving (as fast
+ * sideways, and 1 rad/s per m/s about its optical axis); timed: the per-slot exposure transforms, the renderer's
+ * motion field and processFrame with it, the work the sim adds per frame for blur (the poses at
+ * the exposure's ends come from the arm's FK in the sim, not timed here). Every row also counts
+ * the GCs in its timed frames and the heap growth per frame (the tail's usual suspects); the
+ * realism object's RGB LUTs are all built before timing, as the sim does at a bench build (its
+ * own row: ms per build).
  * Usage: node --import tsx bench/sensor-realism.ts [frames=200]
  */
 import { spawnSync } from "node:child_process";
+import { PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { type Mat4, mat4Mul } from "../robots/math.ts";
 import { DEMO_CAMERA, demoScene, demoViews } from "../sim/render/demo-scene.ts";
 import { Rasterizer } from "../sim/render/rasterizer.ts";
+import type { Scene } from "../sim/render/scene.ts";
+import { BLUR_MIN_PX, ExposureMotion } from "../sim/sensors/motion-blur.ts";
 import { DEFAULT_REALISM, SensorRealism } from "../sim/sensors/realism.ts";
 import { pct } from "./stats.ts";
 
@@ -22,26 +35,55 @@ const TARGET_MS = 2;
 const frames = Number(process.argv[2] ?? 200);
 const jsOnly = process.argv.includes("--js-only");
 
-function measure(
-  n: number,
-  fn: (i: number) => void,
-  prep: () => void = () => {},
-): { min: number; p50: number; p99: number; cpu: number } {
+let gcCount = 0;
+new PerformanceObserver((list) => {
+  gcCount += list.getEntries().length;
+}).observe({ entryTypes: ["gc"] });
+
+interface Stats {
+  min: number;
+  p50: number;
+  p99: number;
+  cpu: number;
+  gcs: number;
+  heapPerFrame: number;
+}
+
+/** GC entries reach the observer from the event loop: let them in before reading the count */
+const settle = () => new Promise<void>((r) => setTimeout(r, 20));
+
+async function measure(n: number, fn: (i: number) => void, prep: () => void = () => {}): Promise<Stats> {
   for (let i = 0; i < Math.min(20, n); i++) {
     prep();
     fn(i);
   }
-  const t: number[] = [];
+  const t = new Float64Array(n);
+  await settle();
   const cpu0 = process.cpuUsage();
+  const gc0 = gcCount;
+  // heap growth inside the timed calls (sampled around each; a GC in between shows as a drop,
+  // not counted): what the realism code allocates per frame
+  let grown = 0;
   for (let i = 0; i < n; i++) {
     prep();
+    const h0 = process.memoryUsage().heapUsed;
     const t0 = performance.now();
     fn(i);
-    t.push(performance.now() - t0);
+    t[i] = performance.now() - t0;
+    const dh = process.memoryUsage().heapUsed - h0;
+    if (dh > 0) grown += dh;
   }
   const cpu = process.cpuUsage(cpu0);
-  t.sort((a, b) => a - b);
-  return { min: t[0]!, p50: pct(t, 50), p99: pct(t, 99), cpu: (cpu.user + cpu.system) / 1000 / n };
+  await settle();
+  const s = Array.from(t).sort((a, b) => a - b);
+  return {
+    min: s[0]!,
+    p50: pct(s, 50),
+    p99: pct(s, 99),
+    cpu: (cpu.user + cpu.system) / 1000 / n,
+    gcs: gcCount - gc0,
+    heapPerFrame: grown / n,
+  };
 }
 
 const { width: w, height: h } = DEMO_CAMERA;
@@ -53,6 +95,10 @@ const depth = new Uint16Array(clean.depthMm.length);
 const re = new SensorRealism(DEFAULT_REALISM, 1);
 const reJs = new SensorRealism(DEFAULT_REALISM, 1);
 reJs.simd = false;
+const t0Prep = performance.now();
+re.prepare();
+const prepMs = performance.now() - t0Prep;
+reJs.prepare();
 const scene = demoScene();
 const view = demoViews().front;
 const out = r.createTarget();
@@ -63,28 +109,140 @@ const restore =
     if (withDepth) depth.set(f.depthMm);
   };
 
-const row = (name: string, s: { min: number; p50: number; p99: number; cpu: number }, target: string) =>
+const row = (name: string, s: Stats, target: string) =>
   console.log(
-    `${name.padEnd(28)} ${s.min.toFixed(2).padStart(7)} ${s.p50.toFixed(2).padStart(8)} ${s.p99.toFixed(2).padStart(8)} ${s.cpu.toFixed(2).padStart(10)}     | ${target}`,
+    `${name.padEnd(34)} ${s.min.toFixed(2).padStart(7)} ${s.p50.toFixed(2).padStart(8)} ${s.p99.toFixed(2).padStart(8)} ${s.cpu.toFixed(2).padStart(10)} ${String(s.gcs).padStart(5)} ${(s.heapPerFrame / 1024).toFixed(1).padStart(8)}  | ${target}`,
   );
+
+/** world ← object poses of the scene's objects, 16 numbers each */
+const posesOf = (sc: Scene) => {
+  const p = new Float64Array(16 * sc.objects.length);
+  for (const [i, o] of sc.objects.entries()) p.set(o.pose, 16 * i);
+  return p;
+};
+/** rotation by `a` rad about the world z axis through (cx, cy) */
+const turn = (a: number, cx: number, cy: number): Mat4 => {
+  const c = Math.cos(a);
+  const s = Math.sin(a);
+  return Float64Array.from([
+    c,
+    -s,
+    0,
+    cx - c * cx + s * cy,
+    s,
+    c,
+    0,
+    cy - s * cx - c * cy,
+    0,
+    0,
+    1,
+    0,
+    0,
+    0,
+    0,
+    1,
+  ]);
+};
+const EXPOSURE_S = Math.max(DEFAULT_REALISM.rgb.exposureMs, DEFAULT_REALISM.depth.exposureMs) / 1000;
+/** the demo arm (links, gripper, handle, loop) turned about the base so that its gripper moves at `speed` m/s */
+function armMoving(sc: Scene, speed: number) {
+  const grip = sc.objects.find((o) => o.id === "gripper")!.pose;
+  const a = (speed * EXPOSURE_S) / Math.hypot(grip[3]!, grip[7]!);
+  const moves = (id: string) => /^(link\d|gripper|handle|loop)$/.test(id);
+  const at = (angle: number) => {
+    const p = posesOf(sc);
+    const m = turn(angle, 0, 0);
+    for (const [i, o] of sc.objects.entries()) if (moves(o.id)) p.set(mat4Mul(m, o.pose), 16 * i);
+    return p;
+  };
+  return { a: at(-a / 2), b: at(a / 2) };
+}
+/** a camera moved at `speed` m/s along its x axis and turned at 2 · speed rad/s about its optical axis */
+function cameraMoving(cam: Mat4, speed: number): { a: Mat4; b: Mat4 } {
+  const at = (s: number) => {
+    const d = s * speed * EXPOSURE_S;
+    const r = s * 2 * speed * EXPOSURE_S;
+    const local = Float64Array.from([
+      Math.cos(r),
+      -Math.sin(r),
+      0,
+      d,
+      Math.sin(r),
+      Math.cos(r),
+      0,
+      0,
+      0,
+      0,
+      1,
+      0,
+      0,
+      0,
+      0,
+      1,
+    ]);
+    return mat4Mul(cam, local);
+  };
+  return { a: at(-0.5), b: at(0.5) };
+}
+/** a realism frame with motion: exposure transforms, motion field, processFrame */
+function movingFrame(view: Mat4, camA: Mat4, camB: Mat4, pA: Float64Array, pB: Float64Array) {
+  const sc = demoScene();
+  const rr = new Rasterizer(DEMO_CAMERA);
+  const img = rr.render(sc, view, rr.createTarget());
+  const ex = new ExposureMotion();
+  const zMm = new Uint16Array(img.depthMm);
+  return {
+    img,
+    run: (i: number) => {
+      ex.set(sc.objects, pA, pB, camA, view, camB);
+      rr.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
+      re.processFrame(i, 0, w, h, rgb, depth, DEMO_CAMERA.fx, ex.motion(zMm, EXPOSURE_S * 1000));
+    },
+    blur: () => (re as unknown as { blur: { visited: number } }).blur.visited,
+  };
+}
 if (jsOnly) {
   row(
     "RGB + depth, JS only",
-    measure(frames, (i) => reJs.processFrame(i, 0, w, h, rgb, depth, DEMO_CAMERA.fx), restore(clean)),
+    await measure(frames, (i) => reJs.processFrame(i, 0, w, h, rgb, depth, DEMO_CAMERA.fx), restore(clean)),
     "(same bytes)",
   );
   process.exit(0);
 }
 console.log(`${w}×${h}, ${frames} frames per row; node ${process.version}`);
-console.log("                              min ms   p50 ms   p99 ms   cpu ms/frame | target ms");
+console.log(
+  "                                    min ms   p50 ms   p99 ms cpu ms/frame  GCs heap KB/frame | target ms",
+);
+const lutCount = () => (re as unknown as { luts: Map<number, unknown> }).luts.size;
+const luts0 = lutCount();
 row(
   "realism RGB + depth",
-  measure(frames, (i) => re.processFrame(i, 0, w, h, rgb, depth, DEMO_CAMERA.fx), restore(clean)),
+  await measure(frames, (i) => re.processFrame(i, 0, w, h, rgb, depth, DEMO_CAMERA.fx), restore(clean)),
   `≤ ${TARGET_MS}`,
 );
+// each LUT built inside a frame cost it 1–1.5 ms: the p99 tail before they were built up front
+console.log(`  (RGB LUTs built inside timed frames: ${lutCount() - luts0}; ${luts0} built before)`);
+for (const speed of [0.025, 0.25]) {
+  const tag = `${speed} m/s`;
+  {
+    const sc = demoScene();
+    const arm = armMoving(sc, speed);
+    const f = movingFrame(view, view, view, arm.a, arm.b);
+    row(`+ blur, front, arm ${tag}`, await measure(frames, f.run, restore(f.img)), `≤ ${TARGET_MS}`);
+    console.log(`  (blur visited ${f.blur()} px of ${w * h})`);
+  }
+  {
+    const wv = demoViews().wrist;
+    const c = cameraMoving(wv, speed);
+    const sc = demoScene();
+    const f = movingFrame(wv, c.a, c.b, posesOf(sc), posesOf(sc));
+    row(`+ blur, wrist, camera ${tag}`, await measure(frames, f.run, restore(f.img)), `≤ ${TARGET_MS}`);
+    console.log(`  (blur visited ${f.blur()} px of ${w * h})`);
+  }
+}
 row(
   "realism RGB only",
-  measure(frames, (i) => re.processFrame(i, 0, w, h, rgb, null, DEMO_CAMERA.fx), restore(clean, false)),
+  await measure(frames, (i) => re.processFrame(i, 0, w, h, rgb, null, DEMO_CAMERA.fx), restore(clean, false)),
   "-",
 );
 // the JS-only row in a process of its own: run after the kernel rows in this process, the JS
@@ -99,21 +257,16 @@ const js = spawnSync(
 process.stdout.write(js.stdout);
 row(
   "RGB + depth, wrist view",
-  measure(frames, (i) => re.processFrame(i, 0, w, h, rgb, depth, DEMO_CAMERA.fx), restore(wrist)),
+  await measure(frames, (i) => re.processFrame(i, 0, w, h, rgb, depth, DEMO_CAMERA.fx), restore(wrist)),
   `≤ ${TARGET_MS}`,
 );
-row("copy of the clean frame", measure(frames, restore(clean)), "(not timed above)");
+row("copy of the clean frame", await measure(frames, restore(clean)), "(not timed above)");
+console.log(
+  `RGB LUTs built per bench build: ${prepMs.toFixed(1)} ms (once per seed, before the first frame)`,
+);
 /** one plain JS pass over the depth pixels, for the speed of the machine at hand */
 function plainPass(src: Uint16Array, dst: Uint16Array): void {
   for (let i = 0; i < src.length; i++) dst[i] = src[i]! + 1;
 }
-row(
-  "plain JS pass, depth pixels",
-  measure(frames, () => plainPass(clean.depthMm, depth)),
-  "(scale)",
-);
-row(
-  "render (for scale)",
-  measure(Math.min(frames, 60), () => r.render(scene, view, out)),
-  "-",
-);
+row("plain JS pass, depth pixels", await measure(frames, () => plainPass(clean.depthMm, depth)), "(scale)");
+row("render (for scale)", await measure(Math.min(frames, 60), () => r.render(scene, view, out)), "-");

@@ -35,6 +35,7 @@ import {
 import { type Mat4, type Pose, poseToMat4 } from "../robots/math.ts";
 import type { RobotModel } from "../robots/types.ts";
 import { Rasterizer } from "./render/rasterizer.ts";
+import type { Scene } from "./render/scene.ts";
 import { sampleBenchCalibration } from "./buzzwire/bench.ts";
 import type { BenchPhysicsOptions, BenchScene, SimSceneName } from "./bench-scene.ts";
 import { BuzzWireBench, HANDLE_GRIP_WIDTH_M } from "./buzzwire/scene.ts";
@@ -43,6 +44,7 @@ import { type PendulumBenchSpec, samplePendulumBench } from "./pendulum/bench.ts
 import { PendulumBench } from "./pendulum/scene.ts";
 import { type ServoParams, type ServoState, servoAtRest, servoParams, servoStep } from "./servo.ts";
 import { type RealismParams, SensorRealism } from "./sensors/realism.ts";
+import { BLUR_MIN_PX, ExposureMotion } from "./sensors/motion-blur.ts";
 import { loadRapier, type Rapier } from "./world.ts";
 
 export type { SimSceneName };
@@ -144,6 +146,14 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
   private readonly toolM = new Float64Array(16);
   private readonly camM = new Float64Array(16);
   private readonly camScratchM = new Float64Array(16);
+  /** motion blur: the exposure's image motion and its scratch (poses at its start and end) */
+  private readonly exposure = new ExposureMotion();
+  private posesA = new Float64Array(0);
+  private posesB = new Float64Array(0);
+  private readonly qA = new Float64Array(7);
+  private readonly qB = new Float64Array(7);
+  private readonly camA = new Float64Array(16);
+  private readonly camB = new Float64Array(16);
   /** sensor realism of the current seed (null: ideal sensors) */
   private realism: SensorRealism | null = null;
   /** the last `histLen` measured states (for reading and frame latency), ring by step */
@@ -450,8 +460,14 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
     this.rasterizers.clear();
     const rp = this.opts.realism;
     this.realism = rp ? new SensorRealism(rp, seed) : null;
+    // every RGB LUT now, not on the frame that first needs one (a 1–1.5 ms tail per new LUT)
+    this.realism?.prepare();
+    // the history reaches back over the longest frame latency plus half an exposure (motion blur)
     this.histLen = this.realism
-      ? Math.max(this.realism.maxFrameLagTicks(this.dt), this.realism.readingLagTicks(this.dt)) + 1
+      ? Math.max(
+          this.realism.maxFrameLagTicks(this.dt) + this.realism.exposureHalfTicks(this.dt),
+          this.realism.readingLagTicks(this.dt),
+        ) + 1
       : 1;
     this.histQ = new Float64Array(this.histLen * 7);
     this.histDq = new Float64Array(this.histLen * 7);
@@ -594,8 +610,10 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
       const lag = re
         ? Math.min(re.frameLagTicks(this.steps, camIndex, this.dt), this.steps, this.histLen - 1)
         : 0;
+      let drawn: Scene | null = null;
       const draw = () => {
         const scene = bench.syncRender(this.contactClosed);
+        drawn = scene;
         re?.randomiseScene(scene);
         // a wrist camera rides on the tool: world ← tool (loop frame) · tool ← camera
         const worldFromTool = cam.frame === "tool" ? bench.arm.toolWorld(this.toolM) : null;
@@ -603,8 +621,19 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
         return r.render(scene, worldFromCam, r.createTarget());
       };
       const past = (this.steps - lag) % this.histLen;
+      // motion blur: the arm (and a wrist camera) at the exposure's start and end
+      const interval = re ? this.exposureStates(re, lag, cam) : 0;
       const img =
         lag > 0 ? bench.arm.withKinematics(this.histQ.subarray(past * 7, past * 7 + 7), draw) : draw();
+      let motion = null;
+      if (interval > 0 && drawn !== null) {
+        const ex = this.exposure;
+        // the scene as drawn: its poses (and camM) are those of the frame's instant
+        if (ex.set((drawn as Scene).objects, this.posesA, this.posesB, this.camA, this.camM, this.camB)) {
+          r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
+          motion = ex.motion(img.depthMm, interval * 1000);
+        }
+      }
       if (re)
         re.processFrame(
           this.steps,
@@ -614,6 +643,7 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
           img.rgb,
           depth && cam.depth ? img.depthMm : null,
           cam.fx,
+          motion,
         );
       const frame: Frame = {
         camera: cam.name,
@@ -624,6 +654,57 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
       out.push(frame);
     }
     return out;
+  }
+
+  /**
+   * The render poses of the scene (posesA, posesB) and the camera (camA, camB) at the start and
+   * end of the exposure of a frame shown `lag` periods ago: the longer of the colour and infrared
+   * exposures, centred on the frame's instant, its end clamped to now and its start to the
+   * history; joint states between control steps interpolated linearly. Returns the interval in
+   * s, 0 when the arm did not move over it (then nothing moves: the scene's other bodies are not
+   * blurred) or blur is off.
+   */
+  private exposureStates(re: SensorRealism, lag: number, cam: CameraDescription): number {
+    const half = re.exposureHalfTicks(this.dt, false);
+    if (half === 0) return 0;
+    const bench = this.bench!;
+    const mid = this.steps - lag;
+    const oldest = Math.max(0, this.steps - (this.histLen - 1));
+    const ta = Math.max(oldest, mid - half);
+    const tb = Math.min(this.steps, mid + half);
+    if (!(tb > ta)) return 0;
+    this.stateAt(ta, this.qA);
+    this.stateAt(tb, this.qB);
+    let moved = false;
+    for (let j = 0; j < 7; j++) if (this.qA[j] !== this.qB[j]) moved = true;
+    if (!moved) return 0;
+    const posesAt = (q: Float64Array, poses: Float64Array, camOut: Float64Array) =>
+      bench.arm.withKinematics(q, () => {
+        const objects = bench.syncRender(this.contactClosed).objects;
+        for (let i = 0; i < objects.length; i++) poses.set(objects[i]!.pose, 16 * i);
+        const worldFromTool = cam.frame === "tool" ? bench.arm.toolWorld(this.toolM) : null;
+        camOut.set(worldFromCamera(cam, worldFromTool, this.camScratchM, this.camM));
+      });
+    const n = 16 * bench.syncRender(this.contactClosed).objects.length;
+    if (this.posesA.length !== n) {
+      this.posesA = new Float64Array(n);
+      this.posesB = new Float64Array(n);
+    }
+    posesAt(this.qA, this.posesA, this.camA);
+    posesAt(this.qB, this.posesB, this.camB);
+    return (tb - ta) * this.dt;
+  }
+
+  /** the measured joint angles at (fractional) step t from the history, into `out` */
+  private stateAt(t: number, out: Float64Array): void {
+    const s0 = Math.floor(t);
+    const f = t - s0;
+    const k0 = (s0 % this.histLen) * 7;
+    const k1 = (Math.min(this.steps, s0 + 1) % this.histLen) * 7;
+    for (let j = 0; j < 7; j++) {
+      const a = this.histQ[k0 + j]!;
+      out[j] = f === 0 ? a : a + f * (this.histQ[k1 + j]! - a);
+    }
   }
 
   private cameraByName(name: string): CameraDescription {

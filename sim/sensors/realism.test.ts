@@ -27,7 +27,7 @@ const digest = (f: Frame) =>
  * a short motion along the wire with frames of two cameras every 40 ticks; returns frame digests
  * and readings (simulated episodes take tens of seconds on a loaded machine: hence the timeouts)
  */
-async function episode(b: SimBackend) {
+async function episode(b: SimBackend, keep?: Frame[]) {
   const r = b.read();
   const ref = wireReferencePath(PANDA, b.currentCalibration(), {
     gripperWidthM: r.gripperWidthM,
@@ -44,6 +44,7 @@ async function episode(b: SimBackend) {
   const res = await b.execute(traj, {
     capture: { everyTicks: 40, cameras: ["front", "wrist"], depth: true },
   });
+  keep?.push(...res.frames);
   return { frames: res.frames.map((f) => [f.camera, f.t, digest(f)]), final: res.final };
 }
 
@@ -68,6 +69,46 @@ describe("sensor realism in the sim", () => {
     expect(off).toEqual(ideal);
     const on = await episode(await backend(5, { realism: DEFAULT_REALISM }));
     expect(on.frames.map((x) => x[2])).not.toEqual(ideal.frames.map((x) => x[2]));
+  }, 180_000);
+
+  it("motion blur: frames taken while the arm moves are smeared (the wrist view most), still frames not; off = instants", async () => {
+    const cal = (await backend(3)).currentCalibration();
+    const onF: Frame[] = [];
+    const offF: Frame[] = [];
+    const longF: Frame[] = [];
+    const on = await episode(await backend(3, { realism: DEFAULT_REALISM, calibration: cal }), onF);
+    const off = await episode(
+      await backend(3, { realism: RealismSchema.parse({ rgb: { motionBlur: false } }), calibration: cal }),
+      offF,
+    );
+    expect(on.frames.length).toBe(off.frames.length);
+    // the first capture is before the motion: the same bytes; later wrist frames differ
+    expect(on.frames[0]).toEqual(off.frames[0]);
+    expect(on.frames[1]).toEqual(off.frames[1]);
+    const wristDiffers = on.frames.filter((f, k) => f[0] === "wrist" && f[2] !== off.frames[k]![2]).length;
+    expect(wristDiffers).toBeGreaterThan(2);
+    // readings are not touched by blur
+    expect(on.final).toEqual(off.final);
+    // a longer exposure smears more: the wrist frames' colour bytes that differ from the instants
+    // (the same seed: the same noise on every unchanged byte)
+    await episode(
+      await backend(3, { realism: RealismSchema.parse({ rgb: { exposureMs: 30 } }), calibration: cal }),
+      longF,
+    );
+    const differing = (frames: Frame[]) => {
+      let n = 0;
+      for (const [k, f] of frames.entries()) {
+        if (f.camera !== "wrist") continue;
+        const a = f.rgb.data;
+        const b = offF[k]!.rgb.data;
+        for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) n++;
+      }
+      return n;
+    };
+    const at15 = differing(onF);
+    const at30 = differing(longF);
+    expect(at15).toBeGreaterThan(1000);
+    expect(at30).toBeGreaterThan(1.3 * at15);
   }, 180_000);
 
   it("stamps frames and readings at their (earlier) measurement time", async () => {

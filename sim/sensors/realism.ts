@@ -17,7 +17,10 @@
  */
 import { z } from "zod";
 import type { Rgb, Scene } from "../render/scene.ts";
+import { type FrameMotion, MotionBlur } from "./motion-blur.ts";
 import { createRealismKernel, type RealismKernel, type KernelParams } from "./realism-simd.ts";
+
+export type { FrameMotion } from "./motion-blur.ts";
 
 const range = z.tuple([z.number(), z.number()]);
 
@@ -31,10 +34,13 @@ export const RealismSchema = z.strictObject({
       shotGain: z.number().min(0).default(0.25),
       /** per-frame auto-exposure flicker, relative standard deviation */
       exposureFlicker: z.number().min(0).default(0.02),
-      /** motion blur is not modelled (always false; the key exists so a file can say so) */
-      motionBlur: z.literal(false).default(false),
+      /** motion blur: what moves during the exposure smears along its image motion (false: an instant) */
+      motionBlur: z.boolean().default(true),
+      /** colour exposure time, ms (centred on the frame's stamp); an estimate of a D435's RGB
+       * auto exposure indoors at 30 fps, see docs/sensor-realism.md */
+      exposureMs: z.number().min(0).max(100).default(15),
     })
-    .default({ readNoiseDn: 2, shotGain: 0.25, exposureFlicker: 0.02, motionBlur: false }),
+    .default({ readNoiseDn: 2, shotGain: 0.25, exposureFlicker: 0.02, motionBlur: true, exposureMs: 15 }),
   depth: z
     .strictObject({
       /** σ(z) = baseMm + quadMmPerM2 · z², z in m: a stereo camera's RMS error is
@@ -62,6 +68,9 @@ export const RealismSchema = z.strictObject({
       dropout: z.number().min(0).max(1).default(0.005),
       /** quantisation step, mm */
       quantMm: z.number().int().min(1).default(1),
+      /** infrared (stereo) exposure time, ms: the D435's default manual depth exposure, 8500 µs;
+       * with `rgb.motionBlur`, the band a depth edge sweeps during it has no return */
+      exposureMs: z.number().min(0).max(100).default(8.5),
     })
     .refine((d) => d.thinDropout + d.thinBackground <= 1, {
       message: "depth.thinDropout + depth.thinBackground must be at most 1",
@@ -79,6 +88,7 @@ export const RealismSchema = z.strictObject({
       thinBackground: 0.4,
       dropout: 0.005,
       quantMm: 1,
+      exposureMs: 8.5,
     }),
   timing: z
     .strictObject({
@@ -261,6 +271,8 @@ export class SensorRealism {
   private readonly originals = new Map<string, Rgb>();
   private originalLight: readonly [number, number, number] | null = null;
   private originalBackground: Rgb | null = null;
+  /** motion blur's scratch (sim/sensors/motion-blur.ts) */
+  private readonly blur = new MotionBlur();
   /** false: JS only (the WebAssembly kernels give the same bytes; tests compare) */
   simd = true;
   /** the depth kernel's thresholds for these parameters (null: the JS pass only) */
@@ -306,6 +318,18 @@ export class SensorRealism {
     return lut;
   }
 
+  /**
+   * Build every RGB LUT a frame can ask for (all flicker steps the Gaussian table reaches), so
+   * that no frame pays for one: built on first use, each new step cost its frame ≈ 1–1.5 ms (11
+   * of 200 frames of the bench did, the tail above 2 ms). The sim backend calls it when it builds
+   * a bench (≈ 40 steps × 196 KB at the default 2 % flicker). Returns the number of LUTs.
+   */
+  prepare(): number {
+    const top = Math.round((this.params.rgb.exposureFlicker * maxAbsGauss()) / FLICKER_STEP);
+    for (let b = -top; b <= top; b++) this.rgbLut(b);
+    return this.luts.size;
+  }
+
   /** the per-seed RGB gains (exposure × white balance), for records */
   get rgbGains(): readonly number[] {
     return this.gain;
@@ -322,6 +346,17 @@ export class SensorRealism {
   maxFrameLagTicks(dtS: number): number {
     const t = this.params.timing;
     return Math.ceil((t.frameLatencyMs + t.frameJitterMs) / 1000 / dtS);
+  }
+
+  /**
+   * Half the exposure motion blur spans (the longer of the colour and infrared exposures), in
+   * control periods (rounded up with `ceil`); 0 with blur off.
+   */
+  exposureHalfTicks(dtS: number, ceil = true): number {
+    const p = this.params;
+    const ms = p.rgb.motionBlur ? Math.max(p.rgb.exposureMs, p.depth.exposureMs) : 0;
+    const t = ms / 2 / 1000 / dtS;
+    return ceil ? Math.ceil(t) : t;
   }
 
   readingLagTicks(dtS: number): number {
@@ -376,6 +411,10 @@ export class SensorRealism {
    * noise (RGB); minimum range, distance-dependent noise, holes at depth edges (and the stereo
    * occlusion shadow), thin structures lost or showing the depth behind them, random dropout and
    * quantisation (depth, mm, 0 = no return). `fxPx` is the camera's focal length in pixels.
+   * With `motion` (the frame's image motion over an interval, Rasterizer.motionField) and
+   * `rgb.motionBlur` on, first motion blur over the colour exposure and, after the depth effects,
+   * no return where a depth edge swept during the infrared exposure (motion-blur.ts); without
+   * motion the bytes are those of the still frame.
    * Runs once per rendered frame: no allocation after the first frame of a size.
    */
   processFrame(
@@ -386,10 +425,43 @@ export class SensorRealism {
     rgb: Uint8Array,
     depthMm: Uint16Array | null,
     fxPx: number,
+    motion: FrameMotion | null = null,
   ): void {
     if (width > MAX_WIDTH_PX)
       throw new Error(`sensor realism handles images up to ${MAX_WIDTH_PX} px wide, not ${width}`);
     const key = mix(this.seed, step, cameraIndex);
+    const p = this.params;
+    // motion blur first: the sensor integrates the moving image, then reads it out with noise
+    let holes = 0;
+    if (motion && p.rgb.motionBlur && motion.intervalMs > 0) {
+      const b = this.blur;
+      const moved = b.apply(
+        width,
+        height,
+        rgb,
+        motion,
+        p.rgb.exposureMs / motion.intervalMs,
+        depthMm ? p.depth.exposureMs / motion.intervalMs : 0,
+        p.depth.edgeStepMm,
+      );
+      if (moved) holes = b.holeCount;
+    }
+    this.processStill(key, width, height, rgb, depthMm, fxPx);
+    if (depthMm && holes > 0) {
+      const list = this.blur.holes;
+      for (let k = 0; k < holes; k++) depthMm[list[k]!] = 0;
+    }
+  }
+
+  /** processFrame's still-image effects (every effect but motion blur) */
+  private processStill(
+    key: number,
+    width: number,
+    height: number,
+    rgb: Uint8Array,
+    depthMm: Uint16Array | null,
+    fxPx: number,
+  ): void {
     const p = this.params;
     // ---- RGB: output = LUT[channel][value · 256 + noise byte] (exposure, WB, shot + read noise,
     // rounding and clamping in one load); the flicker is quantised to 0.5 % steps, one LUT each

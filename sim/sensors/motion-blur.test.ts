@@ -1,0 +1,234 @@
+import { describe, expect, it } from "vitest";
+import { mat4Identity } from "../../robots/math.ts";
+import { Rasterizer } from "../render/rasterizer.ts";
+import type { Scene } from "../render/scene.ts";
+import { translationPose } from "../render/placement.ts";
+import { ExposureMotion, MotionBlur } from "./motion-blur.ts";
+import { RealismSchema, SensorRealism } from "./realism.ts";
+
+const CAM = { width: 160, height: 120, fx: 150, fy: 150, cx: 79.5, cy: 59.5, distortion: [0, 0, 0, 0, 0] };
+const N = CAM.width * CAM.height;
+
+/** a camera at the origin looking along +z (camera frame = world frame); a wall at 2 m, a box at 1 m */
+function scene(): Scene {
+  return {
+    objects: [
+      {
+        id: "wall",
+        shape: { kind: "box", halfExtentsM: [3, 3, 0.01] },
+        pose: translationPose([0, 0, 2]),
+        color: [40, 60, 120],
+      },
+      {
+        id: "box",
+        shape: { kind: "box", halfExtentsM: [0.08, 0.08, 0.02] },
+        pose: translationPose([0, 0, 1]),
+        color: [240, 200, 40],
+      },
+    ],
+    background: [10, 10, 10],
+    lightDir: [0, 0, -1],
+  };
+}
+
+/** render, then the motion field of the box moved by (mx, my) m between the exposure's ends (centred) */
+function frame(mx: number, my: number, camShiftM = 0) {
+  const sc = scene();
+  const r = new Rasterizer(CAM);
+  const cam = mat4Identity();
+  const img = r.render(sc, cam, r.createTarget());
+  const ex = new ExposureMotion();
+  ex.size(N);
+  const poses = (s: number) => {
+    const p = new Float64Array(32);
+    p.set(sc.objects[0]!.pose, 0);
+    p.set(translationPose([s * mx, s * my, 1]), 16);
+    return p;
+  };
+  const camAt = (s: number) => translationPose([s * camShiftM, 0, 0]);
+  const moving = ex.set(sc.objects, poses(-0.5), poses(0.5), camAt(-0.5), cam, camAt(0.5));
+  r.motionField(ex.toA, ex.toB, ex.moving, ex.dx, ex.dy, ex.tiles);
+  return { img, ex, moving, motion: ex.motion(img.depthMm, 10) };
+}
+
+/** the pixels whose RGB differs between two images, as (x, y) lists */
+function changed(a: Uint8Array, b: Uint8Array): { xs: number[]; ys: number[] } {
+  const xs: number[] = [];
+  const ys: number[] = [];
+  for (let i = 0; i < N; i++)
+    if (a[3 * i] !== b[3 * i] || a[3 * i + 1] !== b[3 * i + 1] || a[3 * i + 2] !== b[3 * i + 2]) {
+      xs.push(i % CAM.width);
+      ys.push(Math.floor(i / CAM.width));
+    }
+  return { xs, ys };
+}
+
+/** the box's pixel extent in the still frame */
+function boxExtent(rgb: Uint8Array) {
+  let x0 = CAM.width;
+  let x1 = -1;
+  let y0 = CAM.height;
+  let y1 = -1;
+  for (let i = 0; i < N; i++)
+    if (rgb[3 * i]! > 150) {
+      const x = i % CAM.width;
+      const y = Math.floor(i / CAM.width);
+      x0 = Math.min(x0, x);
+      x1 = Math.max(x1, x);
+      y0 = Math.min(y0, y);
+      y1 = Math.max(y1, y);
+    }
+  return { x0, x1, y0, y1 };
+}
+
+describe("motion blur", () => {
+  it("the renderer's image motion is the projection of the object's motion", () => {
+    // 20 mm to the right, the box's face at 0.98 m: fx · 0.02 / 0.98 px, nothing on the still wall
+    const { ex, img, moving } = frame(0.02, 0);
+    expect(moving).toBe(true);
+    const box = boxExtent(img.rgb);
+    const c = (box.y0 + box.y1) / 2;
+    const i = Math.round(c) * CAM.width + Math.round((box.x0 + box.x1) / 2);
+    expect(ex.dx[i]).toBeCloseTo((150 * 0.02) / 0.98, 4);
+    expect(ex.dy[i]).toBeCloseTo(0, 6);
+    expect(ex.dx[5 * CAM.width + 5]).toBe(0);
+    // the camera moving 20 mm to the left: the box (0.98 m) as above, the wall (1.99 m) half as far
+    const cam = frame(0, 0, -0.02);
+    expect(cam.ex.dx[i]).toBeCloseTo((150 * 0.02) / 0.98, 4);
+    expect(cam.ex.dx[5 * CAM.width + 5]).toBeCloseTo((150 * 0.02) / 1.99, 4);
+  });
+
+  it("with lens distortion the field is the ideal image's at each pixel's source", () => {
+    const cam = { ...CAM, distortion: [-0.05, 0.01, 0, 0, 0] };
+    const sc = scene();
+    const r = new Rasterizer(cam);
+    const img = r.render(sc, mat4Identity(), r.createTarget());
+    const ex = new ExposureMotion();
+    ex.size(N);
+    const p = (s: number) => {
+      const out = new Float64Array(32);
+      out.set(sc.objects[0]!.pose, 0);
+      out.set(translationPose([s * 0.02, 0, 1]), 16);
+      return out;
+    };
+    const I = mat4Identity();
+    ex.set(sc.objects, p(-0.5), p(0.5), I, I, I);
+    r.motionField(ex.toA, ex.toB, ex.moving, ex.dx, ex.dy, ex.tiles);
+    const box = boxExtent(img.rgb);
+    const i = Math.round((box.y0 + box.y1) / 2) * CAM.width + Math.round((box.x0 + box.x1) / 2);
+    expect(ex.dx[i]).toBeCloseTo((150 * 0.02) / 0.98, 3);
+    expect(ex.dx[5 * CAM.width + 5]).toBe(0);
+  });
+
+  it("a slot whose motion is bounded below ignoreBelowPx is skipped; above, the field is exact", () => {
+    const r = new Rasterizer(CAM);
+    const run = (mm: number, ignore: number) => {
+      const { ex } = frame(mm / 1000, 0);
+      const sc = scene();
+      r.render(sc, mat4Identity(), r.createTarget());
+      const dx = new Float32Array(N);
+      const n = r.motionField(ex.toA, ex.toB, ex.moving, dx, new Float32Array(N), ex.tiles, ignore);
+      return { n, max: Math.max(...dx.map(Math.abs)) };
+    };
+    // 0.5 mm at 0.98 m is 0.08 px: below 0.5 px, skipped; the exact field agrees it is small
+    expect(run(0.5, 0.5).n).toBe(0);
+    expect(run(0.5, 0).max).toBeLessThan(0.5);
+    // 20 mm: 3.06 px, computed as without the bound
+    expect(run(20, 0.5).max).toBeCloseTo(run(20, 0).max, 6);
+    expect(run(20, 0.5).n).toBeGreaterThan(0);
+  });
+
+  it("smears a moving object along its motion and not across it, by speed × exposure", () => {
+    const still = frame(0, 0).img.rgb;
+    const box = boxExtent(still);
+    const extentPx: number[] = [];
+    for (const mm of [20, 40, 80]) {
+      const { img, motion } = frame(mm / 1000, 0);
+      const rgb = new Uint8Array(img.rgb);
+      const b = new MotionBlur();
+      expect(b.apply(CAM.width, CAM.height, rgb, motion, 1, 0, 25)).toBe(true);
+      const d = changed(rgb, still);
+      expect(d.xs.length).toBeGreaterThan(0);
+      // across the motion: no row outside the box's rows changes
+      expect(Math.min(...d.ys)).toBeGreaterThanOrEqual(box.y0);
+      expect(Math.max(...d.ys)).toBeLessThanOrEqual(box.y1);
+      // along it: the smear reaches past the box's edges by about half the displacement
+      extentPx.push(box.x0 - Math.min(...d.xs), Math.max(...d.xs) - box.x1);
+    }
+    // displacements 3, 6, 12 px: half of each outside either edge (±1 px of pixel rounding)
+    const want = [1.5, 1.5, 3, 3, 6, 6];
+    for (const [k, e] of extentPx.entries()) expect(Math.abs(e - want[k]!)).toBeLessThanOrEqual(1);
+    // the exposure's share halves the smear: 12 px over the interval at half the exposure = 6 px
+    {
+      const { img, motion } = frame(0.08, 0);
+      const rgb = new Uint8Array(img.rgb);
+      new MotionBlur().apply(CAM.width, CAM.height, rgb, motion, 0.5, 0, 25);
+      const d = changed(rgb, still);
+      expect(Math.abs(box.x0 - Math.min(...d.xs) - 3)).toBeLessThanOrEqual(1);
+      expect(Math.abs(Math.max(...d.xs) - box.x1 - 3)).toBeLessThanOrEqual(1);
+    }
+    // vertical motion: the changed pixels stay within the box's columns
+    const v = frame(0, 0.04);
+    const rgb = new Uint8Array(v.img.rgb);
+    new MotionBlur().apply(CAM.width, CAM.height, rgb, v.motion, 1, 0, 25);
+    const dv = changed(rgb, still);
+    expect(Math.min(...dv.xs)).toBeGreaterThanOrEqual(box.x0);
+    expect(Math.max(...dv.xs)).toBeLessThanOrEqual(box.x1);
+    expect(box.y0 - Math.min(...dv.ys)).toBeGreaterThanOrEqual(2);
+  });
+
+  it("the smear is the time average: a box's edge ramps across its displacement", () => {
+    const { img, motion } = frame(0.08, 0); // 12 px
+    const rgb = new Uint8Array(img.rgb);
+    new MotionBlur().apply(CAM.width, CAM.height, rgb, motion, 1, 0, 25);
+    const box = boxExtent(img.rgb);
+    const y = Math.round((box.y0 + box.y1) / 2);
+    const red = (x: number) => rgb[3 * (y * CAM.width + x)]!;
+    const wall = img.rgb[3 * (y * CAM.width + 2)]!;
+    const boxRed = img.rgb[3 * (y * CAM.width + Math.round((box.x0 + box.x1) / 2))]!;
+    // at the still frame's edge: half box, half wall; 6 px out: wall; 6 px in: box
+    const mid = (wall + boxRed) / 2;
+    expect(Math.abs(red(box.x1) - mid)).toBeLessThan(0.2 * (boxRed - wall));
+    expect(red(box.x1 + 7)).toBe(wall);
+    expect(red(box.x1 - 7)).toBe(boxRed);
+    // monotone ramp in between
+    for (let x = box.x1 - 6; x < box.x1 + 6; x++) expect(red(x + 1)).toBeLessThanOrEqual(red(x));
+  });
+
+  it("depth: no return where the moving edge sweeps during the IR exposure, kept inside the surface", () => {
+    const { img, motion } = frame(0.08, 0); // 12 px over the interval
+    const b = new MotionBlur();
+    // depth exposure half the interval: 6 px, 3 px either side of each vertical edge
+    b.apply(CAM.width, CAM.height, new Uint8Array(img.rgb), motion, 1, 0.5, 25);
+    const box = boxExtent(img.rgb);
+    const holes = new Set(Array.from(b.holes.subarray(0, b.holeCount)));
+    const y = Math.round((box.y0 + box.y1) / 2);
+    const at = (x: number) => holes.has(y * CAM.width + x);
+    expect(at(box.x1)).toBe(true);
+    expect(at(box.x1 + 2)).toBe(true);
+    expect(at(box.x0 - 2)).toBe(true);
+    expect(at(box.x1 + 5)).toBe(false);
+    expect(at(Math.round((box.x0 + box.x1) / 2))).toBe(false);
+    // the horizontal edges move along themselves: no holes above or below the box's middle
+    expect(holes.has((box.y0 - 2) * CAM.width + Math.round((box.x0 + box.x1) / 2))).toBe(false);
+  });
+
+  it("in processFrame: off gives the still frame, no motion gives the still bytes, same input same bytes", () => {
+    const on = RealismSchema.parse({});
+    const off = RealismSchema.parse({ rgb: { motionBlur: false } });
+    const run = (p: typeof on, f: ReturnType<typeof frame> | null) => {
+      const src = (f ?? frame(0, 0)).img;
+      const rgb = new Uint8Array(src.rgb);
+      const depth = new Uint16Array(src.depthMm);
+      const m = f ? f.ex.motion(new Uint16Array(src.depthMm), 10) : null;
+      new SensorRealism(p, 4).processFrame(7, 0, CAM.width, CAM.height, rgb, depth, CAM.fx, m);
+      return Buffer.concat([rgb, new Uint8Array(depth.buffer)]).toString("base64");
+    };
+    const still = run(on, null);
+    expect(run(on, frame(0, 0))).toBe(still);
+    expect(run(off, frame(0.04, 0))).toBe(still);
+    const moving = run(on, frame(0.04, 0));
+    expect(moving).not.toBe(still);
+    expect(run(on, frame(0.04, 0))).toBe(moving);
+  });
+});
