@@ -34,6 +34,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RealtimeStatus } from "../gateway/episode/view.ts";
 import type { Backend } from "../seam/types.ts";
+import { ActRequestSchema } from "../gateway/api/schemas.ts";
 import { startRealBench } from "../hil-tests/real-bench.ts";
 import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { spawn } from "node:child_process";
@@ -74,6 +75,11 @@ class Diag {
   private readonly t0 = performance.now();
   readonly execMs: number[] = [];
   readonly execSteps: number[] = [];
+  /** each act's synchronous slice (plan, pre-check, splice; up to its first await): wall ms and process CPU ms */
+  readonly actSyncMs: number[] = [];
+  readonly actSyncCpuMs: number[] = [];
+  /** parse + validate of the WebSocket act message, µs per chunk (measured after the run) */
+  parseUs = Number.NaN;
   /** CPU µs (all threads) of each execute */
   readonly execCpuUs: number[] = [];
   private readonly eld = monitorEventLoopDelay({ resolution: 1 });
@@ -140,6 +146,9 @@ class Diag {
         `p50 ${pct(this.execSteps, 50)} p99 ${pct(this.execSteps, 99)} max ${Math.max(...this.execSteps)}`,
       `[${tag}] diag: execute CPU per step (all threads): wakes 1–10 ${this.cpuPerStep(0, 10)}, 11–100 ` +
         `${this.cpuPerStep(10, 100)}, 101–1000 ${this.cpuPerStep(100, 1000)}, the rest ${this.cpuPerStep(1000, Infinity)} µs`,
+      `[${tag}] diag: act's synchronous slice (plan, pre-check, splice; ${this.actSyncMs.length} chunks): wall ${f(this.actSyncMs)}; ` +
+        `process CPU p50 ${pct(this.actSyncCpuMs, 50).toFixed(3)} p99 ${pct(this.actSyncCpuMs, 99).toFixed(3)} ms; ` +
+        `the WebSocket message's JSON.parse + schema check ${this.parseUs.toFixed(1)} µs per chunk`,
       `[${tag}] diag: event-loop delay p50 ${(e.percentile(50) / 1e6).toFixed(2)} p99 ${(e.percentile(99) / 1e6).toFixed(2)} ` +
         `max ${(e.max / 1e6).toFixed(2)} ms`,
       ...[...byKind].map(
@@ -188,7 +197,9 @@ class HeapSampler {
       const url = short(cf.url);
       if (!cf.url.startsWith("file://")) return `${url}:${cf.lineNumber + 1}`;
       const e = findSourceMap(cf.url.replace(/^file:\/\//, ""))?.findEntry(cf.lineNumber, cf.columnNumber);
-      return e && "originalLine" in e ? `${url}:${e.originalLine + 1}` : `${url}:${cf.lineNumber + 1}:${cf.columnNumber}`;
+      return e && "originalLine" in e
+        ? `${url}:${e.originalLine + 1}`
+        : `${url}:${cf.lineNumber + 1}:${cf.columnNumber}`;
     };
     const bySelf = new Map<string, number>();
     const byFile = new Map<string, number>();
@@ -313,6 +324,16 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
       diag.execSteps.push(traj.count);
       return res;
     };
+    const act = ep.act.bind(ep);
+    ep.act = (req) => {
+      const t = performance.now();
+      const c0 = process.cpuUsage();
+      const p = act(req);
+      diag.actSyncMs.push(performance.now() - t);
+      const c = process.cpuUsage(c0);
+      diag.actSyncCpuMs.push((c.user + c.system) / 1000);
+      return p;
+    };
     diag.start();
   }
   const base = g.url!;
@@ -344,6 +365,7 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
   };
   const http = toRes(agent.http);
   const wsRes = toRes(agent.ws);
+  if (diag) diag.parseUs = parseCostUs();
   const st = ep.realtimeStatus()!;
   const diagLines = [gcLine, ...(diag?.lines(name) ?? []), ...(heapLines ?? [])];
   const ended = ep.isEnded ? `${ep.endReason}: ${ep.endDetail ?? ""}` : undefined;
@@ -359,6 +381,25 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
     ...(ended ? { ended } : {}),
     diag: diagLines,
   };
+}
+
+/** The WebSocket route's parse and schema check of the bench's act message, µs each (warm). */
+function parseCostUs(): number {
+  const msg = JSON.stringify({
+    type: "act",
+    action_type: "joint_position",
+    dt: 0.002,
+    rows: [[0, 0, 0, -2, 0, 2, 0.8, 0.04]],
+  });
+  const once = () => {
+    const { type: _t, action_type, ...body } = JSON.parse(msg) as Record<string, unknown>;
+    if (!ActRequestSchema.safeParse({ ...body, type: action_type }).success) throw new Error("bad message");
+  };
+  for (let i = 0; i < 2000; i++) once();
+  const n = 5000;
+  const t = performance.now();
+  for (let i = 0; i < n; i++) once();
+  return ((performance.now() - t) / n) * 1000;
 }
 
 /** CLOCK_MONOTONIC in ms (process.hrtime's clock: the same in every process) = performance.now() + this */
@@ -390,7 +431,8 @@ class CommitStamps {
     this.clock = {
       now: inner.now,
       sleepUntil: async (tS, signal, precise) => {
-        if (!Number.isNaN(this.wokeMs) && this.episode) this.push(this.wokeMs, this.episode.realtimeCommitted);
+        if (!Number.isNaN(this.wokeMs) && this.episode)
+          this.push(this.wokeMs, this.episode.realtimeCommitted);
         await inner.sleepUntil(tS, signal, precise);
         this.wokeMs = monoMs();
       },
@@ -558,7 +600,9 @@ if (values["agent-child"]) {
 const which =
   values.bench === "both" ? (["rig", "sim"] as const) : ([values.bench as "sim" | "rig"] as const);
 const AGENT_WHERE =
-  values.agent === "inproc" ? "agent IN the gateway's process: its work and GC share the loop" : "agent in its own process";
+  values.agent === "inproc"
+    ? "agent IN the gateway's process: its work and GC share the loop"
+    : "agent in its own process";
 const rows: Row[] = [];
 for (const b of which) rows.push(await runBench(b));
 

@@ -531,7 +531,11 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
    * readings is the result's `final` (the state after the last step: read() again would copy
    * the same values).
    */
-  private async run(count: number, opts: ExecuteOptions, traj: JointTrajectory | null): Promise<ExecuteResult> {
+  private async run(
+    count: number,
+    opts: ExecuteOptions,
+    traj: JointTrajectory | null,
+  ): Promise<ExecuteResult> {
     this.stopRequested = false;
     const frames: Frame[] = [];
     const cap = opts.capture;
