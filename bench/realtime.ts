@@ -6,7 +6,15 @@
  * - rig: the real backend wired to the rigs (hil-tests/real-bench.ts: the rosbridge rig in a child
  *   process, paced to the wall clock; streamed drive, FollowJointTrajectory goal replacement).
  *
- *   npx tsx bench/realtime.ts [--steps 10000] [--bench sim|rig|both] [--diag]
+ *   npx tsx bench/realtime.ts [--steps 10000] [--bench sim|rig|both] [--diag] [--record]
+ *                             [--agent child|inproc] [--heap [--heap-out FILE]]
+ *
+ * The agent runs in a process of its own (as a real agent does: its JSON, sockets and GC do not
+ * share the gateway's event loop); `--agent inproc` runs it in the gateway's process, and the
+ * figures then say so. Times are CLOCK_MONOTONIC (process.hrtime's clock, the same in both
+ * processes): the agent stamps each chunk sent and its answer received, the gateway's process
+ * stamps when each step is committed (sim: when the driver hands it to the backend; rig: the
+ * wake-up that committed it).
  *
  * Prints late steps per 10,000 (sim: steps that could not start within the late tolerance of
  * their slot; rig: steps a splice's controller ran from the old queue because the new goal came
@@ -14,15 +22,23 @@
  * target committed (sim: to the sim — its margin is 0, so that is the request's handling, the
  * rest of the slot the chunk arrived in and the driver's precise wake-up; rig: the step due by
  * the wall clock, which includes the stream margin by construction), p50/p99 per transport
- * (target p99 ≤ 2 control periods over the WebSocket). On the rig also: chunk sent → the controller certainly runs the new goal
- * (the first answer about it: an upper bound of the transport's latency, which the margin must
- * cover). The committed step is read in process, so the figures include the round trip and the
- * driver's wake-up.
+ * (target p99 ≤ 2 control periods over the WebSocket), and sent → answer received. On the rig
+ * also: chunk sent → the controller certainly runs the new goal (the first answer about it: an
+ * upper bound of the transport's latency, which the margin must cover).
+ *
+ * Always: the allocation in the gateway's process over the agent loops, bytes per control step
+ * and scavenges per 10,000 steps (v8's GC profiler: the heap's growth between collections). With
+ * --diag that includes --diag's own bookkeeping per wake-up (a few hundred bytes).
+ * --record: the episode is recorded (the bench file's recorder, as a deployed gateway does).
+ * --heap: the v8 sampling heap profiler over the loops (every allocation sampled, collected or
+ * not), attributed by allocating function and by the nearest repository function (it slows the
+ * gateway: timing figures of that run mean little).
  *
  * --diag also prints where late wake-ups come from: the driver's wake-up lateness (its wall
- * clock wrapped), the time each backend execute takes and its steps, the event loop's delay
- * (perf_hooks.monitorEventLoopDelay), GC pauses by kind, and when each wake-up > 20 ms late and
- * each GC pause > 5 ms happened (ms from the bench's start).
+ * clock wrapped), the time each backend execute takes and its steps, each act's synchronous
+ * slice (plan, pre-check, splice) and the WebSocket message's parse + schema check, the event
+ * loop's delay (perf_hooks.monitorEventLoopDelay), GC pauses by kind, and when each wake-up
+ * > 20 ms late and each GC pause > 5 ms happened (ms from the bench's start).
  */
 import { parseArgs } from "node:util";
 import { parseBenchConfig } from "../compose/bench-config.ts";
