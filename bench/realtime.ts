@@ -94,6 +94,11 @@ class Diag {
   /** each act's synchronous slice (plan, pre-check, splice; up to its first await): wall ms and process CPU ms */
   readonly actSyncMs: number[] = [];
   readonly actSyncCpuMs: number[] = [];
+  /** when each act began and its synchronous slice ended, CLOCK_MONOTONIC ms (in order: the agent sends one at a time) */
+  readonly actEnterMs: number[] = [];
+  readonly actExitMs: number[] = [];
+  /** the WebSocket splices' latency split: sent → act begins, the act's slice, slice end → committed */
+  readonly splitLines: string[] = [];
   /** parse + validate of the WebSocket act message, µs per chunk (measured after the run) */
   parseUs = Number.NaN;
   /** CPU µs (all threads) of each execute */
@@ -345,7 +350,10 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
       const t = performance.now();
       const c0 = process.cpuUsage();
       const p = act(req);
-      diag.actSyncMs.push(performance.now() - t);
+      const t1 = performance.now();
+      diag.actEnterMs.push(t + monoOffsetMs);
+      diag.actExitMs.push(t1 + monoOffsetMs);
+      diag.actSyncMs.push(t1 - t);
       const c = process.cpuUsage(c0);
       diag.actSyncCpuMs.push((c.user + c.system) / 1000);
       return p;
@@ -381,9 +389,30 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
   };
   const http = toRes(agent.http);
   const wsRes = toRes(agent.ws);
-  if (diag) diag.parseUs = parseCostUs();
+  if (diag) {
+    diag.parseUs = parseCostUs();
+    // acts in the order sent: the HTTP chunks, then the WebSocket ones
+    const all = [...agent.http, ...agent.ws];
+    const seg = { route: [] as number[], slice: [] as number[], toCommit: [] as number[] };
+    for (let i = agent.http.length; i < all.length; i++) {
+      const x = all[i]!;
+      const enter = diag.actEnterMs[i];
+      const exit = diag.actExitMs[i];
+      const c = x.startStep === undefined ? undefined : stamps.committedAt(x.startStep);
+      if (enter === undefined || exit === undefined || c === undefined) continue;
+      seg.route.push(enter - x.sentMs);
+      seg.slice.push(exit - enter);
+      seg.toCommit.push(c - exit);
+    }
+    const q = (xs: number[]) =>
+      `p50 ${pct(xs, 50).toFixed(2)} p99 ${pct(xs, 99).toFixed(2)} max ${Math.max(...xs).toFixed(2)}`;
+    diag.splitLines.push(
+      `[${name}] diag: WebSocket splice latency split (${seg.route.length}), ms: sent → act begins (socket, ws, parse, schema) ${q(seg.route)}; ` +
+        `the act's slice ${q(seg.slice)}; slice end → committed (rest of the slot + wake-up) ${q(seg.toCommit)}`,
+    );
+  }
   const st = ep.realtimeStatus()!;
-  const diagLines = [gcLine, ...(diag?.lines(name) ?? []), ...(heapLines ?? [])];
+  const diagLines = [gcLine, ...(diag?.lines(name) ?? []), ...(diag?.splitLines ?? []), ...(heapLines ?? [])];
   const ended = ep.isEnded ? `${ep.endReason}: ${ep.endDetail ?? ""}` : undefined;
   await fetch(`${base}/v1/finish`, { method: "POST", headers: AGENT_HEADERS, body: "{}" });
   await g.close();
