@@ -97,6 +97,9 @@ class Diag {
   /** when each act began and its synchronous slice ended, CLOCK_MONOTONIC ms (in order: the agent sends one at a time) */
   readonly actEnterMs: number[] = [];
   readonly actExitMs: number[] = [];
+  /** the last bytes that arrived on any of the gateway's sockets before each act began, CLOCK_MONOTONIC ms */
+  readonly actDataMs: number[] = [];
+  lastDataMs = Number.NaN;
   /** the WebSocket splices' latency split: sent → act begins, the act's slice, slice end → committed */
   readonly splitLines: string[] = [];
   /** parse + validate of the WebSocket act message, µs per chunk (measured after the run) */
@@ -345,6 +348,12 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
       diag.execSteps.push(traj.count);
       return res;
     };
+    // the arrival of bytes on the gateway's sockets (before the HTTP parser or ws sees them)
+    g.app.server.on("connection", (sock: import("node:net").Socket) =>
+      sock.prependListener("data", () => {
+        diag.lastDataMs = monoMs();
+      }),
+    );
     const act = ep.act.bind(ep);
     ep.act = (req) => {
       const t = performance.now();
@@ -352,6 +361,7 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
       const p = act(req);
       const t1 = performance.now();
       diag.actEnterMs.push(t + monoOffsetMs);
+      diag.actDataMs.push(diag.lastDataMs);
       diag.actExitMs.push(t1 + monoOffsetMs);
       diag.actSyncMs.push(t1 - t);
       const c = process.cpuUsage(c0);
@@ -393,21 +403,29 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
     diag.parseUs = parseCostUs();
     // acts in the order sent: the HTTP chunks, then the WebSocket ones
     const all = [...agent.http, ...agent.ws];
-    const seg = { route: [] as number[], slice: [] as number[], toCommit: [] as number[] };
+    const seg = {
+      socket: [] as number[],
+      route: [] as number[],
+      slice: [] as number[],
+      toCommit: [] as number[],
+    };
     for (let i = agent.http.length; i < all.length; i++) {
       const x = all[i]!;
       const enter = diag.actEnterMs[i];
       const exit = diag.actExitMs[i];
       const c = x.startStep === undefined ? undefined : stamps.committedAt(x.startStep);
       if (enter === undefined || exit === undefined || c === undefined) continue;
-      seg.route.push(enter - x.sentMs);
+      const data = diag.actDataMs[i]!;
+      seg.socket.push(data - x.sentMs);
+      seg.route.push(enter - data);
       seg.slice.push(exit - enter);
       seg.toCommit.push(c - exit);
     }
     const q = (xs: number[]) =>
       `p50 ${pct(xs, 50).toFixed(2)} p99 ${pct(xs, 99).toFixed(2)} max ${Math.max(...xs).toFixed(2)}`;
     diag.splitLines.push(
-      `[${name}] diag: WebSocket splice latency split (${seg.route.length}), ms: sent → act begins (socket, ws, parse, schema) ${q(seg.route)}; ` +
+      `[${name}] diag: WebSocket splice latency split (${seg.route.length}), ms: sent (agent) → bytes at the gateway's socket ${q(seg.socket)}; ` +
+        `→ act begins (ws, parse, schema) ${q(seg.route)}; ` +
         `the act's slice ${q(seg.slice)}; slice end → committed (rest of the slot + wake-up) ${q(seg.toCommit)}`,
     );
   }
