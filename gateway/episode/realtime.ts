@@ -124,6 +124,9 @@ export const systemWallClock: WallClock = {
     }),
 };
 
+/** the abort reason of a nudged sleep (the loop sleeps again) */
+const NUDGE = "nudge";
+
 export interface RealtimeOptions {
   /** control period, s */
   periodS: number;
@@ -338,7 +341,8 @@ export class RealtimeDriver {
   private nudge(): void {
     const c = this.sleepCtl;
     this.sleepCtl = new AbortController();
-    c.abort();
+    // a reason of our own: abort() without one makes a DOMException (a stack trace) per splice
+    c.abort(NUDGE);
   }
 
   /** wall time at which the target of step `k` is due (the end of its slot) */
