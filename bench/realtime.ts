@@ -314,7 +314,7 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
   const ep = g.gateway.requireEpisode();
   stamps.episode = ep;
   // rig: the controller's first answer about each streamed replacement (backend s = performance.now()/1000)
-  const switches: { switchedByS?: number }[] = [];
+  const switches: { calledMs: number; switchedByS?: number }[] = [];
   const backend = g.bench.backend;
   const drive = backend.realtimeDrive?.();
   if (drive?.kind === "streamed") {
@@ -326,7 +326,7 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
         leadS: motion.leadS,
         follow: (o) => motion.follow(o),
         replace: (traj, startS, before) => {
-          const rec: { switchedByS?: number } = {};
+          const rec: { calledMs: number; switchedByS?: number } = { calledMs: monoMs() };
           switches.push(rec);
           const p = replace(traj, startS, before);
           p.then((s) => (rec.switchedByS = s.switchedByS)).catch(() => {});
@@ -380,7 +380,8 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
   const stepsRun = ep.realtimeCommitted - step0;
   const gcLine = gc.line(name, stepsRun);
   const heapLines = await heap?.lines(name, stepsRun);
-  // the streamed replacements in the order the chunks were accepted (one per accepted chunk)
+  // each accepted chunk's streamed replacement: the first one made after it was sent (the agent
+  // sends one chunk at a time)
   let k = 0;
   const toRes = (xs: Sample[]): Res => {
     const r: Res = { latMs: [], answerMs: [], refused: 0, switchMs: [] };
@@ -392,8 +393,12 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
       }
       const c = stamps.committedAt(x.startStep);
       if (c !== undefined) r.latMs.push(c - x.sentMs);
-      const sw = switches[k++]?.switchedByS;
-      if (sw !== undefined) r.switchMs.push(sw * 1000 + monoOffsetMs - x.sentMs);
+      while (k < switches.length && switches[k]!.calledMs < x.sentMs) k++;
+      const rec = switches[k];
+      if (rec && rec.calledMs <= x.answeredMs) {
+        k++;
+        if (rec.switchedByS !== undefined) r.switchMs.push(rec.switchedByS * 1000 + monoOffsetMs - x.sentMs);
+      }
     }
     return r;
   };
