@@ -6,7 +6,15 @@
  * - rig: the real backend wired to the rigs (hil-tests/real-bench.ts: the rosbridge rig in a child
  *   process, paced to the wall clock; streamed drive, FollowJointTrajectory goal replacement).
  *
- *   npx tsx bench/realtime.ts [--steps 10000] [--bench sim|rig|both] [--diag]
+ *   npx tsx bench/realtime.ts [--steps 10000] [--bench sim|rig|both] [--diag] [--record]
+ *                             [--agent child|inproc] [--heap [--heap-out FILE]]
+ *
+ * The agent runs in a process of its own (as a real agent does: its JSON, sockets and GC do not
+ * share the gateway's event loop); `--agent inproc` runs it in the gateway's process, and the
+ * figures then say so. Times are CLOCK_MONOTONIC (process.hrtime's clock, the same in both
+ * processes): the agent stamps each chunk sent and its answer received, the gateway's process
+ * stamps when each step is committed (sim: when the driver hands it to the backend; rig: the
+ * wake-up that committed it).
  *
  * Prints late steps per 10,000 (sim: steps that could not start within the late tolerance of
  * their slot; rig: steps a splice's controller ran from the old queue because the new goal came
@@ -14,34 +22,58 @@
  * target committed (sim: to the sim — its margin is 0, so that is the request's handling, the
  * rest of the slot the chunk arrived in and the driver's precise wake-up; rig: the step due by
  * the wall clock, which includes the stream margin by construction), p50/p99 per transport
- * (target p99 ≤ 2 control periods over the WebSocket). On the rig also: chunk sent → the controller certainly runs the new goal
- * (the first answer about it: an upper bound of the transport's latency, which the margin must
- * cover). The committed step is read in process, so the figures include the round trip and the
- * driver's wake-up.
+ * (target p99 ≤ 2 control periods over the WebSocket), and sent → answer received. On the rig
+ * also: chunk sent → the controller certainly runs the new goal (the first answer about it: an
+ * upper bound of the transport's latency, which the margin must cover).
+ *
+ * Always: the allocation in the gateway's process over the agent loops, bytes per control step
+ * and scavenges per 10,000 steps (v8's GC profiler: the heap's growth between collections). With
+ * --diag that includes --diag's own bookkeeping per wake-up (a few hundred bytes).
+ * --record: the episode is recorded (the bench file's recorder, as a deployed gateway does).
+ * --heap: the v8 sampling heap profiler over the loops (every allocation sampled, collected or
+ * not), attributed by allocating function and by the nearest repository function (it slows the
+ * gateway: timing figures of that run mean little).
  *
  * --diag also prints where late wake-ups come from: the driver's wake-up lateness (its wall
- * clock wrapped), the time each backend execute takes and its steps, the event loop's delay
- * (perf_hooks.monitorEventLoopDelay), GC pauses by kind, and when each wake-up > 20 ms late and
- * each GC pause > 5 ms happened (ms from the bench's start).
+ * clock wrapped), the time each backend execute takes and its steps, each act's synchronous
+ * slice (plan, pre-check, splice) and the WebSocket message's parse + schema check, the event
+ * loop's delay (perf_hooks.monitorEventLoopDelay), GC pauses by kind, and when each wake-up
+ * > 20 ms late and each GC pause > 5 ms happened (ms from the bench's start).
  */
 import { parseArgs } from "node:util";
 import { parseBenchConfig } from "../compose/bench-config.ts";
 import { WebSocket } from "ws";
 import { startGateway } from "../compose/start.ts";
 import { pct } from "./stats.ts";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RealtimeStatus } from "../gateway/episode/view.ts";
+import type { Backend } from "../seam/types.ts";
+import { ActRequestSchema } from "../gateway/api/schemas.ts";
 import { startRealBench } from "../hil-tests/real-bench.ts";
 import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { GCProfiler, getHeapStatistics } from "node:v8";
 import { systemWallClock, type WallClock } from "../gateway/episode/realtime.ts";
+import { Session } from "node:inspector/promises";
+import { findSourceMap } from "node:module";
 
 const { values } = parseArgs({
   options: {
     steps: { type: "string", default: "10000" },
     bench: { type: "string", default: "both" },
     diag: { type: "boolean", default: false },
+    heap: { type: "boolean", default: false },
+    /** where the agent loop runs: its own process (default; as a real agent) or the gateway's */
+    agent: { type: "string", default: "child" },
+    /** record the episode (the bench file's recorder, as a deployed gateway does) */
+    record: { type: "boolean", default: false },
+    /** internal: run only the agent against this gateway URL and print its samples */
+    "agent-child": { type: "string" },
+    /** --heap: also write the profile (a .heapprofile DevTools opens) */
+    "heap-out": { type: "string" },
   },
 });
 const steps = Number(values.steps);
@@ -59,6 +91,19 @@ class Diag {
   private readonly t0 = performance.now();
   readonly execMs: number[] = [];
   readonly execSteps: number[] = [];
+  /** each act's synchronous slice (plan, pre-check, splice; up to its first await): wall ms and process CPU ms */
+  readonly actSyncMs: number[] = [];
+  readonly actSyncCpuMs: number[] = [];
+  /** when each act began and its synchronous slice ended, CLOCK_MONOTONIC ms (in order: the agent sends one at a time) */
+  readonly actEnterMs: number[] = [];
+  readonly actExitMs: number[] = [];
+  /** the last bytes that arrived on any of the gateway's sockets before each act began, CLOCK_MONOTONIC ms */
+  readonly actDataMs: number[] = [];
+  lastDataMs = Number.NaN;
+  /** the WebSocket splices' latency split: sent → act begins, the act's slice, slice end → committed */
+  readonly splitLines: string[] = [];
+  /** parse + validate of the WebSocket act message, µs per chunk (measured after the run) */
+  parseUs = Number.NaN;
   /** CPU µs (all threads) of each execute */
   readonly execCpuUs: number[] = [];
   private readonly eld = monitorEventLoopDelay({ resolution: 1 });
@@ -125,6 +170,9 @@ class Diag {
         `p50 ${pct(this.execSteps, 50)} p99 ${pct(this.execSteps, 99)} max ${Math.max(...this.execSteps)}`,
       `[${tag}] diag: execute CPU per step (all threads): wakes 1–10 ${this.cpuPerStep(0, 10)}, 11–100 ` +
         `${this.cpuPerStep(10, 100)}, 101–1000 ${this.cpuPerStep(100, 1000)}, the rest ${this.cpuPerStep(1000, Infinity)} µs`,
+      `[${tag}] diag: act's synchronous slice (plan, pre-check, splice; ${this.actSyncMs.length} chunks): wall ${f(this.actSyncMs)}; ` +
+        `process CPU p50 ${pct(this.actSyncCpuMs, 50).toFixed(3)} p99 ${pct(this.actSyncCpuMs, 99).toFixed(3)} ms; ` +
+        `the WebSocket message's JSON.parse + schema check ${this.parseUs.toFixed(1)} µs per chunk`,
       `[${tag}] diag: event-loop delay p50 ${(e.percentile(50) / 1e6).toFixed(2)} p99 ${(e.percentile(99) / 1e6).toFixed(2)} ` +
         `max ${(e.max / 1e6).toFixed(2)} ms`,
       ...[...byKind].map(
@@ -145,6 +193,85 @@ class Diag {
   }
 }
 
+/**
+ * --heap: the v8 sampling heap profiler over the agent loops (every sampled allocation, collected
+ * or not), attributed by the allocating function and by the nearest repository file on its stack.
+ */
+class HeapSampler {
+  private readonly session = new Session();
+  async start(): Promise<void> {
+    this.session.connect();
+    await this.session.post("HeapProfiler.startSampling", {
+      samplingInterval: 256,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+  }
+  async lines(tag: string, stepsRun: number): Promise<string[]> {
+    const { profile } = (await this.session.post("HeapProfiler.getSamplingProfile")) as unknown as {
+      profile: { head: HeapNode };
+    };
+    await this.session.post("HeapProfiler.stopSampling");
+    if (values["heap-out"]) writeFileSync(values["heap-out"], JSON.stringify(profile));
+    this.session.disconnect();
+    const root = `${process.cwd()}/`;
+    const short = (url: string) => url.replace(/^file:\/\//, "").replace(root, "");
+    // tsx's generated positions, mapped back to the source's lines where it has a map
+    const where = (cf: HeapNode["callFrame"]) => {
+      const url = short(cf.url);
+      if (!cf.url.startsWith("file://")) return `${url}:${cf.lineNumber + 1}`;
+      const e = findSourceMap(cf.url.replace(/^file:\/\//, ""))?.findEntry(cf.lineNumber, cf.columnNumber);
+      return e && "originalLine" in e
+        ? `${url}:${e.originalLine + 1}`
+        : `${url}:${cf.lineNumber + 1}:${cf.columnNumber}`;
+    };
+    const bySelf = new Map<string, number>();
+    const byFile = new Map<string, number>();
+    let total = 0;
+    const walk = (n: HeapNode, owner: string) => {
+      const cf = n.callFrame;
+      const url = short(cf.url);
+      const mine = url !== "" && !url.startsWith("node:") && !url.includes("node_modules/");
+      const o = mine ? `${url}:${cf.functionName || "(anonymous)"}` : owner;
+      if (n.selfSize > 0) {
+        total += n.selfSize;
+        const self = `${cf.functionName || "(anonymous)"} ${where(cf)}`;
+        bySelf.set(self, (bySelf.get(self) ?? 0) + n.selfSize);
+        byFile.set(o, (byFile.get(o) ?? 0) + n.selfSize);
+      }
+      for (const c of n.children) walk(c, o);
+    };
+    walk(profile.head, "(no repository frame)");
+    const per = (b: number) => `${(b / stepsRun).toFixed(0)} B/step`;
+    const top = (m: Map<string, number>, n: number) =>
+      [...m]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, n)
+        .map(([k, b]) => `[${tag}] heap:   ${per(b).padStart(12)}  ${k}`);
+    return [
+      `[${tag}] heap: sampled allocation over the agent loops ${(total / 1e6).toFixed(1)} MB, ${stepsRun} steps: ${per(total)}`,
+      `[${tag}] heap: by allocating function (self):`,
+      ...top(bySelf, 30),
+      `[${tag}] heap: by the nearest repository function on the stack:`,
+      ...top(byFile, 30),
+    ];
+  }
+}
+interface HeapNode {
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  selfSize: number;
+  children: HeapNode[];
+}
+
+interface Res {
+  /** sent → first target committed, ms */
+  latMs: number[];
+  /** sent → answer received, ms */
+  answerMs: number[];
+  refused: number;
+  switchMs: number[];
+}
+
 interface Row {
   bench: string;
   diag?: string[];
@@ -152,8 +279,8 @@ interface Row {
   ended?: string;
   st: RealtimeStatus;
   periodS: number;
-  http: { latMs: number[]; refused: number; switchMs: number[] };
-  ws: { latMs: number[]; refused: number; switchMs: number[] };
+  http: Res;
+  ws: Res;
 }
 
 async function runBench(name: "sim" | "rig"): Promise<Row> {
@@ -170,20 +297,24 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
       : { version: 1, name: "rt-bench", backend: { type: "sim" }, task: { id: "free-motion", seed: 1 } },
     "bench",
   );
+  const stamps = new CommitStamps(diag?.clock ?? systemWallClock);
+  const streamed = name === "rig";
   const g = await startGateway({
     config,
     agentToken: "rt-agent",
     operatorToken: "rt-op",
-    observers: null,
+    observers: values.record ? undefined : null,
     realtime: {
       ...(rb ? { commandGapS: 5 } : { slowdown: 1 }),
-      ...(diag ? { clock: diag.clock } : {}),
+      ...(streamed ? { clock: stamps.clock } : diag ? { clock: diag.clock } : {}),
     },
     firstEpisode: { task: "free-motion", setting: "realtime", seed: 1 },
     listen: { host: "127.0.0.1", port: 0 },
   });
-  // rig: every streamed replacement, sent (backend s) and the controller's first answer (backend s)
-  const switches: { sentS: number; switchedByS?: number }[] = [];
+  const ep = g.gateway.requireEpisode();
+  stamps.episode = ep;
+  // rig: the controller's first answer about each streamed replacement (backend s = performance.now()/1000)
+  const switches: { calledMs: number; switchedByS?: number }[] = [];
   const backend = g.bench.backend;
   const drive = backend.realtimeDrive?.();
   if (drive?.kind === "streamed") {
@@ -195,7 +326,7 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
         leadS: motion.leadS,
         follow: (o) => motion.follow(o),
         replace: (traj, startS, before) => {
-          const rec: { sentS: number; switchedByS?: number } = { sentS: backend.now() };
+          const rec: { calledMs: number; switchedByS?: number } = { calledMs: monoMs() };
           switches.push(rec);
           const p = replace(traj, startS, before);
           p.then((s) => (rec.switchedByS = s.switchedByS)).catch(() => {});
@@ -204,6 +335,7 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
       },
     });
   }
+  if (!streamed) stamps.wrapExecute(backend);
   if (diag) {
     const execute = backend.execute.bind(backend);
     backend.execute = async (traj, opts) => {
@@ -216,30 +348,256 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
       diag.execSteps.push(traj.count);
       return res;
     };
+    // the arrival of bytes on the gateway's sockets (before the HTTP parser or ws sees them)
+    g.app.server.on("connection", (sock: import("node:net").Socket) =>
+      sock.prependListener("data", () => {
+        diag.lastDataMs = monoMs();
+      }),
+    );
+    const act = ep.act.bind(ep);
+    ep.act = (req) => {
+      const t = performance.now();
+      const c0 = process.cpuUsage();
+      const p = act(req);
+      const t1 = performance.now();
+      diag.actEnterMs.push(t + monoOffsetMs);
+      diag.actDataMs.push(diag.lastDataMs);
+      diag.actExitMs.push(t1 + monoOffsetMs);
+      diag.actSyncMs.push(t1 - t);
+      const c = process.cpuUsage(c0);
+      diag.actSyncCpuMs.push((c.user + c.system) / 1000);
+      return p;
+    };
     diag.start();
   }
   const base = g.url!;
-  const headers = { authorization: "Bearer rt-agent", "content-type": "application/json" };
-  /** the fields of the answers this bench reads */
-  interface Answer {
-    readings: { q: number[]; gripper_width_m: number }[];
-    start_step: number;
-  }
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as Answer };
+  const periodS = backend.describe().controlPeriodS;
+  const heap = values.heap ? new HeapSampler() : undefined;
+  const step0 = ep.realtimeCommitted;
+  const gc = new GcCount();
+  await heap?.start();
+  const agent = values.agent === "inproc" ? await agentLoops(base, steps) : await agentInChild(base, steps);
+  const stepsRun = ep.realtimeCommitted - step0;
+  const gcLine = gc.line(name, stepsRun);
+  const heapLines = await heap?.lines(name, stepsRun);
+  // each accepted chunk's streamed replacement: the first one made after it was sent (the agent
+  // sends one chunk at a time)
+  let k = 0;
+  const toRes = (xs: Sample[]): Res => {
+    const r: Res = { latMs: [], answerMs: [], refused: 0, switchMs: [] };
+    for (const x of xs) {
+      r.answerMs.push(x.answeredMs - x.sentMs);
+      if (x.startStep === undefined) {
+        r.refused++;
+        continue;
+      }
+      const c = stamps.committedAt(x.startStep);
+      if (c !== undefined) r.latMs.push(c - x.sentMs);
+      while (k < switches.length && switches[k]!.calledMs < x.sentMs) k++;
+      const rec = switches[k];
+      if (rec && rec.calledMs <= x.answeredMs) {
+        k++;
+        if (rec.switchedByS !== undefined) r.switchMs.push(rec.switchedByS * 1000 + monoOffsetMs - x.sentMs);
+      }
+    }
+    return r;
   };
+  const http = toRes(agent.http);
+  const wsRes = toRes(agent.ws);
+  if (diag) {
+    diag.parseUs = parseCostUs();
+    // acts in the order sent: the HTTP chunks, then the WebSocket ones
+    const all = [...agent.http, ...agent.ws];
+    const seg = {
+      socket: [] as number[],
+      route: [] as number[],
+      slice: [] as number[],
+      toCommit: [] as number[],
+    };
+    for (let i = agent.http.length; i < all.length; i++) {
+      const x = all[i]!;
+      const enter = diag.actEnterMs[i];
+      const exit = diag.actExitMs[i];
+      const c = x.startStep === undefined ? undefined : stamps.committedAt(x.startStep);
+      if (enter === undefined || exit === undefined || c === undefined) continue;
+      const data = diag.actDataMs[i]!;
+      seg.socket.push(data - x.sentMs);
+      seg.route.push(enter - data);
+      seg.slice.push(exit - enter);
+      seg.toCommit.push(c - exit);
+    }
+    const q = (xs: number[]) =>
+      `p50 ${pct(xs, 50).toFixed(2)} p99 ${pct(xs, 99).toFixed(2)} max ${Math.max(...xs).toFixed(2)}`;
+    diag.splitLines.push(
+      `[${name}] diag: WebSocket splice latency split (${seg.route.length}), ms: sent (agent) → bytes at the gateway's socket ${q(seg.socket)}; ` +
+        `→ act begins (ws, parse, schema) ${q(seg.route)}; ` +
+        `the act's slice ${q(seg.slice)}; slice end → committed (rest of the slot + wake-up) ${q(seg.toCommit)}`,
+    );
+  }
+  const st = ep.realtimeStatus()!;
+  const diagLines = [gcLine, ...(diag?.lines(name) ?? []), ...(diag?.splitLines ?? []), ...(heapLines ?? [])];
+  const ended = ep.isEnded ? `${ep.endReason}: ${ep.endDetail ?? ""}` : undefined;
+  await fetch(`${base}/v1/finish`, { method: "POST", headers: AGENT_HEADERS, body: "{}" });
+  await g.close();
+  await rb?.close();
+  return {
+    bench: name,
+    st,
+    periodS,
+    http,
+    ws: wsRes,
+    ...(ended ? { ended } : {}),
+    diag: diagLines,
+  };
+}
 
-  const ep = g.gateway.requireEpisode();
-  const periodS = g.bench.backend.describe().controlPeriodS;
-  const first = await post("/v1/observe", { advance_s: 0, cameras: [] });
-  const q = first.body.readings[0]!.q;
-  const grip = first.body.readings[0]!.gripper_width_m;
-  const row = [...q, grip];
+/** The WebSocket route's parse and schema check of the bench's act message, µs each (warm). */
+function parseCostUs(): number {
+  const msg = JSON.stringify({
+    type: "act",
+    action_type: "joint_position",
+    dt: 0.002,
+    rows: [[0, 0, 0, -2, 0, 2, 0.8, 0.04]],
+  });
+  const once = () => {
+    const { type: _t, action_type, ...body } = JSON.parse(msg) as Record<string, unknown>;
+    if (!ActRequestSchema.safeParse({ ...body, type: action_type }).success) throw new Error("bad message");
+  };
+  for (let i = 0; i < 2000; i++) once();
+  const n = 5000;
+  const t = performance.now();
+  for (let i = 0; i < n; i++) once();
+  return ((performance.now() - t) / n) * 1000;
+}
 
-  const tick = () => new Promise((r) => setImmediate(r));
+/** CLOCK_MONOTONIC in ms (process.hrtime's clock: the same in every process) = performance.now() + this */
+const monoOffsetMs = Number(process.hrtime.bigint()) / 1e6 - performance.now();
+const monoMs = () => performance.now() + monoOffsetMs;
 
-  // the WebSocket: one connection, acts answered by act_result messages in order
+const AGENT_HEADERS = { authorization: "Bearer rt-agent", "content-type": "application/json" };
+
+/** One chunk the agent sent: when (CLOCK_MONOTONIC ms), when its answer came, its start step (absent: refused). */
+interface Sample {
+  sentMs: number;
+  answeredMs: number;
+  startStep?: number;
+}
+
+/** When each step was committed, on CLOCK_MONOTONIC (typed arrays: no allocation per wake-up). */
+class CommitStamps {
+  episode: { readonly realtimeCommitted: number } | undefined;
+  private atMs = new Float64Array(1 << 16);
+  private upTo = new Float64Array(1 << 16);
+  private n = 0;
+  private wokeMs = Number.NaN;
+  /**
+   * Streamed drive (a wake-up hands nothing to the backend): the driver's clock wrapped, each
+   * wake-up's time kept and, at the next sleep (that wake-up's steps taken), the count reached.
+   */
+  readonly clock: WallClock;
+  constructor(inner: WallClock) {
+    this.clock = {
+      now: inner.now,
+      sleepUntil: async (tS, signal, precise) => {
+        if (!Number.isNaN(this.wokeMs) && this.episode)
+          this.push(this.wokeMs, this.episode.realtimeCommitted);
+        await inner.sleepUntil(tS, signal, precise);
+        this.wokeMs = monoMs();
+      },
+    };
+  }
+  /**
+   * Stepped drive: the backend's execute wrapped (no promise of its own: nothing allocated per
+   * wake-up in the gateway's heap); the steps are committed when the driver hands them over.
+   */
+  wrapExecute(backend: Backend): void {
+    const execute = backend.execute.bind(backend);
+    backend.execute = (traj, opts) => {
+      if (this.episode) this.push(monoMs(), this.episode.realtimeCommitted);
+      return execute(traj, opts);
+    };
+  }
+  push(atMs: number, upTo: number): void {
+    if (this.n === this.atMs.length) {
+      const grow = (a: Float64Array) => {
+        const b = new Float64Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.atMs = grow(this.atMs);
+      this.upTo = grow(this.upTo);
+    }
+    this.atMs[this.n] = atMs;
+    this.upTo[this.n] = upTo;
+    this.n++;
+  }
+  /** when step `s` was committed (the first wake-up whose steps reached past it), mono ms */
+  committedAt(s: number): number | undefined {
+    let lo = 0;
+    let hi = this.n;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.upTo[mid]! > s) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo < this.n ? this.atMs[lo] : undefined;
+  }
+}
+
+/**
+ * Allocation and scavenges in this (the gateway's) process over the agent loops, from v8's GC
+ * profiler: bytes allocated = the heap's growth between collections plus what each collected.
+ */
+class GcCount {
+  private readonly p = new GCProfiler();
+  private readonly used0 = getHeapStatistics().used_heap_size;
+  constructor() {
+    this.p.start();
+  }
+  line(tag: string, stepsRun: number): string {
+    const used1 = getHeapStatistics().used_heap_size;
+    const stats = this.p.stop()?.statistics ?? [];
+    let allocated = 0;
+    let prev = this.used0;
+    let scavenges = 0;
+    let promoted = 0;
+    let others = 0;
+    for (const s of stats) {
+      allocated += Math.max(0, s.beforeGC.heapStatistics.usedHeapSize - prev);
+      prev = s.afterGC.heapStatistics.usedHeapSize;
+      if (s.gcType === "Scavenge") {
+        scavenges++;
+        const old = (x: typeof s.beforeGC) =>
+          x.heapSpaceStatistics.find((h) => h.spaceName === "old_space")?.spaceUsedSize ?? 0;
+        promoted += old(s.afterGC) - old(s.beforeGC);
+      } else others++;
+    }
+    allocated += Math.max(0, used1 - prev);
+    const per10k = (x: number) => ((x / Math.max(1, stepsRun)) * 10_000).toFixed(1);
+    return (
+      `[${tag}] allocation in the gateway's process over the agent loops (${stepsRun} steps): ` +
+      `${(allocated / Math.max(1, stepsRun)).toFixed(0)} B per control step; scavenges ${per10k(scavenges)} per 10,000 steps ` +
+      `(promoted ${(promoted / Math.max(1, scavenges) / 1024).toFixed(0)} KB each), other GCs ${per10k(others)} per 10,000`
+    );
+  }
+}
+
+/**
+ * The agent: a 50 Hz loop over HTTP, then over the WebSocket, a 2 ms one-row chunk every 20 ms
+ * (the queue is empty when the next is sent: it starts at the earliest step allowed, the latency
+ * of a replacement rather than of an append), until the chunks start at `steps / 2` and `steps`.
+ */
+async function agentLoops(base: string, steps: number): Promise<{ http: Sample[]; ws: Sample[] }> {
+  const first = (await (
+    await fetch(`${base}/v1/observe`, {
+      method: "POST",
+      headers: AGENT_HEADERS,
+      body: JSON.stringify({ advance_s: 0, cameras: [] }),
+    })
+  ).json()) as { readings: { q: number[]; gripper_width_m: number }[] };
+  const r0 = first.readings[0]!;
+  const row = [...r0.q, r0.gripper_width_m];
+
   const ws = new WebSocket(`${base.replace("http", "ws")}/v1/stream`, {
     headers: { authorization: "Bearer rt-agent" },
   });
@@ -252,68 +610,67 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
 
   type Sender = () => Promise<number | undefined>;
   const overHttp: Sender = async () => {
-    const a = await post("/v1/act", { type: "joint_position", dt: 0.002, rows: [row] });
-    return a.status === 200 ? a.body.start_step : undefined;
+    const res = await fetch(`${base}/v1/act`, {
+      method: "POST",
+      headers: AGENT_HEADERS,
+      body: JSON.stringify({ type: "joint_position", dt: 0.002, rows: [row] }),
+    });
+    const body = (await res.json()) as { start_step: number };
+    return res.status === 200 ? body.start_step : undefined;
   };
   const overWs: Sender = () =>
     new Promise((resolve) => {
       answers.push((m) => resolve(m.type === "act_result" ? m.start_step : undefined));
       ws.send(JSON.stringify({ type: "act", action_type: "joint_position", dt: 0.002, rows: [row] }));
     });
-
-  /**
-   * Half the steps with each transport. A 2 ms chunk every 20 ms, so the queue is empty when the
-   * next is sent: it starts at the earliest step allowed (the step due + the margin), the latency
-   * of a replacement rather than of an append.
-   */
-  async function loop(send: Sender, until: number) {
-    const latMs: number[] = [];
-    const switchMs: number[] = [];
-    let refused = 0;
+  async function loop(send: Sender, until: number): Promise<Sample[]> {
+    const out: Sample[] = [];
     const w0 = performance.now();
     for (let i = 0; ; i++) {
-      if (ep.realtimeStatus()!.committed_step >= until || ep.isEnded) break;
-      const sent = performance.now();
-      const n = switches.length;
+      const sentMs = monoMs();
       const s = await send();
-      if (s === undefined) refused++;
-      else {
-        while ((ep.realtimeStatus()?.committed_step ?? 0) <= s && !ep.isEnded) await tick();
-        latMs.push(performance.now() - sent);
-        const rec = switches[n];
-        if (rec) {
-          while (rec.switchedByS === undefined && !ep.isEnded) await new Promise((r) => setTimeout(r, 1));
-          if (rec.switchedByS !== undefined) switchMs.push(rec.switchedByS * 1000 - sent);
-        }
-      }
+      out.push({ sentMs, answeredMs: monoMs(), ...(s !== undefined ? { startStep: s } : {}) });
+      // a refused chunk (the episode ended) ends the loop too
+      if (s === undefined || s >= until) break;
       const wait = w0 + (i + 1) * 20 - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
-    return { latMs, refused, switchMs };
+    return out;
   }
   const http = await loop(overHttp, steps / 2);
   const wsRes = await loop(overWs, steps);
   ws.close();
-  const st = ep.realtimeStatus()!;
-  const diagLines = diag?.lines(name);
-  const ended = ep.isEnded ? `${ep.endReason}: ${ep.endDetail ?? ""}` : undefined;
-  await post("/v1/finish", {});
-  await g.close();
-  await rb?.close();
-  return {
-    bench: name,
-    st,
-    periodS,
-    http,
-    ws: wsRes,
-    ...(ended ? { ended } : {}),
-    ...(diagLines ? { diag: diagLines } : {}),
-  };
+  return { http, ws: wsRes };
+}
+
+/** The agent in a process of its own (as a real agent runs): its samples come back on stdout as JSON. */
+async function agentInChild(base: string, steps: number): Promise<{ http: Sample[]; ws: Sample[] }> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", fileURLToPath(import.meta.url), "--agent-child", base, "--steps", String(steps)],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  let out = "";
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const line = out.split("\n").find((l) => l.startsWith("SAMPLES "));
+  if (code !== 0 || !line) throw new Error(`the agent process failed (exit ${code}): ${out.slice(0, 500)}`);
+  return JSON.parse(line.slice("SAMPLES ".length)) as { http: Sample[]; ws: Sample[] };
+}
+
+if (values["agent-child"]) {
+  const res = await agentLoops(values["agent-child"], steps);
+  process.stdout.write(`SAMPLES ${JSON.stringify(res)}\n`);
+  process.exit(0);
 }
 
 // the rig first: its child process starts on a quieter machine than after the sim's 10 s of physics
 const which =
   values.bench === "both" ? (["rig", "sim"] as const) : ([values.bench as "sim" | "rig"] as const);
+const AGENT_WHERE =
+  values.agent === "inproc"
+    ? "agent IN the gateway's process: its work and GC share the loop"
+    : "agent in its own process";
 const rows: Row[] = [];
 for (const b of which) rows.push(await runBench(b));
 
@@ -337,8 +694,9 @@ for (const { bench, st, periodS, http, ws, ended, diag } of rows) {
     const p50 = pct(r.latMs, 50);
     const p99 = pct(r.latMs, 99);
     console.log(
-      `[${bench}] splice latency over ${name}, sent → first target committed (${r.latMs.length} chunks, ${r.refused} refused): ` +
-        `p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (${(p50 / per).toFixed(1)} / ${(p99 / per).toFixed(1)} periods)`,
+      `[${bench}] splice latency over ${name}, sent → first target committed (${r.latMs.length} chunks, ${r.refused} refused; ${AGENT_WHERE}): ` +
+        `p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (${(p50 / per).toFixed(1)} / ${(p99 / per).toFixed(1)} periods); ` +
+        `sent → answer received p50 ${pct(r.answerMs, 50).toFixed(2)} p99 ${pct(r.answerMs, 99).toFixed(2)} ms`,
     );
     if (r.switchMs.length > 0) {
       const s50 = pct(r.switchMs, 50);

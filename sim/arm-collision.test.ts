@@ -109,4 +109,40 @@ describe("arm collisions in the sim", () => {
     // Rapier's capsule–box query against the independent check: within one control period
     expect(Math.abs(first.t - geo.t)).toBeLessThanOrEqual(DT + 1e-9);
   });
+
+  it("a hold keeps the touching pairs (no scan while nothing moves), moving out clears them and back in reports again", async () => {
+    const b = createSimBackend({ robot: PANDA, seed: 1 });
+    open.push(b);
+    await b.configure();
+    await b.activate();
+    const events: SensorEvent[] = [];
+    b.onEvent((e) => events.push(e));
+    const r = b.read();
+    const start = { q: r.q, dq: r.dq, gripperWidthM: r.gripperWidthM };
+    const into = [r.q[0]!, 1.5, 0, -2.8, 0, 0.5, 0, r.gripperWidthM];
+    const pairs = () => (b.privilegedState().collisions as string[]).slice().sort();
+    const go = async (from: typeof start, row: number[], s: number) => {
+      await b.execute(interpolateChunk(from, [row], s, DT));
+      const x = b.read();
+      return { q: x.q, dq: x.dq, gripperWidthM: x.gripperWidthM };
+    };
+    let at = await go(start, into, 3.0);
+    const inside = pairs();
+    // (the sweep ends through the board, on the table)
+    expect(inside.length).toBeGreaterThan(0);
+    const n1 = events.filter((e) => e.type === "collision").length;
+    // holding still in contact: the same pairs, no new edges
+    await b.hold(0.2);
+    expect(pairs()).toEqual(inside);
+    expect(events.filter((e) => e.type === "collision").length).toBe(n1);
+    // out: nothing touches (the pairs were scanned again once the joints moved)
+    at = await go(at, [...r.q, r.gripperWidthM], 3.0);
+    await b.hold(0.05);
+    expect(pairs()).toEqual([]);
+    // back in: the touch is a new edge
+    await go(at, into, 3.0);
+    const again = events.filter((e) => e.type === "collision").slice(n1);
+    expect(again.map((e) => (e.type === "collision" ? e.link : ""))).toContain("link6");
+    expect(pairs()).toEqual(inside);
+  });
 });

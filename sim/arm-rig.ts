@@ -187,8 +187,13 @@ export class ArmRig {
     let firstChanged = teleport ? 0 : JOINTS;
     for (let j = 0; j < JOINTS && firstChanged === JOINTS; j++) if (q[j] !== this.lastQ[j]) firstChanged = j;
     for (let j = 0; j < JOINTS; j++) this.lastQ[j] = q[j]!;
+    // the frames past the joints' (flange, hand) are re-posed on every call, but they move only
+    // when a joint did
+    if (firstChanged < JOINTS) this.contactsStale = true;
     const w = this.tmp;
-    for (const l of this.links) {
+    const links = this.links;
+    for (let i = 0; i < links.length; i++) {
+      const l = links[i]!;
       if (l.frame <= firstChanged) continue;
       mat4Mul(this.worldFromBase, f[l.frame]!, w);
       if (teleport) this.physics.teleport(l.body, w);
@@ -207,6 +212,7 @@ export class ArmRig {
         t[o] = x;
         t[o + 1] = y;
         t[o + 2] = z;
+        this.contactsStale = true;
         this.physics.setColliderTranslation(this.fingerColliders[k]!, x, y, z);
       }
     }
@@ -231,6 +237,7 @@ export class ArmRig {
   updateKinematics(q: ArrayLike<number>): void {
     forwardKinematicsInto(this.robot, q, this.fk, this.toolFromFlange);
     for (let j = 0; j < JOINTS; j++) this.lastQ[j] = q[j]!;
+    this.contactsStale = true;
     // the fingers' offsets come back with the restored world: read them (exact f32 values)
     for (const [k, h] of this.fingerColliders.entries())
       this.fingerT.set(this.physics.colliderTranslation(h), k * 3);
@@ -242,11 +249,23 @@ export class ArmRig {
    * pairs "part|object", sorted; a shared empty array when there are none (control loop).
    */
   envContacts(): string[] {
+    // the environment is fixed: when no arm-carried body or finger moved since the last scan
+    // (the arm holds still), the touching pairs are the last scan's (its narrow-phase scans are
+    // WebAssembly calls that allocate ~1.4 KB per step)
+    if (!this.contactsStale) return this.lastContacts;
     const set = this.collisionScratch;
     set.clear();
-    for (const g of this.contactGroups) this.physics.touching(g, "env", this.noteCollision);
-    return set.size === 0 ? EMPTY : [...set].sort();
+    this.physics.touching(this.contactGroups, "env", this.noteCollision);
+    this.contactsStale = false;
+    this.lastContacts = set.size === 0 ? EMPTY : [...set].sort();
+    return this.lastContacts;
   }
+  /**
+   * an arm-carried body or finger moved (or the world was restored) since the last `envContacts`
+   * (set by applyArm before the step that moves them: the scan after that step sees them)
+   */
+  private contactsStale = true;
+  private lastContacts: string[] = EMPTY;
 
   private savedFrames: Float64Array[] | null = null;
   /**

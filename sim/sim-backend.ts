@@ -255,10 +255,7 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
       throw new Error(`trajectory period ${traj.periodS} s differs from the control period ${this.dt} s`);
     if (traj.q.length < traj.count * 7 || traj.gripperWidthM.length < traj.count)
       throw new Error("trajectory arrays are shorter than its sample count");
-    return this.run(traj.count, opts, (i) => {
-      this.target.set(traj.q.subarray(i * 7, i * 7 + 7));
-      this.targetGripperM = traj.gripperWidthM[i]!;
-    });
+    return this.run(traj.count, opts, traj);
   }
 
   async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
@@ -544,10 +541,16 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
     }
   }
 
+  /**
+   * Step `count` control periods towards the samples of `traj` (null: hold the last target).
+   * Per step it allocates the reading handed to `onTick` and nothing else; the last of those
+   * readings is the result's `final` (the state after the last step: read() again would copy
+   * the same values).
+   */
   private async run(
     count: number,
     opts: ExecuteOptions,
-    setTarget: ((i: number) => void) | null,
+    traj: JointTrajectory | null,
   ): Promise<ExecuteResult> {
     this.stopRequested = false;
     const frames: Frame[] = [];
@@ -559,6 +562,8 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
     let nextYieldMs = sliceMs > 0 ? performance.now() + sliceMs : Number.POSITIVE_INFINITY;
     let outcome: ExecuteResult["outcome"] = "completed";
     let done = 0;
+    /** the reading after the last step, when nothing can have changed the state since */
+    let last: JointReading | null = null;
     for (let i = 0; i < count; i++) {
       if (opts.signal?.aborted) {
         outcome = "aborted";
@@ -568,30 +573,42 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
         outcome = "stopped";
         break;
       }
-      setTarget?.(i);
+      if (traj) {
+        const q = traj.q;
+        const o = i * 7;
+        const target = this.target;
+        for (let j = 0; j < 7; j++) target[j] = q[o + j]!;
+        this.targetGripperM = traj.gripperWidthM[i]!;
+      }
       this.tick();
       done = i + 1;
-      const verdict = opts.onTick ? opts.onTick(this.read(), i) : "ok";
+      last = null;
+      let verdict: ReturnType<NonNullable<ExecuteOptions["onTick"]>> = "ok";
+      if (opts.onTick) {
+        last = this.read();
+        verdict = opts.onTick(last, i);
+      }
       if (verdict !== "ok") {
         outcome = verdict === "stop" ? "stopped" : "fault";
         break;
       }
       if (cap && done % cap.everyTicks === 0) frames.push(...this.render(cap.cameras, cap.depth));
       if (yieldEvery !== undefined) {
-        if (yieldEvery > 0 && done % yieldEvery === 0) await new Promise<void>((r) => setImmediate(r));
+        if (yieldEvery > 0 && done % yieldEvery === 0) {
+          await new Promise<void>((r) => setImmediate(r));
+          last = null;
+        }
       } else if (performance.now() >= nextYieldMs) {
+        // outside the loop the world may change (a stop, a reset): the final reading is read anew
         await new Promise<void>((r) => setImmediate(r));
+        last = null;
         nextYieldMs = performance.now() + sliceMs;
       }
     }
     if (outcome !== "completed" && this.bench) this.holdHere();
-    return {
-      outcome,
-      samplesExecuted: done,
-      final: this.read(),
-      frames,
-      ...(outcome === "fault" ? { fault: { ...TICK_FAULT } } : {}),
-    };
+    const res: ExecuteResult = { outcome, samplesExecuted: done, final: last ?? this.read(), frames };
+    if (outcome === "fault") res.fault = { ...TICK_FAULT };
+    return res;
   }
 
   private render(names: readonly string[], depth: boolean): Frame[] {

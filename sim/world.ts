@@ -105,6 +105,8 @@ export class PhysicsWorld {
   private readonly byGroup = new Map<GroupName, number[]>();
   private readonly contactTmp: RAPIER.ShapeContact;
   private readonly gravity: { x: number; y: number; z: number };
+  /** the gravity as the WASM step takes it (made once; freed with the world) */
+  private readonly gravityRaw: ReturnType<Rapier["VectorOps"]["intoRaw"]>;
   /** scratch quaternion for pose setters (no per-call allocation) */
   private readonly quatTmp = { x: 0, y: 0, z: 0, w: 1 };
   private readonly vecTmp = { x: 0, y: 0, z: 0 };
@@ -116,6 +118,7 @@ export class PhysicsWorld {
     const g = opts.gravityMps2 ?? [0, 0, -9.81];
     this.gravity = { x: g[0], y: g[1], z: g[2] };
     this.world = new R.World(this.gravity);
+    this.gravityRaw = R.VectorOps.intoRaw(this.gravity);
     this.applyParams();
     this.contactTmp = new R.ShapeContact(
       0,
@@ -298,62 +301,92 @@ export class PhysicsWorld {
   /** Advance one fixed step. */
   step(): void {
     // World.step() = this pipeline step + a re-scan of every body and collider handle (several
-    // WASM calls each) to map objects created inside WASM; this world never creates any there
+    // WASM calls each) to map objects created inside WASM; this world never creates any there.
+    // PhysicsPipeline.step() would also make a WASM vector of the gravity per step (an object
+    // registered for finalisation, then freed): the raw step takes the one made once
     const w = this.world;
-    w.physicsPipeline.step(
-      this.gravity,
-      w.integrationParameters,
-      w.islands,
-      w.broadPhase,
-      w.narrowPhase,
-      w.bodies,
-      w.colliders,
-      w.softBodies,
-      w.impulseJoints,
-      w.multibodyJoints,
-      w.ccdSolver,
+    w.physicsPipeline.raw.step(
+      this.gravityRaw,
+      w.integrationParameters.raw,
+      w.islands.raw,
+      w.broadPhase.raw,
+      w.narrowPhase.raw,
+      w.bodies.raw,
+      w.colliders.raw,
+      w.softBodies.raw,
+      w.impulseJoints.raw,
+      w.multibodyJoints.raw,
+      w.ccdSolver.raw,
     );
   }
 
   /**
-   * Visit every pair of colliders from groups `ga` and `gb` that touch (distance ≤ 0) at the
-   * current positions: the narrow phase's pairs of each `ga` collider (bounding boxes overlap)
-   * are checked exactly. Runs in the physics loop.
+   * Visit every pair of colliders from groups `ga` (one group or several) and `gb` that touch
+   * (distance ≤ 0) at the current positions: the narrow phase's pairs of each collider on the
+   * smaller side (bounding boxes overlap) are checked exactly. Runs in the physics loop: several
+   * groups against one are one narrow-phase scan per collider of the smaller side, not one per
+   * group (each scan is a WebAssembly call that allocates a closure and boxes handles).
    */
-  touching(ga: GroupName, gb: GroupName, visit: TouchVisitor): void {
-    const la = this.byGroup.get(ga);
+  touching(ga: GroupName | readonly GroupName[], gb: GroupName, visit: TouchVisitor): void {
+    const gas = typeof ga === "string" ? [ga] : ga;
+    let na = 0;
+    for (let i = 0; i < gas.length; i++) na += this.byGroup.get(gas[i]!)?.length ?? 0;
     const lb = this.byGroup.get(gb);
-    if (!la || !lb) return;
-    // one narrow-phase scan per collider of the smaller group (e.g. 4 env colliders, not 12 arm ones)
-    const swap = lb.length < la.length;
-    const outer = swap ? lb : la;
+    if (na === 0 || !lb) return;
     const scan = this.scan;
-    scan.other = swap ? ga : gb;
-    scan.swap = swap;
     scan.visit = visit;
-    for (let i = 0; i < outer.length; i++) {
-      const h = outer[i]!;
-      scan.co = this.world.getCollider(h);
-      scan.to = this.tags.get(h)!;
-      this.world.contactPairsWith(scan.co, this.onPair);
+    if (lb.length < na) {
+      // scan each `gb` collider; its partners from any of `gas`
+      scan.swap = true;
+      scan.others = gas;
+      this.scanAll(lb);
+    } else {
+      scan.swap = false;
+      scan.others = this.single(gb);
+      for (let i = 0; i < gas.length; i++) {
+        const la = this.byGroup.get(gas[i]!);
+        if (la) this.scanAll(la);
+      }
     }
     scan.visit = null;
     scan.co = null;
   }
 
+  private scanAll(outer: readonly number[]): void {
+    const scan = this.scan;
+    for (let i = 0; i < outer.length; i++) {
+      const h = outer[i]!;
+      scan.co = this.world.getCollider(h);
+      scan.to = this.tags.get(h)!;
+      // the narrow phase's own scan hands over handles: World.contactPairsWith would wrap the
+      // visitor in a closure per call to look each collider up first
+      this.world.narrowPhase.contactPairsWith(h, this.onPair);
+    }
+  }
+
+  /** one-group lists, made once (the scan's partner groups) */
+  private readonly singles = new Map<GroupName, readonly GroupName[]>();
+  private single(g: GroupName): readonly GroupName[] {
+    let l = this.singles.get(g);
+    if (!l) this.singles.set(g, (l = [g]));
+    return l;
+  }
+
   /** the scan `touching` runs: its state in fields, one visitor for every call (control loop: no closure per collider) */
   private readonly scan: {
-    other: GroupName;
+    /** the partner's group must be one of these */
+    others: readonly GroupName[];
+    /** the scanned collider is on the `gb` side */
     swap: boolean;
     visit: TouchVisitor | null;
     co: RAPIER.Collider | null;
     to: ColliderTag | null;
-  } = { other: "env", swap: false, visit: null, co: null, to: null };
-  private readonly onPair = (ci: RAPIER.Collider): void => {
+  } = { others: [], swap: false, visit: null, co: null, to: null };
+  private readonly onPair = (hi: number): void => {
     const s = this.scan;
-    const ti = this.tags.get(ci.handle);
-    if (!ti || ti.group !== s.other) return;
-    const c = s.co!.contactCollider(ci, 0, this.contactTmp);
+    const ti = this.tags.get(hi);
+    if (!ti || !s.others.includes(ti.group)) return;
+    const c = s.co!.contactCollider(this.world.getCollider(hi), 0, this.contactTmp);
     if (c && c.distance <= 0) {
       if (s.swap) s.visit!(ti, s.to!);
       else s.visit!(s.to!, ti);
@@ -375,6 +408,7 @@ export class PhysicsWorld {
 
   free(): void {
     this.world.free();
+    this.gravityRaw.free();
   }
 }
 

@@ -205,6 +205,11 @@ export class Episode implements EpisodeView {
     };
   }
 
+  /** realtime setting: the steps committed so far (0 before the start); allocates nothing (benches read it per wake-up) */
+  get realtimeCommitted(): number {
+    return this.rt?.committedStep ?? 0;
+  }
+
   /** a reading for the API, with the tool pose by FK (per reading row, never per control tick) */
   toReading(r: JointReading): ReadingDto {
     const frames = forwardKinematicsInto(this.plan.desc.robot, r.q, this.fkWs, this.cfg.toolFromFlange);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ExecuteResult, JointTrajectory } from "../../seam/types.ts";
 import { GatewayError } from "../errors.ts";
-import { RealtimeDriver, type RealtimeOptions } from "./realtime.ts";
+import { RealtimeDriver, type RealtimeOptions, systemWallClock } from "./realtime.ts";
 import { FakeClock as SteppedClock } from "../../test-support/fake-clock.ts";
 
 /** the tests' clock, starting at 100 s */
@@ -305,5 +305,48 @@ describe("realtime driver (fake wall clock)", () => {
     await loop;
     expect(d.isHalted).toBe(true);
     expect(d.counts.lateSteps).toBe(0);
+  });
+});
+
+describe("systemWallClock", () => {
+  it("a precise sleep ends no earlier than its time (a coarse one is a timer: libuv's loop time may lag the clock)", async () => {
+    for (const ms of [0.5, 5]) {
+      const end = systemWallClock.now() + ms / 1000;
+      await systemWallClock.sleepUntil(end, new AbortController().signal, true);
+      expect(systemWallClock.now()).toBeGreaterThanOrEqual(end);
+    }
+    // a coarse one ends (when is the timer's business)
+    await systemWallClock.sleepUntil(systemWallClock.now() + 0.005, new AbortController().signal);
+  });
+
+  it("an abort ends every sleep pending on its signal at once, and later sleeps on it do not wait", async () => {
+    const ctl = new AbortController();
+    const far = systemWallClock.now() + 3600;
+    const ended: number[] = [];
+    const sleeps = [false, true, false].map((precise, i) =>
+      systemWallClock.sleepUntil(far, ctl.signal, precise).then(() => ended.push(i)),
+    );
+    // one that ends by itself on the same signal first: it leaves the others pending
+    await systemWallClock.sleepUntil(systemWallClock.now() + 0.002, ctl.signal);
+    expect(ended).toEqual([]);
+    ctl.abort();
+    await Promise.all(sleeps);
+    expect(ended.sort()).toEqual([0, 1, 2]);
+    await systemWallClock.sleepUntil(far, ctl.signal, true);
+  });
+
+  it("sleeps on other signals are not ended by an abort", async () => {
+    const a = new AbortController();
+    const b = new AbortController();
+    let bEnded = false;
+    const pb = systemWallClock.sleepUntil(systemWallClock.now() + 3600, b.signal).then(() => (bEnded = true));
+    const pa = systemWallClock.sleepUntil(systemWallClock.now() + 3600, a.signal);
+    a.abort();
+    await pa;
+    await new Promise((r) => setTimeout(r, 5));
+    expect(bEnded).toBe(false);
+    b.abort();
+    await pb;
+    expect(bEnded).toBe(true);
   });
 });

@@ -33,8 +33,8 @@
  * (`queueFrom`) after each splice; a splice the robot got after its first step was due is late
  * by the steps it ran from the old queue instead (`countLateSplice`).
  *
- * The wall clock is injected (tests drive a fake one); the driver allocates one trajectory per
- * wake-up, never per step.
+ * The wall clock is injected (tests drive a fake one); a wake-up allocates no trajectory (one
+ * per step count is reused: the executor may use it until its promise settles).
  */
 import type { ExecuteResult, JointReading, JointTrajectory } from "../../seam/types.ts";
 import type { TrajectoryStart } from "../../seam/interpolate.ts";
@@ -57,31 +57,75 @@ export interface WallClock {
  */
 const PRECISE_SPIN_MS = 2;
 
+/**
+ * One sleep of systemWallClock: its state in fields, its timer callbacks module functions (the
+ * driver sleeps once per control period: no closures per sleep; under tsx every named inner
+ * function would also cost a name descriptor).
+ */
+class Sleep {
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  immediate: ReturnType<typeof setImmediate> | undefined = undefined;
+  constructor(
+    readonly endMs: number,
+    readonly list: Sleep[],
+    readonly resolve: () => void,
+  ) {}
+}
+
+/**
+ * The sleeps pending on each signal, behind one abort listener per signal (not one per sleep:
+ * the driver's signal lives across many sleeps, and a listener costs an allocation and a lookup
+ * to add and to remove).
+ */
+const sleepsBySignal = new WeakMap<AbortSignal, Sleep[]>();
+
+function sleepsOf(signal: AbortSignal): Sleep[] {
+  let list = sleepsBySignal.get(signal);
+  if (!list) {
+    const l: Sleep[] = [];
+    sleepsBySignal.set(signal, l);
+    signal.addEventListener("abort", () => {
+      for (const s of l.slice()) sleepDone(s);
+    });
+    list = l;
+  }
+  return list;
+}
+
+function sleepDone(s: Sleep): void {
+  clearTimeout(s.timer);
+  clearImmediate(s.immediate);
+  const l = s.list;
+  const i = l.indexOf(s);
+  if (i >= 0) {
+    l[i] = l[l.length - 1]!;
+    l.pop();
+  }
+  s.resolve();
+}
+
+function sleepSpin(s: Sleep): void {
+  if (performance.now() >= s.endMs) sleepDone(s);
+  else s.immediate = setImmediate(sleepSpin, s);
+}
+
 export const systemWallClock: WallClock = {
   now: () => performance.now() / 1000,
   sleepUntil: (tS, signal, precise = false) =>
     new Promise((resolve) => {
       if (signal.aborted) return resolve();
-      const endMs = tS * 1000;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let immediate: ReturnType<typeof setImmediate> | undefined;
-      function done() {
-        clearTimeout(timer);
-        clearImmediate(immediate);
-        signal.removeEventListener("abort", done);
-        resolve();
-      }
-      function spin() {
-        if (performance.now() >= endMs) done();
-        else immediate = setImmediate(spin);
-      }
-      signal.addEventListener("abort", done, { once: true });
-      const ms = endMs - performance.now();
-      if (!precise) timer = setTimeout(done, Math.max(0, ms));
-      else if (ms > PRECISE_SPIN_MS) timer = setTimeout(spin, ms - PRECISE_SPIN_MS);
-      else spin();
+      const list = sleepsOf(signal);
+      const s = new Sleep(tS * 1000, list, resolve);
+      list.push(s);
+      const ms = s.endMs - performance.now();
+      if (!precise) s.timer = setTimeout(sleepDone, Math.max(0, ms), s);
+      else if (ms > PRECISE_SPIN_MS) s.timer = setTimeout(sleepSpin, ms - PRECISE_SPIN_MS, s);
+      else sleepSpin(s);
     }),
 };
+
+/** the abort reason of a nudged sleep (the loop sleeps again) */
+const NUDGE = "nudge";
 
 export interface RealtimeOptions {
   /** control period, s */
@@ -297,7 +341,8 @@ export class RealtimeDriver {
   private nudge(): void {
     const c = this.sleepCtl;
     this.sleepCtl = new AbortController();
-    c.abort();
+    // a reason of our own: abort() without one makes a DOMException (a stack trace) per splice
+    c.abort(NUDGE);
   }
 
   /** wall time at which the target of step `k` is due (the end of its slot) */
@@ -373,11 +418,34 @@ export class RealtimeDriver {
     return run(traj);
   }
 
+  /**
+   * The trajectories handed to the executor, by step count (made once each): a wake-up runs
+   * 1–20 steps, so it allocates none. Valid until the executor's promise settles (the loop
+   * takes the next steps only after that).
+   */
+  private readonly scratch: JointTrajectory[] = [];
+
+  private trajectoryOf(n: number): JointTrajectory {
+    const reuse = n <= 64;
+    const had = reuse ? this.scratch[n] : undefined;
+    if (had) return had;
+    const traj: JointTrajectory = {
+      periodS: this.opts.periodS,
+      count: n,
+      q: new Float64Array(n * this.dof),
+      gripperWidthM: new Float64Array(n),
+      rowEndIndex: [n - 1],
+    };
+    if (reuse) this.scratch[n] = traj;
+    return traj;
+  }
+
   /** Commit the next `n` steps: queued rows, then holds of the last target. */
   private take(n: number): JointTrajectory {
     const dof = this.dof;
-    const q = new Float64Array(n * dof);
-    const g = new Float64Array(n);
+    const traj = this.trajectoryOf(n);
+    const q = traj.q;
+    const g = traj.gripperWidthM;
     const fromQueue = Math.min(n, this.queueRows);
     const h = this.head;
     for (let i = 0; i < fromQueue * dof; i++) q[i] = this.qQueue[h * dof + i]!;
@@ -409,7 +477,7 @@ export class RealtimeDriver {
       for (const w of this.waiters.filter((w) => w.step <= this.base)) w.resolve();
       this.waiters = this.waiters.filter((w) => w.step > this.base);
     }
-    return { periodS: this.opts.periodS, count: n, q, gripperWidthM: g, rowEndIndex: [n - 1] };
+    return traj;
   }
 
   /**

@@ -47,6 +47,7 @@ import {
   type EndMessage,
   type EventMessage,
   f64ToBase64,
+  jointBatchJsonBytes,
   type JointBatchMessage,
   type MetaMessage,
   RECORD_FORMAT,
@@ -154,6 +155,8 @@ export class McapRecorder implements EpisodeObserver {
   private timer: NodeJS.Timeout | undefined;
   private handle: FileHandle | undefined;
   private writer: McapStreamWriter | undefined;
+  /** the joint batches' JSON bytes are written here (grown when a batch needs more) */
+  private batchBytes: Uint8Array = new Uint8Array(8192);
   private opened: Promise<void> | undefined;
   private readonly channelIds = new Map<string, number>();
   private readonly schemaIds = new Map<string, number>();
@@ -414,7 +417,15 @@ export class McapRecorder implements EpisodeObserver {
 
   // ------------------------------------------------------------------ internals
 
+  /** written batches, for reuse (a batch's arrays serve again once its bytes are in the chunk) */
+  private readonly spareBatches: OpenBatch[] = [];
+
   private newBatch(withTau: boolean): OpenBatch {
+    const spare = this.spareBatches.pop();
+    if (spare && (spare.tau !== undefined) === withTau) {
+      spare.n = 0;
+      return spare;
+    }
     const cap = this.capacity;
     const dof = this.dof;
     return {
@@ -544,10 +555,20 @@ export class McapRecorder implements EpisodeObserver {
       case "joints": {
         const b = item.batch;
         const lastT = b.t[b.n - 1]!;
-        const ch = await this.channel(TOPICS.jointStates, SCHEMAS.jointBatch);
-        await this.add(ch, item.seq, item.tS, UTF8.encode(JSON.stringify(this.batchMessage(b))));
-        const pv = await this.channel(TOPICS.jointStatesPreview, FoxgloveJointStates);
+        const ch =
+          this.channelIds.get(TOPICS.jointStates) ??
+          (await this.channel(TOPICS.jointStates, SCHEMAS.jointBatch));
+        // the MCAP chunk copies the bytes at once: one scratch buffer serves every batch
+        const bytes =
+          jointBatchJsonBytes(b, this.dof, this.batchBytes) ??
+          UTF8.encode(JSON.stringify(this.batchMessage(b)));
+        if (bytes.buffer !== this.batchBytes.buffer) this.batchBytes = new Uint8Array(bytes.buffer);
+        await this.add(ch, item.seq, item.tS, bytes);
+        const pv =
+          this.channelIds.get(TOPICS.jointStatesPreview) ??
+          (await this.channel(TOPICS.jointStatesPreview, FoxgloveJointStates));
         await this.add(pv, item.seq, lastT, UTF8.encode(JSON.stringify(this.preview(b))));
+        if (this.spareBatches.length < 4) this.spareBatches.push(b);
         return;
       }
       case "camera": {

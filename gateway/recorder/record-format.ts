@@ -147,6 +147,92 @@ export function f64ToBase64(a: Float64Array, count: number): string {
   return out.toString("base64");
 }
 
+const B64 = new TextEncoder().encode("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
+
+/** The samples of an open /joint_states batch (arrays may be longer than n rows). */
+export interface JointBatchArrays {
+  n: number;
+  t: Float64Array;
+  q: Float64Array;
+  dq: Float64Array;
+  tau?: Float64Array | undefined;
+  gripper: Float64Array;
+}
+
+/**
+ * A /joint_states batch as the UTF-8 bytes of `JSON.stringify` of its JointBatchMessage (the
+ * same bytes), written into `scratch` without the message object, its base64 strings or the
+ * JSON string (the recorder's largest allocation per batch). Returns a view of `scratch`, or
+ * of a new buffer when `scratch` is too small; null on a big-endian machine or for a non-finite
+ * time (then use the message).
+ */
+export function jointBatchJsonBytes(
+  b: JointBatchArrays,
+  dof: number,
+  scratch: Uint8Array,
+): Uint8Array | null {
+  const n = b.n;
+  // JSON writes a non-finite number as null: those (never an episode time) take the message way
+  if (!LITTLE_ENDIAN || !Number.isFinite(b.t[0]!) || !Number.isFinite(b.t[n - 1]!)) return null;
+  const tFirst = String(b.t[0]!);
+  const tLast = String(b.t[n - 1]!);
+  const need =
+    180 + tFirst.length + tLast.length + 3 * base64Length(n) + (b.tau ? 3 : 2) * base64Length(n * dof);
+  const out = scratch.length >= need ? scratch : new Uint8Array(need);
+  // the key order of batchMessage's object literal (JSON.stringify keeps it)
+  let o = writeAscii(
+    out,
+    0,
+    `{"encoding":"f64le-base64","n":${n},"dof":${dof},"t_first":${tFirst},"t_last":${tLast},"t":"`,
+  );
+  o = writeBase64(out, o, b.t, n);
+  o = writeAscii(out, o, '","q":"');
+  o = writeBase64(out, o, b.q, n * dof);
+  o = writeAscii(out, o, '","dq":"');
+  o = writeBase64(out, o, b.dq, n * dof);
+  if (b.tau) {
+    o = writeAscii(out, o, '","tau":"');
+    o = writeBase64(out, o, b.tau, n * dof);
+  }
+  o = writeAscii(out, o, '","gripper_width_m":"');
+  o = writeBase64(out, o, b.gripper, n);
+  o = writeAscii(out, o, '"}');
+  return out.subarray(0, o);
+}
+
+/** characters of the padded base64 of `values` float64 */
+function base64Length(values: number): number {
+  return Math.ceil((values * 8) / 3) * 4;
+}
+
+/** ASCII `str` into `out` at `o`; returns the end */
+function writeAscii(out: Uint8Array, o: number, str: string): number {
+  for (let i = 0; i < str.length; i++) out[o++] = str.charCodeAt(i);
+  return o;
+}
+
+/** base64 (padded) of the first `values` float64 of `a` as stored (little-endian here) into `out` at `o`; returns the end */
+function writeBase64(out: Uint8Array, o: number, a: Float64Array, values: number): number {
+  const src = new Uint8Array(a.buffer, a.byteOffset, values * 8);
+  const len = src.length;
+  let i = 0;
+  for (; i + 2 < len; i += 3) {
+    const x = (src[i]! << 16) | (src[i + 1]! << 8) | src[i + 2]!;
+    out[o++] = B64[x >> 18]!;
+    out[o++] = B64[(x >> 12) & 63]!;
+    out[o++] = B64[(x >> 6) & 63]!;
+    out[o++] = B64[x & 63]!;
+  }
+  if (i < len) {
+    const x = (src[i]! << 16) | (i + 1 < len ? src[i + 1]! << 8 : 0);
+    out[o++] = B64[x >> 18]!;
+    out[o++] = B64[(x >> 12) & 63]!;
+    out[o++] = i + 1 < len ? B64[(x >> 6) & 63]! : 61;
+    out[o++] = 61;
+  }
+  return o;
+}
+
 export function base64ToF64(s: string): Float64Array {
   const b = Buffer.from(s, "base64");
   const out = new Float64Array(b.byteLength / 8);
