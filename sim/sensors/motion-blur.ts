@@ -60,6 +60,15 @@ export class MotionBlur {
   /** per tile: the neighbourhood's longest displacement, or (0, 0) to skip the tile */
   private nbX = new Float32Array(0);
   private nbY = new Float32Array(0);
+  /** per tile: the least and greatest clean depth (0 read as 65535), valid where zSeen = zFrame */
+  private zLo = new Int32Array(0);
+  private zHi = new Int32Array(0);
+  private zSeen = new Int32Array(0);
+  private zFrame = 0;
+  /** false: every pixel through the per-sample tests (the skips below give the same bytes; tests) */
+  fastPaths = true;
+  /** tiles of the last frame through the plain box average (colour) / skipped (depth), for tests */
+  readonly fastTiles = new Int32Array(2);
   private readonly ox = new Int32Array(MAX_SAMPLES);
   private readonly oy = new Int32Array(MAX_SAMPLES);
   private readonly thr2 = new Float64Array(MAX_SAMPLES);
@@ -95,7 +104,15 @@ export class MotionBlur {
     if (this.nbX.length !== nt) {
       this.nbX = new Float32Array(nt);
       this.nbY = new Float32Array(nt);
+      this.zLo = new Int32Array(nt);
+      this.zHi = new Int32Array(nt);
+      this.zSeen = new Int32Array(nt);
     }
+    // a new frame's depth: every tile's range is stale (the counter wraps after 2³¹ frames)
+    this.zFrame = this.zFrame === 0x7fffffff ? 1 : this.zFrame + 1;
+    if (this.zFrame === 1) this.zSeen.fill(0);
+    const fast = this.fastPaths ? 1 : 0;
+    this.fastTiles.fill(0);
     const scale = Math.max(rgbScale, depthScale);
     if (!(scale > 0)) return false;
     const tL = tiles.l2;
@@ -120,11 +137,13 @@ export class MotionBlur {
       this.src.set(rgb);
       sv[0] = rgbScale;
       this.visited = rgbPass(
+        fast,
         w,
         h,
         rgb,
         this.src,
         tiles.l2px,
+        tiles.l2min,
         z,
         this.nbX,
         this.nbY,
@@ -134,6 +153,7 @@ export class MotionBlur {
         this.thr2,
         tw,
         th,
+        this.fastTiles,
       );
     }
     if (depthScale > 0) {
@@ -141,10 +161,15 @@ export class MotionBlur {
       sv[0] = depthScale;
       sv[3] = edgeStepMm;
       this.holeCount = depthHoles(
+        fast,
         w,
         h,
         tiles.l2px,
         z,
+        this.zLo,
+        this.zHi,
+        this.zSeen,
+        this.zFrame,
         this.nbX,
         this.nbY,
         sv,
@@ -154,6 +179,7 @@ export class MotionBlur {
         tw,
         th,
         this.holes,
+        this.fastTiles,
       );
     }
     return true;
@@ -241,11 +267,13 @@ function samplesOf(sv: Float64Array, ox: Int32Array, oy: Int32Array, thr2: Float
 
 /** the colour gather over every tile with something to do (sv[0]: the exposure's share); returns the pixels visited */
 function rgbPass(
+  fast: number,
   w: number,
   h: number,
   rgb: Uint8Array,
   src: Uint8Array,
   l2: Float64Array,
+  l2min: Float64Array,
   z: Uint16Array,
   nX: Float32Array,
   nY: Float32Array,
@@ -255,6 +283,7 @@ function rgbPass(
   thr2: Float64Array,
   tw: number,
   th: number,
+  fastTiles: Int32Array,
 ): number {
   const sc = sv[0]!;
   // (half displacement)² at this exposure = l2 · q2
@@ -276,6 +305,34 @@ function rgbPass(
       const lo = Math.max(Math.abs(ox[0]!), Math.abs(oy[0]!));
       const inside = x0 - lo >= 0 && y0 - lo >= 0 && x1 + lo <= w && y1 + lo <= h;
       visited += (x1 - x0) * (y1 - y0);
+      // every pixel the tile's samples reach moves far enough that every sample counts, in front
+      // or behind (thr2[0] is the largest threshold): the tests cannot fail, a plain box average
+      if (fast === 1 && leastIn(l2min, tw, th, x0 - lo, x1 - 1 + lo, y0 - lo, y1 - 1 + lo) * q2 >= thr2[0]!) {
+        for (let y = y0; y < y1; y++)
+          for (let x = x0; x < x1; x++) {
+            let sr = 0;
+            let sg = 0;
+            let sb = 0;
+            for (let k = 0; k < ns; k++) {
+              let px = x + ox[k]!;
+              let py = y + oy[k]!;
+              if (!inside) {
+                px = px < 0 ? 0 : px >= w ? w - 1 : px;
+                py = py < 0 ? 0 : py >= h ? h - 1 : py;
+              }
+              const o = 3 * (py * w + px);
+              sr += src[o]!;
+              sg += src[o + 1]!;
+              sb += src[o + 2]!;
+            }
+            const o = 3 * (y * w + x);
+            rgb[o] = (sr * inv + 0.5) | 0;
+            rgb[o + 1] = (sg * inv + 0.5) | 0;
+            rgb[o + 2] = (sb * inv + 0.5) | 0;
+          }
+        fastTiles[0]!++;
+        continue;
+      }
       for (let y = y0; y < y1; y++)
         for (let x = x0; x < x1; x++) {
           const q = y * w + x;
@@ -312,15 +369,43 @@ function rgbPass(
   return visited;
 }
 
+/** the least of `l2min` over the tiles that hold pixels x0…x1, y0…y1 (clamped to the image) */
+function leastIn(
+  l2min: Float64Array,
+  tw: number,
+  th: number,
+  x0: number,
+  x1: number,
+  y0: number,
+  y1: number,
+): number {
+  const k0 = Math.max(0, Math.floor(x0 / BLUR_TILE));
+  const k1 = Math.min(tw - 1, Math.floor(x1 / BLUR_TILE));
+  const j0 = Math.max(0, Math.floor(y0 / BLUR_TILE));
+  const j1 = Math.min(th - 1, Math.floor(y1 / BLUR_TILE));
+  let least = Number.POSITIVE_INFINITY;
+  for (let j = j0; j <= j1; j++)
+    for (let k = k0; k <= k1; k++) {
+      const v = l2min[j * tw + k]!;
+      if (v < least) least = v;
+    }
+  return least;
+}
+
 /**
  * The depth pixels that another surface (more than the edge step sv[3] away) crosses during the
  * infrared exposure (sv[0]: its share), into `holes`; returns their number.
  */
 function depthHoles(
+  fast: number,
   w: number,
   h: number,
   l2: Float64Array,
   z: Uint16Array,
+  zLo: Int32Array,
+  zHi: Int32Array,
+  zSeen: Int32Array,
+  frame: number,
   nX: Float32Array,
   nY: Float32Array,
   sv: Float64Array,
@@ -330,6 +415,7 @@ function depthHoles(
   tw: number,
   th: number,
   holes: Int32Array,
+  fastTiles: Int32Array,
 ): number {
   const sc = sv[0]!;
   const q2 = (sc * sc) / 4;
@@ -347,6 +433,28 @@ function depthHoles(
       const y0 = ty * BLUR_TILE;
       const x1 = Math.min(w, x0 + BLUR_TILE);
       const y1 = Math.min(h, y0 + BLUR_TILE);
+      if (fast === 1) {
+        // no two depths the samples can pair differ by more than the step: no pixel of the tile
+        // can lose its return (the per-sample test below would pass over every sample)
+        const lo = Math.max(Math.abs(ox[0]!), Math.abs(oy[0]!));
+        const k0 = Math.max(0, Math.floor((x0 - lo) / BLUR_TILE));
+        const k1 = Math.min(tw - 1, Math.floor((x1 - 1 + lo) / BLUR_TILE));
+        const j0 = Math.max(0, Math.floor((y0 - lo) / BLUR_TILE));
+        const j1 = Math.min(th - 1, Math.floor((y1 - 1 + lo) / BLUR_TILE));
+        let zmin = 65535;
+        let zmax = 0;
+        for (let j = j0; j <= j1; j++)
+          for (let k = k0; k <= k1; k++) {
+            const t = j * tw + k;
+            if (zSeen[t] !== frame) depthRange(z, w, h, t, tw, zLo, zHi, zSeen, frame);
+            if (zLo[t]! < zmin) zmin = zLo[t]!;
+            if (zHi[t]! > zmax) zmax = zHi[t]!;
+          }
+        if (zmax - zmin <= edge) {
+          fastTiles[1]!++;
+          continue;
+        }
+      }
       for (let y = y0; y < y1; y++)
         for (let x = x0; x < x1; x++) {
           const q = y * w + x;
@@ -374,6 +482,36 @@ function depthHoles(
   return count;
 }
 
+/** tile t's least and greatest depth (0 read as 65535, as the tests read it), into zLo, zHi */
+function depthRange(
+  z: Uint16Array,
+  w: number,
+  h: number,
+  t: number,
+  tw: number,
+  zLo: Int32Array,
+  zHi: Int32Array,
+  zSeen: Int32Array,
+  frame: number,
+): void {
+  const x0 = (t % tw) * BLUR_TILE;
+  const y0 = ((t - (t % tw)) / tw) * BLUR_TILE;
+  const x1 = Math.min(w, x0 + BLUR_TILE);
+  const y1 = Math.min(h, y0 + BLUR_TILE);
+  let lo = 65535;
+  let hi = 0;
+  for (let y = y0; y < y1; y++)
+    for (let x = x0; x < x1; x++) {
+      const v = z[y * w + x]!;
+      const d = v === 0 ? 65535 : v;
+      if (d < lo) lo = d;
+      if (d > hi) hi = d;
+    }
+  zLo[t] = lo;
+  zHi[t] = hi;
+  zSeen[t] = frame;
+}
+
 /**
  * The per-slot transforms Rasterizer.motionField takes, from the scene's poses at the start (a)
  * and end (b) of an exposure and at the rendered instant (the objects' `pose` now), and the
@@ -398,6 +536,7 @@ export class ExposureMotion {
     vy: new Float32Array(0),
     slot: new Int32Array(0),
     l2px: new Float64Array(0),
+    l2min: new Float64Array(0),
     rect: [0, 0, 0, 0],
   };
   private readonly camFromWorld = new Float64Array(16);
