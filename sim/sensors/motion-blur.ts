@@ -72,6 +72,8 @@ export class MotionBlur {
   private readonly ox = new Int32Array(MAX_SAMPLES);
   private readonly oy = new Int32Array(MAX_SAMPLES);
   private readonly thr2 = new Float64Array(MAX_SAMPLES);
+  /** the samples' offsets as pixel index steps (oy · w + ox), for tiles whose samples stay inside */
+  private readonly po = new Int32Array(MAX_SAMPLES);
   /** the pass's exposure share, the current tile's smear vector (px), the edge step */
   private readonly sv = new Float64Array(4);
   /** depth pixels without return from motion (indices), valid up to `holeCount` */
@@ -151,6 +153,7 @@ export class MotionBlur {
         this.ox,
         this.oy,
         this.thr2,
+        this.po,
         tw,
         th,
         this.fastTiles,
@@ -176,6 +179,7 @@ export class MotionBlur {
         this.ox,
         this.oy,
         this.thr2,
+        this.po,
         tw,
         th,
         this.holes,
@@ -281,6 +285,7 @@ function rgbPass(
   ox: Int32Array,
   oy: Int32Array,
   thr2: Float64Array,
+  po: Int32Array,
   tw: number,
   th: number,
   fastTiles: Int32Array,
@@ -304,6 +309,7 @@ function rgbPass(
       const y1 = Math.min(h, y0 + BLUR_TILE);
       const lo = Math.max(Math.abs(ox[0]!), Math.abs(oy[0]!));
       const inside = x0 - lo >= 0 && y0 - lo >= 0 && x1 + lo <= w && y1 + lo <= h;
+      for (let k = 0; k < ns; k++) po[k] = oy[k]! * w + ox[k]!;
       visited += (x1 - x0) * (y1 - y0);
       // every pixel the tile's samples reach moves far enough that every sample counts, in front
       // or behind (thr2[0] is the largest threshold): the tests cannot fail, a plain box average
@@ -313,19 +319,20 @@ function rgbPass(
             let sr = 0;
             let sg = 0;
             let sb = 0;
+            const q = y * w + x;
             for (let k = 0; k < ns; k++) {
-              let px = x + ox[k]!;
-              let py = y + oy[k]!;
+              let p = q + po[k]!;
               if (!inside) {
-                px = px < 0 ? 0 : px >= w ? w - 1 : px;
-                py = py < 0 ? 0 : py >= h ? h - 1 : py;
+                const px = x + ox[k]!;
+                const py = y + oy[k]!;
+                p = (py < 0 ? 0 : py >= h ? h - 1 : py) * w + (px < 0 ? 0 : px >= w ? w - 1 : px);
               }
-              const o = 3 * (py * w + px);
+              const o = 3 * p;
               sr += src[o]!;
               sg += src[o + 1]!;
               sb += src[o + 2]!;
             }
-            const o = 3 * (y * w + x);
+            const o = 3 * q;
             rgb[o] = (sr * inv + 0.5) | 0;
             rgb[o + 1] = (sg * inv + 0.5) | 0;
             rgb[o + 2] = (sb * inv + 0.5) | 0;
@@ -343,13 +350,12 @@ function rgbPass(
           let sb = 0;
           let own = 0;
           for (let k = 0; k < ns; k++) {
-            let px = x + ox[k]!;
-            let py = y + oy[k]!;
+            let p = q + po[k]!;
             if (!inside) {
-              px = px < 0 ? 0 : px >= w ? w - 1 : px;
-              py = py < 0 ? 0 : py >= h ? h - 1 : py;
+              const px = x + ox[k]!;
+              const py = y + oy[k]!;
+              p = (py < 0 ? 0 : py >= h ? h - 1 : py) * w + (px < 0 ? 0 : px >= w ? w - 1 : px);
             }
-            const p = py * w + px;
             const t = thr2[k]!;
             const zp = z[p] === 0 ? 65535 : z[p]!;
             // behind q: seen at q only where q's surface moved off it; else: where its own path reaches q
@@ -412,6 +418,7 @@ function depthHoles(
   ox: Int32Array,
   oy: Int32Array,
   thr2: Float64Array,
+  po: Int32Array,
   tw: number,
   th: number,
   holes: Int32Array,
@@ -433,10 +440,12 @@ function depthHoles(
       const y0 = ty * BLUR_TILE;
       const x1 = Math.min(w, x0 + BLUR_TILE);
       const y1 = Math.min(h, y0 + BLUR_TILE);
+      const lo = Math.max(Math.abs(ox[0]!), Math.abs(oy[0]!));
+      const inside = x0 - lo >= 0 && y0 - lo >= 0 && x1 + lo <= w && y1 + lo <= h;
+      for (let k = 0; k < ns; k++) po[k] = oy[k]! * w + ox[k]!;
       if (fast === 1) {
         // no two depths the samples can pair differ by more than the step: no pixel of the tile
         // can lose its return (the per-sample test below would pass over every sample)
-        const lo = Math.max(Math.abs(ox[0]!), Math.abs(oy[0]!));
         const k0 = Math.max(0, Math.floor((x0 - lo) / BLUR_TILE));
         const k1 = Math.min(tw - 1, Math.floor((x1 - 1 + lo) / BLUR_TILE));
         const j0 = Math.max(0, Math.floor((y0 - lo) / BLUR_TILE));
@@ -461,11 +470,12 @@ function depthHoles(
           const rq = l2[q]! * q2;
           const zq = z[q] === 0 ? 65535 : z[q]!;
           for (let k = 0; k < ns; k++) {
-            let px = x + ox[k]!;
-            let py = y + oy[k]!;
-            px = px < 0 ? 0 : px >= w ? w - 1 : px;
-            py = py < 0 ? 0 : py >= h ? h - 1 : py;
-            const p = py * w + px;
+            let p = q + po[k]!;
+            if (!inside) {
+              const px = x + ox[k]!;
+              const py = y + oy[k]!;
+              p = (py < 0 ? 0 : py >= h ? h - 1 : py) * w + (px < 0 ? 0 : px >= w ? w - 1 : px);
+            }
             const zp = z[p] === 0 ? 65535 : z[p]!;
             const step = zp - zq;
             if (step <= edge && -step <= edge) continue;
