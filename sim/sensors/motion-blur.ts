@@ -313,7 +313,10 @@ function rgbPass(
       visited += (x1 - x0) * (y1 - y0);
       // every pixel the tile's samples reach moves far enough that every sample counts, in front
       // or behind (thr2[0] is the largest threshold): the tests cannot fail, a plain box average
-      if (fast === 1 && leastIn(l2min, tw, th, x0 - lo, x1 - 1 + lo, y0 - lo, y1 - 1 + lo) * q2 >= thr2[0]!) {
+      // (half the least displacement the samples can meet)²: a sample whose threshold is at most
+      // this counts for every pixel of the tile, in front or behind (−1: no such guarantee)
+      const sure = fast === 1 ? leastIn(l2min, tw, th, x0 - lo, x1 - 1 + lo, y0 - lo, y1 - 1 + lo) * q2 : -1;
+      if (sure >= thr2[0]!) {
         for (let y = y0; y < y1; y++)
           for (let x = x0; x < x1; x++) {
             let sr = 0;
@@ -357,9 +360,14 @@ function rgbPass(
               p = (py < 0 ? 0 : py >= h ? h - 1 : py) * w + (px < 0 ? 0 : px >= w ? w - 1 : px);
             }
             const t = thr2[k]!;
-            const zp = z[p] === 0 ? 65535 : z[p]!;
-            // behind q: seen at q only where q's surface moved off it; else: where its own path reaches q
-            if (zp > zq + BEHIND_MM ? rq >= t : l2[p]! * q2 >= t) {
+            // within the tile's guarantee it counts; else, behind q: seen at q only where q's
+            // surface moved off it; else: where its own path reaches q
+            let counts = t <= sure;
+            if (!counts) {
+              const zp = z[p] === 0 ? 65535 : z[p]!;
+              counts = zp > zq + BEHIND_MM ? rq >= t : l2[p]! * q2 >= t;
+            }
+            if (counts) {
               const o = 3 * p;
               sr += src[o]!;
               sg += src[o + 1]!;
