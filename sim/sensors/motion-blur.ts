@@ -9,9 +9,10 @@
  *
  * - colour: a box filter along the displacement, as a gather (a reconstruction filter in the
  *   manner of McGuire et al., "A reconstruction filter for plausible motion blur", I3D 2012): the
- *   image is cut into 16 × 16 px tiles; a tile samples along the largest displacement in it and its
- *   8 neighbours (so a moving surface smears over the static pixels next to it), N samples spread
- *   evenly over the exposure (spacing ≤ 1 px, N ≤ 17). A sample p counts for pixel q when p's own
+ *   image is cut into 8 × 8 px tiles; a tile samples along the largest displacement in its
+ *   neighbourhood (as far as the longest half-smear reaches, so a moving surface smears over the
+ *   static pixels next to it), N samples spread evenly over the exposure (spacing ≤ 1 px up to
+ *   8 px of smear, N ≤ 9). A sample p counts for pixel q when p's own
  *   path reaches q (its half-displacement covers the distance, ± ½ px) and p is not behind q, or,
  *   p lying behind q, when q's path reaches p (q's surface moved off and uncovered p's); otherwise
  *   q's own colour counts. A uniformly moving image becomes a box average; a moving object over a static
@@ -21,6 +22,10 @@
  *   during it has no return (the matcher sees two disparities in its window); inside a moving
  *   surface the depth stays (both imagers see the same smear).
  *
+ * Work that cannot change a byte is skipped (`fastPaths`; false: every sample through its tests,
+ * the same output): a tile whose samples all count (every pixel they reach moves far enough) is
+ * a plain box average; a sample within that guarantee counts untested; a depth tile whose
+ * sampled depths span no edge step has no hole.
  * Displacements below ½ px in a tile's neighbourhood leave it untouched (a frame without motion
  * keeps its bytes); longer than 32 px they are shortened to 32 px. Deterministic, no random draws.
  * Colours are averaged in the image's 8-bit values (the renderer has no gamma). No allocation
