@@ -27,7 +27,7 @@ import { type Mat4, mat4Mul } from "../robots/math.ts";
 import { DEMO_CAMERA, demoScene, demoViews } from "../sim/render/demo-scene.ts";
 import { Rasterizer } from "../sim/render/rasterizer.ts";
 import type { Scene } from "../sim/render/scene.ts";
-import { BLUR_MIN_PX, ExposureMotion } from "../sim/sensors/motion-blur.ts";
+import { BLUR_MIN_PX, ExposureMotion, MotionBlur } from "../sim/sensors/motion-blur.ts";
 import { DEFAULT_REALISM, SensorRealism } from "../sim/sensors/realism.ts";
 import { pct } from "./stats.ts";
 
@@ -199,7 +199,29 @@ function movingFrame(view: Mat4, camA: Mat4, camB: Mat4, pA: Float64Array, pB: F
       re.processFrame(i, 0, w, h, rgb, depth, DEMO_CAMERA.fx, ex.motion(zMm, EXPOSURE_S * 1000));
     },
     blur: () => (re as unknown as { blur: { visited: number } }).blur.visited,
+    /** the blur's parts alone: the motion field, the colour gather, the depth sweep */
+    parts: () => {
+      const mb = new MotionBlur();
+      ex.set(sc.objects, pA, pB, camA, view, camB);
+      const field = () => rr.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
+      field();
+      const m = ex.motion(zMm, EXPOSURE_S * 1000);
+      const iv = m.intervalMs;
+      const p = DEFAULT_REALISM;
+      return {
+        field,
+        colour: () => mb.apply(w, h, rgb, m, p.rgb.exposureMs / iv, 0, p.depth.edgeStepMm),
+        depth: () => mb.apply(w, h, rgb, m, 0, p.depth.exposureMs / iv, p.depth.edgeStepMm),
+      };
+    },
   };
+}
+/** the per-part rows of one moving frame (min / p50 / p99 of each part alone) */
+async function partRows(tag: string, f: ReturnType<typeof movingFrame>) {
+  const p = f.parts();
+  row(`    ${tag}: motion field`, await measure(frames, p.field), "(part)");
+  row(`    ${tag}: colour gather`, await measure(frames, p.colour, restore(f.img, false)), "(part)");
+  row(`    ${tag}: depth sweep`, await measure(frames, p.depth), "(part)");
 }
 if (jsOnly) {
   row(
@@ -230,6 +252,7 @@ for (const speed of [0.025, 0.25]) {
     const f = movingFrame(view, view, view, arm.a, arm.b);
     row(`+ blur, front, arm ${tag}`, await measure(frames, f.run, restore(f.img)), `≤ ${TARGET_MS}`);
     console.log(`  (blur visited ${f.blur()} px of ${w * h})`);
+    if (speed > 0.1) await partRows("front", f);
   }
   {
     const wv = demoViews().wrist;
@@ -238,6 +261,7 @@ for (const speed of [0.025, 0.25]) {
     const f = movingFrame(wv, c.a, c.b, posesOf(sc), posesOf(sc));
     row(`+ blur, wrist, camera ${tag}`, await measure(frames, f.run, restore(f.img)), `≤ ${TARGET_MS}`);
     console.log(`  (blur visited ${f.blur()} px of ${w * h})`);
+    await partRows("wrist", f);
   }
 }
 row(

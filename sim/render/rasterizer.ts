@@ -81,6 +81,9 @@ export interface MotionTiles {
   /** per pixel: the squared length of its displacement (rounded to 32 bits per component), px²;
    * zero outside `rect` (x0, x1, y0, y1 px: what the last call wrote) */
   l2px: Float64Array;
+  /** per tile: the least `l2px` of its pixels (0 where any pixel of it is still), so that a tile
+   * whose neighbourhood all moves far enough can skip per-sample tests (motion-blur.ts) */
+  l2min: Float64Array;
   rect: [number, number, number, number];
 }
 
@@ -468,6 +471,8 @@ export class Rasterizer {
         tiles.vy = new Float32Array(nt);
         tiles.slot = new Int32Array(nt);
       }
+      if (tiles.l2min.length !== nt) tiles.l2min = new Float64Array(nt);
+      tiles.l2min.fill(0);
       tiles.cols = cols;
       tiles.rows = Math.ceil(oh / ts);
       tiles.l2.fill(0);
@@ -480,7 +485,10 @@ export class Rasterizer {
     const y0 = Math.max(0, Math.floor((v0 - 1) / ts) * ts);
     const y1 = Math.min(oh, Math.ceil((v1 + 1) / ts) * ts);
     if (tiles) {
-      for (let y = y0; y < y1; y += ts) tiles.slot.fill(-2, (y / ts) * cols + tx0, (y / ts) * cols + tx1);
+      for (let y = y0; y < y1; y += ts) {
+        tiles.slot.fill(-2, (y / ts) * cols + tx0, (y / ts) * cols + tx1);
+        tiles.l2min.fill(Number.POSITIVE_INFINITY, (y / ts) * cols + tx0, (y / ts) * cols + tx1);
+      }
       tiles.rect = [tx0 * ts, Math.min(ow, tx1 * ts), y0, y1];
     }
     return motionPixels(
@@ -504,6 +512,7 @@ export class Rasterizer {
       tiles ? tiles.vx : null,
       tiles ? tiles.vy : null,
       tiles ? tiles.slot : null,
+      tiles ? tiles.l2min : null,
     );
   }
 
@@ -1157,34 +1166,34 @@ function motionPixels(
   tvx: Float32Array | null,
   tvy: Float32Array | null,
   tslot: Int32Array | null,
+  tmin: Float64Array | null,
 ): number {
   const slots = moving.length;
   let cur = -1;
   let a0 = 0;
-  let a1 = 0;
-  let a2 = 0;
   let a3 = 0;
   let a4 = 0;
-  let a5 = 0;
-  let a6 = 0;
   let a7 = 0;
   let a8 = 0;
-  let a9 = 0;
-  let a10 = 0;
   let a11 = 0;
   let b0 = 0;
-  let b1 = 0;
-  let b2 = 0;
   let b3 = 0;
   let b4 = 0;
-  let b5 = 0;
-  let b6 = 0;
   let b7 = 0;
   let b8 = 0;
-  let b9 = 0;
-  let b10 = 0;
   let b11 = 0;
-  const summary = tl2 !== null && tvx !== null && tvy !== null && tslot !== null;
+  const summary = tl2 !== null && tvx !== null && tvy !== null && tslot !== null && tmin !== null;
+  // the v terms of the current slot's rows for the current row (hoisted: per pixel, u and w only)
+  let ra = 0;
+  let rb = 0;
+  let rc = 0;
+  let rd = 0;
+  let re = 0;
+  let rf = 0;
+  let hv = Number.NaN;
+  // the current slot's offset in M (its v-only coefficients are read from M per row, not kept in
+  // locals: fewer live doubles in the loop; ≈ 5 % of a moving wrist frame's field, within noise)
+  let d = 0;
   let count = 0;
   for (let y = y0; y < y1; y++) {
     const trow = Math.floor(y / ts) * cols;
@@ -1196,6 +1205,7 @@ function motionPixels(
       let best = summary ? tl2[t]! : 0;
       let bx = 0;
       let by = 0;
+      let least = Number.POSITIVE_INFINITY;
       for (let x = x0; x < x1; x++) {
         const i = y * ow + x;
         let src = i;
@@ -1209,45 +1219,49 @@ function motionPixels(
         const w = src >= 0 ? iz[src]! : 0;
         const slot = w > 0 ? shade[src]! >>> 8 : 0;
         if (one !== slot) one = one === -2 ? slot : -1;
-        if (slot >= slots || moving[slot] === 0) continue;
+        if (slot >= slots || moving[slot] === 0) {
+          least = 0;
+          continue;
+        }
         count++;
         if (slot !== cur) {
           // this slot's coefficients in locals (runs of one slot are long; loads cost per pixel)
           cur = slot;
-          const d = slot * 24;
+          d = slot * 24;
           a0 = M[d]!;
-          a1 = M[d + 1]!;
-          a2 = M[d + 2]!;
           a3 = M[d + 3]!;
           a4 = M[d + 4]!;
-          a5 = M[d + 5]!;
-          a6 = M[d + 6]!;
           a7 = M[d + 7]!;
           a8 = M[d + 8]!;
-          a9 = M[d + 9]!;
-          a10 = M[d + 10]!;
           a11 = M[d + 11]!;
           b0 = M[d + 12]!;
-          b1 = M[d + 13]!;
-          b2 = M[d + 14]!;
           b3 = M[d + 15]!;
           b4 = M[d + 16]!;
-          b5 = M[d + 17]!;
-          b6 = M[d + 18]!;
           b7 = M[d + 19]!;
           b8 = M[d + 20]!;
-          b9 = M[d + 21]!;
-          b10 = M[d + 22]!;
           b11 = M[d + 23]!;
+          hv = Number.NaN;
         }
-        const za = a8 * u + a9 * v + a10 + a11 * w;
-        const zb = b8 * u + b9 * v + b10 + b11 * w;
+        if (v !== hv) {
+          hv = v;
+          ra = M[d + 1]! * v + M[d + 2]!;
+          rb = M[d + 5]! * v + M[d + 6]!;
+          rc = M[d + 9]! * v + M[d + 10]!;
+          rd = M[d + 13]! * v + M[d + 14]!;
+          re = M[d + 17]! * v + M[d + 18]!;
+          rf = M[d + 21]! * v + M[d + 22]!;
+        }
+        const za = a8 * u + rc + a11 * w;
+        const zb = b8 * u + rf + b11 * w;
         // behind the camera at one end of the interval: no defined image motion
-        if (!(za > 0 && zb > 0)) continue;
-        const ua = a0 * u + a1 * v + a2 + a3 * w;
-        const va = a4 * u + a5 * v + a6 + a7 * w;
-        const ub = b0 * u + b1 * v + b2 + b3 * w;
-        const vb = b4 * u + b5 * v + b6 + b7 * w;
+        if (!(za > 0 && zb > 0)) {
+          least = 0;
+          continue;
+        }
+        const ua = a0 * u + ra + a3 * w;
+        const va = a4 * u + rb + a7 * w;
+        const ub = b0 * u + rd + b3 * w;
+        const vb = b4 * u + re + b7 * w;
         // ub/zb − ua/za and likewise for v, with one division instead of four
         const r = 1 / (za * zb);
         const ddx = (ub * za - ua * zb) * r;
@@ -1259,7 +1273,9 @@ function motionPixels(
         // the squared length of the stored (32-bit) displacement, as the blur reads it
         const fdx = Math.fround(ddx);
         const fdy = Math.fround(ddy);
-        l2px[i] = fdx * fdx + fdy * fdy;
+        const lp = fdx * fdx + fdy * fdy;
+        l2px[i] = lp;
+        if (lp < least) least = lp;
         const l2 = ddx * ddx + ddy * ddy;
         if (l2 > best) {
           best = l2;
@@ -1269,6 +1285,7 @@ function motionPixels(
       }
       if (summary) {
         tslot[t] = one;
+        if (least < tmin[t]!) tmin[t] = least;
         if (best > tl2[t]!) {
           tl2[t] = best;
           tvx[t] = bx;

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { mat4Identity } from "../../robots/math.ts";
+import { mat4Identity, mat4Mul } from "../../robots/math.ts";
+import { DEMO_CAMERA, demoScene, demoViews } from "../render/demo-scene.ts";
 import { Rasterizer } from "../render/rasterizer.ts";
 import type { Scene } from "../render/scene.ts";
 import { translationPose } from "../render/placement.ts";
-import { ExposureMotion, MotionBlur } from "./motion-blur.ts";
+import { BLUR_MIN_PX, ExposureMotion, MotionBlur } from "./motion-blur.ts";
 import { RealismSchema, SensorRealism } from "./realism.ts";
 
 const CAM = { width: 160, height: 120, fx: 150, fy: 150, cx: 79.5, cy: 59.5, distortion: [0, 0, 0, 0, 0] };
@@ -230,5 +231,47 @@ describe("motion blur", () => {
     const moving = run(on, frame(0.04, 0));
     expect(moving).not.toBe(still);
     expect(run(on, frame(0.04, 0))).toBe(moving);
+  });
+
+  it("the skips (plain box average, depth tiles without a step) give the per-sample tests' bytes", () => {
+    // the demo scene's wrist camera moving sideways and turning about its axis: every pixel moves
+    const { width: w, height: h } = DEMO_CAMERA;
+    for (const [shiftM, turnRad] of [
+      [0.004, 0.008],
+      [0.0004, 0.0008],
+      [0.012, -0.002],
+    ] as const) {
+      const sc = demoScene();
+      const view = demoViews().wrist;
+      const r = new Rasterizer(DEMO_CAMERA);
+      const img = r.render(sc, view, r.createTarget());
+      const at = (s: number) => {
+        const c = Math.cos(s * turnRad);
+        const n = Math.sin(s * turnRad);
+        return mat4Mul(view, Float64Array.from([c, -n, 0, s * shiftM, n, c, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]));
+      };
+      const poses = new Float64Array(16 * sc.objects.length);
+      for (const [i, o] of sc.objects.entries()) poses.set(o.pose, 16 * i);
+      const ex = new ExposureMotion();
+      expect(ex.set(sc.objects, poses, poses, at(-0.5), view, at(0.5))).toBe(true);
+      r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
+      const m = ex.motion(new Uint16Array(img.depthMm), 10);
+      const run = (fast: boolean) => {
+        const b = new MotionBlur();
+        b.fastPaths = fast;
+        const rgb = new Uint8Array(img.rgb);
+        b.apply(w, h, rgb, m, 1, 0.6, 25);
+        return { rgb, holes: Array.from(b.holes.subarray(0, b.holeCount)), fast: Array.from(b.fastTiles) };
+      };
+      const slow = run(false);
+      const fast = run(true);
+      expect(slow.fast).toEqual([0, 0]);
+      // the skips were taken (else this test could not fail) and changed no byte
+      expect(fast.fast[0]).toBeGreaterThan(0);
+      expect(fast.fast[1]).toBeGreaterThan(0);
+      expect(Buffer.from(fast.rgb).equals(Buffer.from(slow.rgb))).toBe(true);
+      expect(fast.holes).toEqual(slow.holes);
+      expect(slow.holes.length).toBeGreaterThan(0);
+    }
   });
 });

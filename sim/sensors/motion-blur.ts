@@ -9,9 +9,10 @@
  *
  * - colour: a box filter along the displacement, as a gather (a reconstruction filter in the
  *   manner of McGuire et al., "A reconstruction filter for plausible motion blur", I3D 2012): the
- *   image is cut into 16 × 16 px tiles; a tile samples along the largest displacement in it and its
- *   8 neighbours (so a moving surface smears over the static pixels next to it), N samples spread
- *   evenly over the exposure (spacing ≤ 1 px, N ≤ 17). A sample p counts for pixel q when p's own
+ *   image is cut into 8 × 8 px tiles; a tile samples along the largest displacement in its
+ *   neighbourhood (as far as the longest half-smear reaches, so a moving surface smears over the
+ *   static pixels next to it), N samples spread evenly over the exposure (spacing ≤ 1 px up to
+ *   8 px of smear, N ≤ 9). A sample p counts for pixel q when p's own
  *   path reaches q (its half-displacement covers the distance, ± ½ px) and p is not behind q, or,
  *   p lying behind q, when q's path reaches p (q's surface moved off and uncovered p's); otherwise
  *   q's own colour counts. A uniformly moving image becomes a box average; a moving object over a static
@@ -21,6 +22,10 @@
  *   during it has no return (the matcher sees two disparities in its window); inside a moving
  *   surface the depth stays (both imagers see the same smear).
  *
+ * Work that cannot change a byte is skipped (`fastPaths`; false: every sample through its tests,
+ * the same output): a tile whose samples all count (every pixel they reach moves far enough) is
+ * a plain box average; a sample within that guarantee counts untested; a depth tile whose
+ * sampled depths span no edge step has no hole.
  * Displacements below ½ px in a tile's neighbourhood leave it untouched (a frame without motion
  * keeps its bytes); longer than 32 px they are shortened to 32 px. Deterministic, no random draws.
  * Colours are averaged in the image's 8-bit values (the renderer has no gamma). No allocation
@@ -60,9 +65,20 @@ export class MotionBlur {
   /** per tile: the neighbourhood's longest displacement, or (0, 0) to skip the tile */
   private nbX = new Float32Array(0);
   private nbY = new Float32Array(0);
+  /** per tile: the least and greatest clean depth (0 read as 65535), valid where zSeen = zFrame */
+  private zLo = new Int32Array(0);
+  private zHi = new Int32Array(0);
+  private zSeen = new Int32Array(0);
+  private zFrame = 0;
+  /** false: every pixel through the per-sample tests (the skips below give the same bytes; tests) */
+  fastPaths = true;
+  /** tiles of the last frame through the plain box average (colour) / skipped (depth), for tests */
+  readonly fastTiles = new Int32Array(2);
   private readonly ox = new Int32Array(MAX_SAMPLES);
   private readonly oy = new Int32Array(MAX_SAMPLES);
   private readonly thr2 = new Float64Array(MAX_SAMPLES);
+  /** the samples' offsets as pixel index steps (oy · w + ox), for tiles whose samples stay inside */
+  private readonly po = new Int32Array(MAX_SAMPLES);
   /** the pass's exposure share, the current tile's smear vector (px), the edge step */
   private readonly sv = new Float64Array(4);
   /** depth pixels without return from motion (indices), valid up to `holeCount` */
@@ -95,7 +111,15 @@ export class MotionBlur {
     if (this.nbX.length !== nt) {
       this.nbX = new Float32Array(nt);
       this.nbY = new Float32Array(nt);
+      this.zLo = new Int32Array(nt);
+      this.zHi = new Int32Array(nt);
+      this.zSeen = new Int32Array(nt);
     }
+    // a new frame's depth: every tile's range is stale (the counter wraps after 2³¹ frames)
+    this.zFrame = this.zFrame === 0x7fffffff ? 1 : this.zFrame + 1;
+    if (this.zFrame === 1) this.zSeen.fill(0);
+    const fast = this.fastPaths ? 1 : 0;
+    this.fastTiles.fill(0);
     const scale = Math.max(rgbScale, depthScale);
     if (!(scale > 0)) return false;
     const tL = tiles.l2;
@@ -120,11 +144,13 @@ export class MotionBlur {
       this.src.set(rgb);
       sv[0] = rgbScale;
       this.visited = rgbPass(
+        fast,
         w,
         h,
         rgb,
         this.src,
         tiles.l2px,
+        tiles.l2min,
         z,
         this.nbX,
         this.nbY,
@@ -132,8 +158,10 @@ export class MotionBlur {
         this.ox,
         this.oy,
         this.thr2,
+        this.po,
         tw,
         th,
+        this.fastTiles,
       );
     }
     if (depthScale > 0) {
@@ -141,19 +169,26 @@ export class MotionBlur {
       sv[0] = depthScale;
       sv[3] = edgeStepMm;
       this.holeCount = depthHoles(
+        fast,
         w,
         h,
         tiles.l2px,
         z,
+        this.zLo,
+        this.zHi,
+        this.zSeen,
+        this.zFrame,
         this.nbX,
         this.nbY,
         sv,
         this.ox,
         this.oy,
         this.thr2,
+        this.po,
         tw,
         th,
         this.holes,
+        this.fastTiles,
       );
     }
     return true;
@@ -241,11 +276,13 @@ function samplesOf(sv: Float64Array, ox: Int32Array, oy: Int32Array, thr2: Float
 
 /** the colour gather over every tile with something to do (sv[0]: the exposure's share); returns the pixels visited */
 function rgbPass(
+  fast: number,
   w: number,
   h: number,
   rgb: Uint8Array,
   src: Uint8Array,
   l2: Float64Array,
+  l2min: Float64Array,
   z: Uint16Array,
   nX: Float32Array,
   nY: Float32Array,
@@ -253,8 +290,10 @@ function rgbPass(
   ox: Int32Array,
   oy: Int32Array,
   thr2: Float64Array,
+  po: Int32Array,
   tw: number,
   th: number,
+  fastTiles: Int32Array,
 ): number {
   const sc = sv[0]!;
   // (half displacement)² at this exposure = l2 · q2
@@ -275,7 +314,40 @@ function rgbPass(
       const y1 = Math.min(h, y0 + BLUR_TILE);
       const lo = Math.max(Math.abs(ox[0]!), Math.abs(oy[0]!));
       const inside = x0 - lo >= 0 && y0 - lo >= 0 && x1 + lo <= w && y1 + lo <= h;
+      for (let k = 0; k < ns; k++) po[k] = oy[k]! * w + ox[k]!;
       visited += (x1 - x0) * (y1 - y0);
+      // every pixel the tile's samples reach moves far enough that every sample counts, in front
+      // or behind (thr2[0] is the largest threshold): the tests cannot fail, a plain box average
+      // (half the least displacement the samples can meet)²: a sample whose threshold is at most
+      // this counts for every pixel of the tile, in front or behind (−1: no such guarantee)
+      const sure = fast === 1 ? leastIn(l2min, tw, th, x0 - lo, x1 - 1 + lo, y0 - lo, y1 - 1 + lo) * q2 : -1;
+      if (sure >= thr2[0]!) {
+        for (let y = y0; y < y1; y++)
+          for (let x = x0; x < x1; x++) {
+            let sr = 0;
+            let sg = 0;
+            let sb = 0;
+            const q = y * w + x;
+            for (let k = 0; k < ns; k++) {
+              let p = q + po[k]!;
+              if (!inside) {
+                const px = x + ox[k]!;
+                const py = y + oy[k]!;
+                p = (py < 0 ? 0 : py >= h ? h - 1 : py) * w + (px < 0 ? 0 : px >= w ? w - 1 : px);
+              }
+              const o = 3 * p;
+              sr += src[o]!;
+              sg += src[o + 1]!;
+              sb += src[o + 2]!;
+            }
+            const o = 3 * q;
+            rgb[o] = (sr * inv + 0.5) | 0;
+            rgb[o + 1] = (sg * inv + 0.5) | 0;
+            rgb[o + 2] = (sb * inv + 0.5) | 0;
+          }
+        fastTiles[0]!++;
+        continue;
+      }
       for (let y = y0; y < y1; y++)
         for (let x = x0; x < x1; x++) {
           const q = y * w + x;
@@ -286,17 +358,21 @@ function rgbPass(
           let sb = 0;
           let own = 0;
           for (let k = 0; k < ns; k++) {
-            let px = x + ox[k]!;
-            let py = y + oy[k]!;
+            let p = q + po[k]!;
             if (!inside) {
-              px = px < 0 ? 0 : px >= w ? w - 1 : px;
-              py = py < 0 ? 0 : py >= h ? h - 1 : py;
+              const px = x + ox[k]!;
+              const py = y + oy[k]!;
+              p = (py < 0 ? 0 : py >= h ? h - 1 : py) * w + (px < 0 ? 0 : px >= w ? w - 1 : px);
             }
-            const p = py * w + px;
             const t = thr2[k]!;
-            const zp = z[p] === 0 ? 65535 : z[p]!;
-            // behind q: seen at q only where q's surface moved off it; else: where its own path reaches q
-            if (zp > zq + BEHIND_MM ? rq >= t : l2[p]! * q2 >= t) {
+            // within the tile's guarantee it counts; else, behind q: seen at q only where q's
+            // surface moved off it; else: where its own path reaches q
+            let counts = t <= sure;
+            if (!counts) {
+              const zp = z[p] === 0 ? 65535 : z[p]!;
+              counts = zp > zq + BEHIND_MM ? rq >= t : l2[p]! * q2 >= t;
+            }
+            if (counts) {
               const o = 3 * p;
               sr += src[o]!;
               sg += src[o + 1]!;
@@ -312,24 +388,54 @@ function rgbPass(
   return visited;
 }
 
+/** the least of `l2min` over the tiles that hold pixels x0…x1, y0…y1 (clamped to the image) */
+function leastIn(
+  l2min: Float64Array,
+  tw: number,
+  th: number,
+  x0: number,
+  x1: number,
+  y0: number,
+  y1: number,
+): number {
+  const k0 = Math.max(0, Math.floor(x0 / BLUR_TILE));
+  const k1 = Math.min(tw - 1, Math.floor(x1 / BLUR_TILE));
+  const j0 = Math.max(0, Math.floor(y0 / BLUR_TILE));
+  const j1 = Math.min(th - 1, Math.floor(y1 / BLUR_TILE));
+  let least = Number.POSITIVE_INFINITY;
+  for (let j = j0; j <= j1; j++)
+    for (let k = k0; k <= k1; k++) {
+      const v = l2min[j * tw + k]!;
+      if (v < least) least = v;
+    }
+  return least;
+}
+
 /**
  * The depth pixels that another surface (more than the edge step sv[3] away) crosses during the
  * infrared exposure (sv[0]: its share), into `holes`; returns their number.
  */
 function depthHoles(
+  fast: number,
   w: number,
   h: number,
   l2: Float64Array,
   z: Uint16Array,
+  zLo: Int32Array,
+  zHi: Int32Array,
+  zSeen: Int32Array,
+  frame: number,
   nX: Float32Array,
   nY: Float32Array,
   sv: Float64Array,
   ox: Int32Array,
   oy: Int32Array,
   thr2: Float64Array,
+  po: Int32Array,
   tw: number,
   th: number,
   holes: Int32Array,
+  fastTiles: Int32Array,
 ): number {
   const sc = sv[0]!;
   const q2 = (sc * sc) / 4;
@@ -347,17 +453,42 @@ function depthHoles(
       const y0 = ty * BLUR_TILE;
       const x1 = Math.min(w, x0 + BLUR_TILE);
       const y1 = Math.min(h, y0 + BLUR_TILE);
+      const lo = Math.max(Math.abs(ox[0]!), Math.abs(oy[0]!));
+      const inside = x0 - lo >= 0 && y0 - lo >= 0 && x1 + lo <= w && y1 + lo <= h;
+      for (let k = 0; k < ns; k++) po[k] = oy[k]! * w + ox[k]!;
+      if (fast === 1) {
+        // no two depths the samples can pair differ by more than the step: no pixel of the tile
+        // can lose its return (the per-sample test below would pass over every sample)
+        const k0 = Math.max(0, Math.floor((x0 - lo) / BLUR_TILE));
+        const k1 = Math.min(tw - 1, Math.floor((x1 - 1 + lo) / BLUR_TILE));
+        const j0 = Math.max(0, Math.floor((y0 - lo) / BLUR_TILE));
+        const j1 = Math.min(th - 1, Math.floor((y1 - 1 + lo) / BLUR_TILE));
+        let zmin = 65535;
+        let zmax = 0;
+        for (let j = j0; j <= j1; j++)
+          for (let k = k0; k <= k1; k++) {
+            const t = j * tw + k;
+            if (zSeen[t] !== frame) depthRange(z, w, h, t, tw, zLo, zHi, zSeen, frame);
+            if (zLo[t]! < zmin) zmin = zLo[t]!;
+            if (zHi[t]! > zmax) zmax = zHi[t]!;
+          }
+        if (zmax - zmin <= edge) {
+          fastTiles[1]!++;
+          continue;
+        }
+      }
       for (let y = y0; y < y1; y++)
         for (let x = x0; x < x1; x++) {
           const q = y * w + x;
           const rq = l2[q]! * q2;
           const zq = z[q] === 0 ? 65535 : z[q]!;
           for (let k = 0; k < ns; k++) {
-            let px = x + ox[k]!;
-            let py = y + oy[k]!;
-            px = px < 0 ? 0 : px >= w ? w - 1 : px;
-            py = py < 0 ? 0 : py >= h ? h - 1 : py;
-            const p = py * w + px;
+            let p = q + po[k]!;
+            if (!inside) {
+              const px = x + ox[k]!;
+              const py = y + oy[k]!;
+              p = (py < 0 ? 0 : py >= h ? h - 1 : py) * w + (px < 0 ? 0 : px >= w ? w - 1 : px);
+            }
             const zp = z[p] === 0 ? 65535 : z[p]!;
             const step = zp - zq;
             if (step <= edge && -step <= edge) continue;
@@ -372,6 +503,36 @@ function depthHoles(
         }
     }
   return count;
+}
+
+/** tile t's least and greatest depth (0 read as 65535, as the tests read it), into zLo, zHi */
+function depthRange(
+  z: Uint16Array,
+  w: number,
+  h: number,
+  t: number,
+  tw: number,
+  zLo: Int32Array,
+  zHi: Int32Array,
+  zSeen: Int32Array,
+  frame: number,
+): void {
+  const x0 = (t % tw) * BLUR_TILE;
+  const y0 = ((t - (t % tw)) / tw) * BLUR_TILE;
+  const x1 = Math.min(w, x0 + BLUR_TILE);
+  const y1 = Math.min(h, y0 + BLUR_TILE);
+  let lo = 65535;
+  let hi = 0;
+  for (let y = y0; y < y1; y++)
+    for (let x = x0; x < x1; x++) {
+      const v = z[y * w + x]!;
+      const d = v === 0 ? 65535 : v;
+      if (d < lo) lo = d;
+      if (d > hi) hi = d;
+    }
+  zLo[t] = lo;
+  zHi[t] = hi;
+  zSeen[t] = frame;
 }
 
 /**
@@ -398,6 +559,7 @@ export class ExposureMotion {
     vy: new Float32Array(0),
     slot: new Int32Array(0),
     l2px: new Float64Array(0),
+    l2min: new Float64Array(0),
     rect: [0, 0, 0, 0],
   };
   private readonly camFromWorld = new Float64Array(16);
