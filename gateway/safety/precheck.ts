@@ -216,6 +216,44 @@ const DERIVATIVE_SAMPLES_PER_STEP = 1024;
  * samples of the derivative pass and after each geometry window. Same verdict, same stats.
  */
 export function* precheckChunkSteps(input: PrecheckInput): Steps<PrecheckResult> {
+  const lease: ScratchLease = {};
+  try {
+    return yield* precheckBody(input, lease);
+  } finally {
+    if (lease.g && lease.s) releaseScratch(lease.g, lease.s);
+  }
+}
+
+/**
+ * Scratch buffers are pooled per compiled geometry: a pre-check takes one for its run and gives
+ * it back when it ends (returns, throws or is abandoned between slices), so two runs never share
+ * one and the realtime setting's act (one pre-check per chunk, 50 Hz and more) allocates none.
+ */
+const scratchPool = new WeakMap<CompiledGeometry, Scratch[]>();
+interface ScratchLease {
+  g?: CompiledGeometry;
+  s?: Scratch;
+}
+
+function takeScratch(g: CompiledGeometry, dof: number, lease: ScratchLease): Scratch {
+  const free = scratchPool.get(g);
+  let s = free?.pop();
+  if (!s || s.qs.length !== dof) s = makeScratch(g, dof);
+  lease.g = g;
+  lease.s = s;
+  return s;
+}
+
+function releaseScratch(g: CompiledGeometry, s: Scratch): void {
+  let free = scratchPool.get(g);
+  if (!free) scratchPool.set(g, (free = []));
+  if (free.length < 4) free.push(s);
+}
+
+/** the identity flange→tool transform (read only: forwardKinematicsInto never writes its tcp) */
+const IDENTITY_TCP: Mat4 = mat4Identity();
+
+function* precheckBody(input: PrecheckInput, lease: ScratchLease): Steps<PrecheckResult> {
   const { robot, limits, start, trajectory: traj } = input;
   const tcp = input.tcp;
   const dof = limits.jointNames.length;
@@ -254,8 +292,8 @@ export function* precheckChunkSteps(input: PrecheckInput): Steps<PrecheckResult>
   }
 
   const g = geometryFor(robot, limits, tcp);
-  const s = makeScratch(g, dof);
-  const tcpM = tcp ?? mat4Identity();
+  const s = takeScratch(g, dof, lease);
+  const tcpM = tcp ?? IDENTITY_TCP;
   let fkEvaluations = 0;
   const fkAt = (i: number): Mat4[] => {
     fkEvaluations++;
