@@ -170,7 +170,11 @@ export interface Backend {
   now(): number;
   /** latest joint reading */
   read(): JointReading;
-  /** run a validated trajectory; resolves when it completes, is aborted or faults */
+  /**
+   * run a validated trajectory; resolves when it completes, is aborted or faults. The trajectory
+   * is the caller's and valid until the promise settles (the realtime driver reuses its buffers):
+   * a backend that keeps it longer keeps a copy.
+   */
   execute(traj: JointTrajectory, opts?: ExecuteOptions): Promise<ExecuteResult>;
   /** keep the last target for `seconds` while time passes */
   hold(seconds: number, opts?: ExecuteOptions): Promise<ExecuteResult>;

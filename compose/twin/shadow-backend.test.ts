@@ -57,6 +57,19 @@ describe("shadow twin (two sims)", () => {
     for (const im of d.images) expect(im.meanAbsRgb).toBe(0);
   });
 
+  it("keeps the trajectories it executed as they were: the caller may reuse its buffers once execute settles (the realtime driver does)", async () => {
+    const { s, twin } = await shadow(createSimBackend({ robot: PANDA, seed: 3 }), 3);
+    const traj = along(s, twin.currentCalibration(), 2);
+    const q = traj.q.slice();
+    const g = traj.gripperWidthM.slice();
+    await s.execute(traj);
+    traj.q.fill(0);
+    traj.gripperWidthM.fill(0);
+    expect(s.executed).toHaveLength(1);
+    expect(s.executed[0]!.traj.q).toEqual(q);
+    expect(s.executed[0]!.traj.gripperWidthM).toEqual(g);
+  });
+
   it("the perturbed 'real' sim (hidden servo, delay, latency, noise) diverges, per chunk and per trial, handed to divergence listeners and never to the sensor events (the agent sees those)", async () => {
     const { s, twin } = await shadow(perturbedRealSim(3), 3);
     const events: SensorEvent[] = [];

@@ -144,7 +144,8 @@ export class ShadowBackend implements Backend {
       (i) => this.twin.stepSample(traj, i),
       (o) => this.primary.execute(traj, o),
     );
-    this.executed.push({ traj, startS, start, samples: res.samplesExecuted });
+    // a copy: the trajectory is valid only until execute settles (seam/types.ts Backend.execute)
+    this.executed.push({ traj: copyTrajectory(traj), startS, start, samples: res.samplesExecuted });
     return res;
   }
 
@@ -275,3 +276,13 @@ export class ShadowBackend implements Backend {
 }
 
 export { divergenceJson };
+
+function copyTrajectory(t: JointTrajectory): JointTrajectory {
+  return {
+    periodS: t.periodS,
+    count: t.count,
+    q: t.q.slice(),
+    gripperWidthM: t.gripperWidthM.slice(),
+    rowEndIndex: [...t.rowEndIndex],
+  };
+}
