@@ -9,8 +9,9 @@ import { interpolateChunk } from "../seam/interpolate.ts";
 import type { SensorEvent } from "../seam/types.ts";
 import { fkWorkspace, forwardKinematicsInto } from "../robots/franka/kinematics.ts";
 import { PANDA } from "../robots/franka/models.ts";
-import { mat4Mul, mat4Point, poseToMat4, type Vec3 } from "../robots/math.ts";
+import { mat4Identity, mat4Mul, mat4Point, poseToMat4, type Vec3 } from "../robots/math.ts";
 import { createSimBackend, type SimBackend } from "./sim-backend.ts";
+import { loadRapier, PhysicsWorld } from "./world.ts";
 
 const DT = PANDA.controlPeriodS;
 const open: SimBackend[] = [];
@@ -144,5 +145,20 @@ describe("arm collisions in the sim", () => {
     const again = events.filter((e) => e.type === "collision").slice(n1);
     expect(again.map((e) => (e.type === "collision" ? e.link : ""))).toContain("link6");
     expect(pairs()).toEqual(inside);
+  });
+});
+
+describe("the environment is fixed", () => {
+  it("a moving body in the env group is refused where bodies are made (the arm's contact scan keeps its last result while the arm holds still)", async () => {
+    const w = new PhysicsWorld(await loadRapier(), { timestepS: DT, predictionDistanceM: 0.002 });
+    try {
+      const box = [{ kind: "box" as const, centre: [0, 0, 0] as Vec3, halfExtentsM: [0.1, 0.1, 0.1] as Vec3 }];
+      for (const kind of ["kinematic", "dynamic"] as const)
+        expect(() => w.addBody(kind, mat4Identity(), box, { group: "env", name: "crate" })).toThrow(/must be fixed/);
+      expect(() => w.addBody("fixed", mat4Identity(), box, { group: "env", name: "crate" })).not.toThrow();
+      expect(() => w.addBody("dynamic", mat4Identity(), box, { group: "free", name: "crate2" })).not.toThrow();
+    } finally {
+      w.free();
+    }
   });
 });

@@ -153,6 +153,10 @@ export class PhysicsWorld {
     tag: ColliderTag,
     opts: BodyOptions = {},
   ): number {
+    // ArmRig.envContacts keeps its last scan while the arm holds still: that holds only while
+    // nothing of the environment moves
+    if (tag.group === "env" && kind !== "fixed")
+      throw new Error(`environment body "${tag.name}" must be fixed (it is ${kind}): moving objects go in "free"`);
     const R = this.R;
     const desc =
       kind === "fixed"
