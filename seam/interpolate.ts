@@ -63,27 +63,16 @@ export function* interpolateChunkSteps(
   const kp = new Float64Array((n + 1) * dof);
   for (let j = 0; j < dof; j++) kp[j] = start.q[j]!;
   for (let k = 1; k <= n; k++) for (let j = 0; j < dof; j++) kp[k * dof + j] = rows[k - 1]![j]!;
-  const knot = (k: number, j: number): number => kp[k * dof + j]!;
-  const vel = (k: number, j: number): number => {
-    if (k === 0) return start.dq[j]!;
-    if (k === n) return 0;
-    const a = knot(k, j) - knot(k - 1, j);
-    const b = knot(k + 1, j) - knot(k, j);
-    if (a * b <= 0) return 0;
-    // central difference, limited so the segment stays monotone (Fritsch–Carlson: |v| ≤ 3·min slope)
-    const c = (a + b) / 2;
-    const lim = 3 * Math.min(Math.abs(a), Math.abs(b));
-    return (Math.abs(c) > lim ? Math.sign(c) * lim : c) / dtS;
-  };
-
   // knot velocities and accelerations, (n + 1) × dof
   const kv = new Float64Array((n + 1) * dof);
   const ka = new Float64Array((n + 1) * dof);
-  for (let k = 0; k <= n; k++) for (let j = 0; j < dof; j++) kv[k * dof + j] = vel(k, j);
+  for (let k = 0; k <= n; k++)
+    for (let j = 0; j < dof; j++) kv[k * dof + j] = knotVelocity(kp, dof, n, k, j, start, dtS);
   for (let k = 1; k < n; k++) {
     for (let j = 0; j < dof; j++) {
       const v = kv[k * dof + j]!;
-      ka[k * dof + j] = v === 0 ? 0 : (knot(k + 1, j) - 2 * knot(k, j) + knot(k - 1, j)) / (dtS * dtS);
+      const b = k * dof + j;
+      ka[b] = v === 0 ? 0 : (kp[b + dof]! - 2 * kp[b]! + kp[b - dof]!) / (dtS * dtS);
     }
   }
 
@@ -128,6 +117,31 @@ export function* interpolateChunkSteps(
     rowEndIndex.push(idx - 1);
   }
   return { periodS, count, q, gripperWidthM: grip, rowEndIndex };
+}
+
+/**
+ * The velocity at knot k of joint j (knot positions `kp`, (n + 1) × dof): the measured one at the
+ * start, zero at the end and where the path turns or pauses, else the central difference limited
+ * so the segment stays monotone (Fritsch–Carlson: |v| ≤ 3·min slope).
+ */
+function knotVelocity(
+  kp: Float64Array,
+  dof: number,
+  n: number,
+  k: number,
+  j: number,
+  start: TrajectoryStart,
+  dtS: number,
+): number {
+  if (k === 0) return start.dq[j]!;
+  if (k === n) return 0;
+  const b = k * dof + j;
+  const a = kp[b]! - kp[b - dof]!;
+  const c2 = kp[b + dof]! - kp[b]!;
+  if (a * c2 <= 0) return 0;
+  const c = (a + c2) / 2;
+  const lim = 3 * Math.min(Math.abs(a), Math.abs(c2));
+  return (Math.abs(c) > lim ? Math.sign(c) * lim : c) / dtS;
 }
 
 /** A trajectory that holds one state for `samples` ticks. */

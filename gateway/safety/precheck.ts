@@ -186,6 +186,17 @@ interface Scratch {
   floor: Float64Array;
   qs: Float64Array;
   prevTool: Float64Array;
+  /** the derivative pass's previous sample, velocity and acceleration, and the position band, per joint */
+  qPrev: Float64Array;
+  vPrev: Float64Array;
+  aPrev: Float64Array;
+  bandLo: Float64Array;
+  bandHi: Float64Array;
+  /** per geometry window and joint: the largest deviation from the window's anchor (grown as needed) */
+  dev: Float64Array;
+  /** the tool Jacobian at a window's anchor (6 × JACOBIAN_COLS) and its columns' drift bounds */
+  jac: Float64Array;
+  colErr: Float64Array;
 }
 
 function makeScratch(g: CompiledGeometry, dof: number): Scratch {
@@ -197,7 +208,89 @@ function makeScratch(g: CompiledGeometry, dof: number): Scratch {
     floor: new Float64Array(n),
     qs: new Float64Array(dof),
     prevTool: new Float64Array(3),
+    qPrev: new Float64Array(dof),
+    vPrev: new Float64Array(dof),
+    aPrev: new Float64Array(dof),
+    bandLo: new Float64Array(dof),
+    bandHi: new Float64Array(dof),
+    dev: new Float64Array(8 * dof),
+    jac: new Float64Array(6 * JACOBIAN_COLS),
+    colErr: new Float64Array(dof),
   };
+}
+
+/**
+ * The limits as the derivative pass reads them (typed copies, reciprocals of the rate limits),
+ * made once per limits object (frozen: identity is a safe key).
+ */
+interface LimitTables {
+  lo: Float64Array;
+  hi: Float64Array;
+  invV: Float64Array;
+  invA: Float64Array;
+  invJ: Float64Array;
+}
+const limitTables = new WeakMap<EffectiveLimits, LimitTables>();
+
+function tablesFor(limits: EffectiveLimits): LimitTables {
+  let t = limitTables.get(limits);
+  if (!t) {
+    t = {
+      lo: Float64Array.from(limits.lowerRad),
+      hi: Float64Array.from(limits.upperRad),
+      invV: Float64Array.from(limits.maxVelocityRadps, (x) => 1 / x),
+      invA: Float64Array.from(limits.maxAccelerationRadps2, (x) => 1 / x),
+      invJ: Float64Array.from(limits.maxJerkRadps3, (x) => 1 / x),
+    };
+    limitTables.set(limits, t);
+  }
+  return t;
+}
+
+/** The violation of `kind` at dense sample `i` of `traj`. */
+function violationAt(
+  traj: JointTrajectory,
+  kind: ViolationKind,
+  i: number,
+  limit: number,
+  value: number,
+  unit: Violation["unit"],
+  extra: { joint?: string; link?: string; volume?: string } = {},
+): PrecheckResult {
+  const T = traj.periodS;
+  return {
+    ok: false,
+    violation: {
+      kind,
+      row: rowOfSample(traj, i),
+      sampleIndex: i,
+      tS: (i + 1) * T,
+      ...extra,
+      limit,
+      value,
+      unit,
+    },
+  };
+}
+
+/** One run's FK: the frames at dense sample `i` (−1: the start), counted. */
+interface FkRun {
+  robot: RobotModel;
+  startQ: readonly number[];
+  q: Float64Array;
+  dof: number;
+  tcp: Mat4;
+  s: Scratch;
+  evaluations: number;
+}
+
+function fkAt(r: FkRun, i: number): Mat4[] {
+  r.evaluations++;
+  const s = r.s;
+  if (i < 0) return forwardKinematicsInto(r.robot, r.startQ, s.fk, r.tcp);
+  const base = i * r.dof;
+  for (let j = 0; j < r.dof; j++) s.qs[j] = r.q[base + j]!;
+  return forwardKinematicsInto(r.robot, s.qs, s.fk, r.tcp);
 }
 
 /**
@@ -263,68 +356,33 @@ function* precheckBody(input: PrecheckInput, lease: ScratchLease): Steps<Prechec
   const q = traj.q;
   const grip = traj.gripperWidthM;
 
-  const mkViolation = (
-    kind: ViolationKind,
-    i: number,
-    limit: number,
-    value: number,
-    unit: Violation["unit"],
-    extra: { joint?: string; link?: string; volume?: string } = {},
-  ): PrecheckResult => ({
-    ok: false,
-    violation: {
-      kind,
-      row: rowOfSample(traj, i),
-      sampleIndex: i,
-      tS: (i + 1) * T,
-      ...extra,
-      limit,
-      value,
-      unit,
-    },
-  });
-
   // 1. whole-chunk rule
   const durationS = count * T;
   if (durationS > limits.maxChunkDurationS + 1e-9) {
     const i = Math.min(count - 1, Math.floor(limits.maxChunkDurationS / T + 1e-9));
-    return mkViolation("chunk_duration", i, limits.maxChunkDurationS, durationS, "s");
+    return violationAt(traj, "chunk_duration", i, limits.maxChunkDurationS, durationS, "s");
   }
 
   const g = geometryFor(robot, limits, tcp);
   const s = takeScratch(g, dof, lease);
-  const tcpM = tcp ?? IDENTITY_TCP;
-  let fkEvaluations = 0;
-  const fkAt = (i: number): Mat4[] => {
-    fkEvaluations++;
-    if (i < 0) return forwardKinematicsInto(robot, start.q, s.fk, tcpM);
-    const base = i * dof;
-    for (let j = 0; j < dof; j++) s.qs[j] = q[base + j]!;
-    return forwardKinematicsInto(robot, s.qs, s.fk, tcpM);
-  };
+  const fk: FkRun = { robot, startQ: start.q, q, dof, tcp: tcp ?? IDENTITY_TCP, s, evaluations: 0 };
 
   // 2. derivative pass, per sample; also per-window max joint deviation from the anchor,
   //    over the window's samples and the sample just before it (for the geometry/tool pass)
   const stride = Math.max(1, Math.floor(input.geometryStride ?? 32));
   const nWin = Math.ceil(count / stride);
-  const dev = new Float64Array(nWin * dof);
-  const lo = Float64Array.from(limits.lowerRad);
-  const hi = Float64Array.from(limits.upperRad);
+  if (s.dev.length < nWin * dof) s.dev = new Float64Array(2 * nWin * dof);
+  const dev = s.dev;
+  dev.fill(0, 0, nWin * dof);
   // typed copies: the hot loop reads them 3 × count × dof times
-  const invV = Float64Array.from(limits.maxVelocityRadps, (x) => 1 / x);
-  const invA = Float64Array.from(limits.maxAccelerationRadps2, (x) => 1 / x);
-  const invJ = Float64Array.from(limits.maxJerkRadps3, (x) => 1 / x);
+  const { lo, hi, invV, invA, invJ } = tablesFor(limits);
   // ratios trigger an exact re-check (firstKindAtSample) slightly early, so rounding of
   // the ratio can never hide a violation that the exact comparison would report
   const TRIGGER = 1 - 1e-9;
   const toolMax = limits.maxToolSpeedMps;
   const gripMax = limits.gripper.maxSpeedMps;
 
-  const qPrev = new Float64Array(dof);
-  const vPrev = new Float64Array(dof);
-  const aPrev = new Float64Array(dof);
-  const bandLo = new Float64Array(dof);
-  const bandHi = new Float64Array(dof);
+  const { qPrev, vPrev, aPrev, bandLo, bandHi } = s;
   for (let j = 0; j < dof; j++) {
     qPrev[j] = start.q[j]!;
     vPrev[j] = start.dq[j]!;
@@ -379,7 +437,6 @@ function* precheckBody(input: PrecheckInput, lease: ScratchLease): Steps<Prechec
         limits,
         bandLo,
         bandHi,
-        mkViolation,
       );
       failIndex = i;
       break;
@@ -389,21 +446,20 @@ function* precheckBody(input: PrecheckInput, lease: ScratchLease): Steps<Prechec
     const ag = Math.abs(gv);
     if (ag > maxGrip) maxGrip = ag;
     if (ag > gripMax) {
-      derivFail = mkViolation("gripper_speed", i, gripMax, gv, "m/s");
+      derivFail = violationAt(traj, "gripper_speed", i, gripMax, gv, "m/s");
       failIndex = i;
       break;
     }
   }
 
   // 3. tool speed and geometry, window by window, only before the first derivative failure
-  evalClearances(g, fkAt(-1), s.geo, s.clear);
+  evalClearances(g, fkAt(fk, -1), s.geo, s.clear);
   allowedFloor(s.clear, s.floor);
   const nPairs = s.clear.length;
   const reach = g.reachM;
   const toolReach = g.toolReachM;
   // 6×7 row-major (jacobian.ts layout); the tool-speed screen reads the linear rows 0…2
-  const jac = new Float64Array(6 * JACOBIAN_COLS);
-  const colErr = new Float64Array(dof);
+  const { jac, colErr } = s;
   let minMargin = Number.POSITIVE_INFINITY;
   let maxTool = 0;
   let prevToolIndex = -2; // sample whose exact tool point is in s.prevTool
@@ -413,7 +469,7 @@ function* precheckBody(input: PrecheckInput, lease: ScratchLease): Steps<Prechec
     yield;
     const i1 = Math.min(count, i0 + stride, failIndex);
     const devBase = w * dof;
-    const frames = fkAt(i0);
+    const frames = fkAt(fk, i0);
     // geometry screen: clearance at the anchor minus how far any body point can move in the window
     let delta = 0;
     let deltaTool = 0;
@@ -453,12 +509,12 @@ function* precheckBody(input: PrecheckInput, lease: ScratchLease): Steps<Prechec
       const bound = (Math.sqrt(lx * lx + ly * ly + lz * lz) + err) * invT;
       if (bound > toolMax) {
         if (prevToolIndex !== i - 1) {
-          const m = fkAt(i - 1)[9]!;
+          const m = fkAt(fk, i - 1)[9]!;
           s.prevTool[0] = m[3]!;
           s.prevTool[1] = m[7]!;
           s.prevTool[2] = m[11]!;
         }
-        const m = fkAt(i)[9]!;
+        const m = fkAt(fk, i)[9]!;
         const speed =
           Math.hypot(m[3]! - s.prevTool[0]!, m[7]! - s.prevTool[1]!, m[11]! - s.prevTool[2]!) * invT;
         s.prevTool[0] = m[3]!;
@@ -466,14 +522,15 @@ function* precheckBody(input: PrecheckInput, lease: ScratchLease): Steps<Prechec
         s.prevTool[2] = m[11]!;
         prevToolIndex = i;
         if (speed > maxTool) maxTool = speed;
-        if (speed > toolMax) return mkViolation("tool_speed", i, toolMax, speed, "m/s", { link: "tool" });
+        if (speed > toolMax)
+          return violationAt(traj, "tool_speed", i, toolMax, speed, "m/s", { link: "tool" });
       } else if (bound > maxTool) maxTool = bound;
       if (!windowSafe) {
-        evalClearances(g, fkAt(i), s.geo, s.clear);
+        evalClearances(g, fkAt(fk, i), s.geo, s.clear);
         for (let p = 0; p < nPairs; p++) {
           const c = s.clear[p]!;
           const fl = s.floor[p]!;
-          if (c < fl) return geometryViolation(g, p, i, c, fl, mkViolation);
+          if (c < fl) return geometryViolation(g, traj, p, i, c, fl);
         }
       }
     }
@@ -490,33 +547,24 @@ function* precheckBody(input: PrecheckInput, lease: ScratchLease): Steps<Prechec
       maxGripperSpeedMps: maxGrip,
       maxToolSpeedBoundMps: maxTool,
       minClearanceM: minMargin,
-      fkEvaluations,
+      fkEvaluations: fk.evaluations,
     },
   };
 }
 
-type MkViolation = (
-  kind: ViolationKind,
-  i: number,
-  limit: number,
-  value: number,
-  unit: Violation["unit"],
-  extra?: { joint?: string; link?: string; volume?: string },
-) => PrecheckResult;
-
 function geometryViolation(
   g: CompiledGeometry,
+  traj: JointTrajectory,
   pair: number,
   i: number,
   c: number,
   floor: number,
-  mk: MkViolation,
 ): PrecheckResult {
   const bi = Math.floor(pair / g.stride);
   const slot = pair % g.stride;
   const link = g.bodies[bi]!.link;
-  if (slot === 0) return mk("workspace", i, floor, c, "m", { link, volume: "workspace" });
-  return mk("keep_out", i, floor, c, "m", { link, volume: g.volumes[slot - 1]!.name });
+  if (slot === 0) return violationAt(traj, "workspace", i, floor, c, "m", { link, volume: "workspace" });
+  return violationAt(traj, "keep_out", i, floor, c, "m", { link, volume: g.volumes[slot - 1]!.name });
 }
 
 /**
@@ -533,8 +581,15 @@ function firstKindAtSample(
   limits: EffectiveLimits,
   bandLo: Float64Array,
   bandHi: Float64Array,
-  mk: MkViolation,
 ): PrecheckResult | undefined {
+  const mk = (
+    kind: ViolationKind,
+    at: number,
+    limit: number,
+    value: number,
+    unit: Violation["unit"],
+    extra: { joint?: string },
+  ): PrecheckResult => violationAt(traj, kind, at, limit, value, unit, extra);
   const invT = 1 / traj.periodS;
   const at = (k: number, j: number): number => (k < 0 ? start.q[j]! : q[k * dof + j]!);
   const vel = (k: number, j: number): number => (k < 0 ? start.dq[j]! : (at(k, j) - at(k - 1, j)) * invT);
