@@ -49,7 +49,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RealtimeStatus } from "../gateway/episode/view.ts";
-import type { Backend } from "../seam/types.ts";
+import type { Backend, RealtimeDrive } from "../seam/types.ts";
 import { ActRequestSchema } from "../gateway/api/schemas.ts";
 import { startRealBench } from "../hil-tests/real-bench.ts";
 import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
@@ -338,16 +338,26 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
   if (!streamed) stamps.wrapExecute(backend);
   if (diag) {
     const execute = backend.execute.bind(backend);
+    const timed = (t: number, c0: NodeJS.CpuUsage, count: number) => {
+      diag.execMs.push(performance.now() - t);
+      const c = process.cpuUsage(c0);
+      diag.execCpuUs.push(c.user + c.system);
+      diag.execSteps.push(count);
+    };
     backend.execute = async (traj, opts) => {
       const t = performance.now();
       const c0 = process.cpuUsage();
       const res = await execute(traj, opts);
-      diag.execMs.push(performance.now() - t);
-      const c = process.cpuUsage(c0);
-      diag.execCpuUs.push(c.user + c.system);
-      diag.execSteps.push(traj.count);
+      timed(t, c0, traj.count);
       return res;
     };
+    wrapRunNow(backend, (run) => (traj, opts) => {
+      const t = performance.now();
+      const c0 = process.cpuUsage();
+      const res = run(traj, opts);
+      timed(t, c0, traj.count);
+      return res;
+    });
     // the arrival of bytes on the gateway's sockets (before the HTTP parser or ws sees them)
     g.app.server.on("connection", (sock: import("node:net").Socket) =>
       sock.prependListener("data", () => {
@@ -484,6 +494,18 @@ interface Sample {
 }
 
 /** When each step was committed, on CLOCK_MONOTONIC (typed arrays: no allocation per wake-up). */
+type RunNow = NonNullable<Extract<RealtimeDrive, { kind: "stepped" }>["runNow"]>;
+
+/** Wrap a stepped backend's runNow (the episode asks for the drive when its realtime loop starts). */
+function wrapRunNow(backend: Backend, wrap: (run: RunNow) => RunNow): void {
+  const drive = backend.realtimeDrive?.bind(backend);
+  if (!drive) return;
+  backend.realtimeDrive = () => {
+    const d = drive();
+    return d.kind === "stepped" && d.runNow ? { kind: "stepped", runNow: wrap(d.runNow) } : d;
+  };
+}
+
 class CommitStamps {
   episode: { readonly realtimeCommitted: number } | undefined;
   private atMs = new Float64Array(1 << 16);
@@ -516,6 +538,11 @@ class CommitStamps {
       if (this.episode) this.push(monoMs(), this.episode.realtimeCommitted);
       return execute(traj, opts);
     };
+    // and the drive's synchronous runNow, the driver's path when the backend has one
+    wrapRunNow(backend, (run) => (traj, opts) => {
+      if (this.episode) this.push(monoMs(), this.episode.realtimeCommitted);
+      return run(traj, opts);
+    });
   }
   push(atMs: number, upTo: number): void {
     if (this.n === this.atMs.length) {

@@ -209,7 +209,15 @@ export interface Backend {
  * - `unavailable`: this backend cannot run the realtime setting; `reason` says why.
  */
 export type RealtimeDrive =
-  | { kind: "stepped" }
+  | {
+      kind: "stepped";
+      /**
+       * Run a wake-up's due steps (one or a few) at once, synchronously, as execute() would
+       * (without frames); optional: the driver then awaits execute(). A wake-up per control
+       * period, 1 kHz: this spares it execute's promise chain.
+       */
+      runNow?: (traj: JointTrajectory, opts: ExecuteOptions) => ExecuteResult;
+    }
   | { kind: "streamed"; motion: StreamingMotion }
   | { kind: "unavailable"; reason: string };
 

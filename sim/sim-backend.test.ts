@@ -345,3 +345,47 @@ describe("SimBackend", () => {
     expect(count(front!.rgb.data, lit)).toBeGreaterThan(20);
   });
 });
+
+describe("sim backend: the realtime drive's runNow", () => {
+  it("runs a wake-up's steps as execute does: same states, same tick readings, same outcome", async () => {
+    const a = await backend(3);
+    const b = await backend(3);
+    const drive = b.realtimeDrive();
+    if (drive.kind !== "stepped" || !drive.runNow) throw new Error("the sim's drive runs steps at once");
+    const traj = followWire(a);
+    const ticksA: JointReading[] = [];
+    const ticksB: JointReading[] = [];
+    const resA = await a.execute(traj, { onTick: (r) => (ticksA.push(r), "ok") });
+    // the same trajectory as one wake-up after another of up to 3 steps
+    let resB: ReturnType<typeof drive.runNow> | undefined;
+    for (let i = 0; i < traj.count; i += 3) {
+      const n = Math.min(3, traj.count - i);
+      const part = {
+        periodS: traj.periodS,
+        count: n,
+        q: traj.q.subarray(i * 7, (i + n) * 7),
+        gripperWidthM: traj.gripperWidthM.subarray(i, i + n),
+        rowEndIndex: [n - 1],
+      };
+      resB = drive.runNow(part, { onTick: (r) => (ticksB.push(r), "ok") });
+      expect(resB.outcome).toBe("completed");
+      expect(resB.samplesExecuted).toBe(n);
+    }
+    expect(resA.outcome).toBe("completed");
+    expect(ticksB).toEqual(ticksA);
+    expect(resB!.final).toEqual(resA.final);
+    expect(b.read()).toEqual(a.read());
+  });
+
+  it("stops at the step whose tick says stop, and refuses frames", async () => {
+    const b = await backend(3);
+    const drive = b.realtimeDrive();
+    if (drive.kind !== "stepped" || !drive.runNow) throw new Error("the sim's drive runs steps at once");
+    const traj = followWire(b);
+    const runNow = drive.runNow;
+    const res = runNow(traj, { onTick: (_r, i) => (i === 4 ? "stop" : "ok") });
+    expect(res.outcome).toBe("stopped");
+    expect(res.samplesExecuted).toBe(5);
+    expect(() => runNow(traj, { capture: { cameras: [], everyTicks: 1, depth: false } })).toThrow(/frames/);
+  });
+});

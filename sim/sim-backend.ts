@@ -250,12 +250,16 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
   }
 
   async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
+    this.checkExecute(traj);
+    return this.run(traj.count, opts, traj);
+  }
+
+  private checkExecute(traj: JointTrajectory): void {
     this.guard("execute");
     if (Math.abs(traj.periodS - this.dt) > 1e-12)
       throw new Error(`trajectory period ${traj.periodS} s differs from the control period ${this.dt} s`);
     if (traj.q.length < traj.count * 7 || traj.gripperWidthM.length < traj.count)
       throw new Error("trajectory arrays are shorter than its sample count");
-    return this.run(traj.count, opts, traj);
   }
 
   async hold(seconds: number, opts: ExecuteOptions = {}): Promise<ExecuteResult> {
@@ -278,8 +282,10 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
 
   /** The sim runs the realtime queue stepped: the gateway hands it the due steps (seam RealtimeDrive). */
   realtimeDrive(): RealtimeDrive {
-    return { kind: "stepped" };
+    return { kind: "stepped", runNow: this.runNowBound };
   }
+
+  private readonly runNowBound = (traj: JointTrajectory, opts: ExecuteOptions) => this.runNow(traj, opts);
 
   async stop(_reason: string): Promise<void> {
     this.stopRequested = true;
@@ -552,27 +558,62 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
     opts: ExecuteOptions,
     traj: JointTrajectory | null,
   ): Promise<ExecuteResult> {
-    this.stopRequested = false;
-    const frames: Frame[] = [];
+    const st = this.runStart(opts);
     const cap = opts.capture;
-    assertMotionArgs("execute", opts);
-    if (cap) frames.push(...this.render(cap.cameras, cap.depth));
+    if (cap) st.frames.push(...this.render(cap.cameras, cap.depth));
     const yieldEvery = this.opts.yieldEveryTicks;
     const sliceMs = yieldEvery === undefined ? (this.opts.yieldSliceMs ?? 0.25) : 0;
-    let nextYieldMs = sliceMs > 0 ? performance.now() + sliceMs : Number.POSITIVE_INFINITY;
-    let outcome: ExecuteResult["outcome"] = "completed";
-    let done = 0;
-    /** the reading after the last step, when nothing can have changed the state since */
-    let last: JointReading | null = null;
-    for (let i = 0; i < count; i++) {
+    for (;;) {
+      const untilMs = sliceMs > 0 ? performance.now() + sliceMs : Number.POSITIVE_INFINITY;
+      if (this.runSteps(st, count, opts, traj, untilMs, yieldEvery ?? 0)) break;
+      // outside the loop the world may change (a stop, a reset): the final reading is read anew
+      await new Promise<void>((r) => setImmediate(r));
+      st.last = null;
+    }
+    return this.runEnd(st);
+  }
+
+  /**
+   * `count` steps at once, synchronously (no frames, no turn of the event loop between them): the
+   * realtime setting's due steps of one wake-up, one or a few (seam RealtimeDrive `runNow`).
+   */
+  private runNow(traj: JointTrajectory, opts: ExecuteOptions): ExecuteResult {
+    this.checkExecute(traj);
+    if (opts.capture) throw new Error("runNow: frames are captured by execute");
+    const st = this.runStart(opts);
+    this.runSteps(st, traj.count, opts, traj, Number.POSITIVE_INFINITY, 0);
+    return this.runEnd(st);
+  }
+
+  private runStart(opts: ExecuteOptions): RunState {
+    this.stopRequested = false;
+    assertMotionArgs("execute", opts);
+    return { done: 0, outcome: "completed", last: null, frames: [] };
+  }
+
+  /**
+   * Steps of a run from `st.done` on, until the run ends (true) or, past `untilMs` (wall ms) or
+   * `yieldEvery` steps, it should let the event loop turn (false).
+   */
+  private runSteps(
+    st: RunState,
+    count: number,
+    opts: ExecuteOptions,
+    traj: JointTrajectory | null,
+    untilMs: number,
+    yieldEvery: number,
+  ): boolean {
+    const cap = opts.capture;
+    while (st.done < count) {
       if (opts.signal?.aborted) {
-        outcome = "aborted";
-        break;
+        st.outcome = "aborted";
+        return true;
       }
       if (this.stopRequested || this.lifecycle !== "active") {
-        outcome = "stopped";
-        break;
+        st.outcome = "stopped";
+        return true;
       }
+      const i = st.done;
       if (traj) {
         const q = traj.q;
         const o = i * 7;
@@ -581,33 +622,32 @@ export class SimBackend extends LifecycleComponent implements Backend, SimPowers
         this.targetGripperM = traj.gripperWidthM[i]!;
       }
       this.tick();
-      done = i + 1;
-      last = null;
+      st.done = i + 1;
+      st.last = null;
       let verdict: ReturnType<NonNullable<ExecuteOptions["onTick"]>> = "ok";
       if (opts.onTick) {
-        last = this.read();
-        verdict = opts.onTick(last, i);
+        st.last = this.read();
+        verdict = opts.onTick(st.last, i);
       }
       if (verdict !== "ok") {
-        outcome = verdict === "stop" ? "stopped" : "fault";
-        break;
+        st.outcome = verdict === "stop" ? "stopped" : "fault";
+        return true;
       }
-      if (cap && done % cap.everyTicks === 0) frames.push(...this.render(cap.cameras, cap.depth));
-      if (yieldEvery !== undefined) {
-        if (yieldEvery > 0 && done % yieldEvery === 0) {
-          await new Promise<void>((r) => setImmediate(r));
-          last = null;
-        }
-      } else if (performance.now() >= nextYieldMs) {
-        // outside the loop the world may change (a stop, a reset): the final reading is read anew
-        await new Promise<void>((r) => setImmediate(r));
-        last = null;
-        nextYieldMs = performance.now() + sliceMs;
-      }
+      if (cap && st.done % cap.everyTicks === 0) st.frames.push(...this.render(cap.cameras, cap.depth));
+      if (yieldEvery > 0 ? st.done % yieldEvery === 0 : performance.now() >= untilMs) return false;
     }
-    if (outcome !== "completed" && this.bench) this.holdHere();
-    const res: ExecuteResult = { outcome, samplesExecuted: done, final: last ?? this.read(), frames };
-    if (outcome === "fault") res.fault = { ...TICK_FAULT };
+    return true;
+  }
+
+  private runEnd(st: RunState): ExecuteResult {
+    if (st.outcome !== "completed" && this.bench) this.holdHere();
+    const res: ExecuteResult = {
+      outcome: st.outcome,
+      samplesExecuted: st.done,
+      final: st.last ?? this.read(),
+      frames: st.frames,
+    };
+    if (st.outcome === "fault") res.fault = { ...TICK_FAULT };
     return res;
   }
 
@@ -772,4 +812,13 @@ export function cameraDescriptions(
       depth: c.depth,
     };
   });
+}
+
+/** A run's progress (SimBackend.run / runNow). */
+interface RunState {
+  done: number;
+  outcome: ExecuteResult["outcome"];
+  /** the reading after the last step, when nothing can have changed the state since */
+  last: JointReading | null;
+  frames: Frame[];
 }

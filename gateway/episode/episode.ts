@@ -7,7 +7,14 @@
  */
 import { randomUUID } from "node:crypto";
 import { CodedError } from "../../seam/errors.ts";
-import type { Frame, JointReading, SensorEvent, StreamingMotion, TickVerdict } from "../../seam/types.ts";
+import type {
+  ExecuteResult,
+  Frame,
+  JointReading,
+  SensorEvent,
+  StreamingMotion,
+  TickVerdict,
+} from "../../seam/types.ts";
 import type { TaskReading } from "../../tasks/types.ts";
 import type { ActRequest, EndReason, ObserveRequest, ReadingDto } from "../api/schemas.ts";
 import { GatewayError } from "../errors.ts";
@@ -619,11 +626,16 @@ export class Episode implements EpisodeView {
     this.rtLoop = this.motion(null, (signal) => {
       // one options object for every wake-up (the loop runs a wake-up per control period)
       const opts = { signal, onTick: (r: JointReading) => this.tick(r, -1) };
-      return rt.run(signal, async (traj) => {
-        const res = await backend.execute(traj, opts);
+      const checked = (res: ExecuteResult): ExecuteResult => {
         if (res.outcome === "fault") this.requestStop(causeOfFault(res.fault));
         return res;
-      });
+      };
+      // a stepped backend that can run a wake-up's steps at once does (no promise chain per step)
+      const runNow = drive?.kind === "stepped" ? drive.runNow : undefined;
+      return rt.run(
+        signal,
+        runNow ? (traj) => checked(runNow(traj, opts)) : (traj) => backend.execute(traj, opts).then(checked),
+      );
     }).catch(() => {
       // a backend that threw has gone the fault way (requestStop) inside motion()
     });

@@ -144,8 +144,11 @@ export interface RealtimeOptions {
   streamed?: boolean;
 }
 
-/** Runs `n` dense samples on the backend (the episode passes its tick hook and abort signal). */
-export type StepExecutor = (traj: JointTrajectory) => Promise<ExecuteResult>;
+/**
+ * Runs `n` dense samples on the backend (the episode passes its tick hook and abort signal); it
+ * may answer at once (a stepped backend's runNow: no promise per wake-up) or with a promise.
+ */
+export type StepExecutor = (traj: JointTrajectory) => ExecuteResult | Promise<ExecuteResult>;
 
 export interface RealtimeCounts {
   /** steps handed to the backend */
@@ -396,7 +399,7 @@ export class RealtimeDriver {
    * One wake-up: count and skip late slots, then run every due step as one trajectory.
    * @returns the backend's result, or null when nothing was due
    */
-  async wake(run: StepExecutor): Promise<ExecuteResult | null> {
+  wake(run: StepExecutor): ExecuteResult | Promise<ExecuteResult> | null {
     const slot = this.slotS;
     const now = this.clock.now();
     // the next step is due at the end of its slot, t0 + (base + shift + 1)·slot; late ones are skipped
@@ -519,7 +522,8 @@ export class RealtimeDriver {
         await this.clock.sleepUntil(nextSlot, this.sleepCtl.signal, precise);
         this.sleeping = null;
         if (signal.aborted || this.stopped) break;
-        const res = await this.wake(exec);
+        const woke = this.wake(exec);
+        const res = woke instanceof Promise ? await woke : woke;
         if (res && res.outcome !== "completed") break;
       }
     } finally {
