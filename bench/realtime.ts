@@ -1,7 +1,8 @@
 /**
  * The realtime setting (issue 14), a 50 Hz agent loop over real HTTP (127.0.0.1:0), then over the
- * WebSocket /v1/stream, sending a 2 ms one-row chunk every 20 ms (it starts at the earliest step
- * allowed), N/2 control steps each (default N = 10,000 = 10 s), on two benches side by side:
+ * WebSocket /v1/stream, sending a 2 ms one-row chunk every 20 ms, each at a phase drawn evenly
+ * over one control slot (seeded; it starts at the earliest step allowed), N/2 control steps each
+ * (default N = 10,000 = 10 s), on two benches side by side:
  * - sim: the sim at S = 1 (stepped drive);
  * - rig: the real backend wired to the rigs (hil-tests/real-bench.ts: the rosbridge rig in a child
  *   process, paced to the wall clock; streamed drive, FollowJointTrajectory goal replacement).
@@ -35,10 +36,12 @@
  * gateway: timing figures of that run mean little).
  *
  * --diag also prints where late wake-ups come from: the driver's wake-up lateness (its wall
- * clock wrapped), the time each backend execute takes and its steps, each act's synchronous
+ * clock wrapped), the time each backend execute (or stepped runNow) takes and its steps, each act's synchronous
  * slice (plan, pre-check, splice) and the WebSocket message's parse + schema check, the event
  * loop's delay (perf_hooks.monitorEventLoopDelay), GC pauses by kind, and when each wake-up
- * > 20 ms late and each GC pause > 5 ms happened (ms from the bench's start).
+ * > 20 ms late and each GC pause > 5 ms happened (ms from the bench's start); and each WebSocket
+ * splice over 2 periods with its longest segment (socket transit, route, the act's slice, the
+ * rest of the slot) and whether a GC pause of the gateway overlapped it.
  */
 import { parseArgs } from "node:util";
 import { parseBenchConfig } from "../compose/bench-config.ts";
@@ -88,7 +91,7 @@ class Diag {
   readonly preciseLateMs: number[] = [];
   /** wall ms of each wake-up more than 20 ms late, and by how much */
   readonly stalls: { atMs: number; lateMs: number; sleptMs: number; cpuMs: number }[] = [];
-  private readonly t0 = performance.now();
+  readonly t0 = performance.now();
   readonly execMs: number[] = [];
   readonly execSteps: number[] = [];
   /** each act's synchronous slice (plan, pre-check, splice; up to its first await): wall ms and process CPU ms */
@@ -107,7 +110,7 @@ class Diag {
   /** CPU µs (all threads) of each execute */
   readonly execCpuUs: number[] = [];
   private readonly eld = monitorEventLoopDelay({ resolution: 1 });
-  private readonly gc: { kind: number; ms: number; atMs: number }[] = [];
+  readonly gc: { kind: number; ms: number; atMs: number }[] = [];
   private readonly obs = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0;
@@ -423,6 +426,9 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
       route: [] as number[],
       slice: [] as number[],
       toCommit: [] as number[],
+      /** the splices over 2 periods, described */
+      over: [] as string[],
+      overGc: 0,
     };
     for (let i = agent.http.length; i < all.length; i++) {
       const x = all[i]!;
@@ -435,6 +441,21 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
       seg.route.push(enter - data);
       seg.slice.push(exit - enter);
       seg.toCommit.push(c - exit);
+      // a splice over 2 periods: which segment took the time, and did a GC pause of the
+      // gateway's overlap it (the tails' usual suspects: GC, socket transit, the wake-up)
+      const total = c - x.sentMs;
+      if (total > 2 * periodS * 1000) {
+        const a = x.sentMs - monoOffsetMs - diag.t0;
+        const b = c - monoOffsetMs - diag.t0;
+        const gcMs = diag.gc.filter((e) => e.atMs < b && e.atMs + e.ms > a).reduce((m, e) => m + e.ms, 0);
+        const parts = [data - x.sentMs, enter - data, exit - enter, c - exit];
+        const names = ["socket", "route", "slice", "to commit"];
+        const worst = parts.indexOf(Math.max(...parts));
+        seg.over.push(
+          `${total.toFixed(2)} ms (${names[worst]} ${parts[worst]!.toFixed(2)}${gcMs > 0 ? `, GC ${gcMs.toFixed(2)}` : ""})`,
+        );
+        if (gcMs > 0) seg.overGc++;
+      }
     }
     const q = (xs: number[]) =>
       `p50 ${pct(xs, 50).toFixed(2)} p99 ${pct(xs, 99).toFixed(2)} max ${Math.max(...xs).toFixed(2)}`;
@@ -442,6 +463,8 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
       `[${name}] diag: WebSocket splice latency split (${seg.route.length}), ms: sent (agent) → bytes at the gateway's socket ${q(seg.socket)}; ` +
         `→ act begins (ws, parse, schema) ${q(seg.route)}; ` +
         `the act's slice ${q(seg.slice)}; slice end → committed (rest of the slot + wake-up) ${q(seg.toCommit)}`,
+      `[${name}] diag: WebSocket splices over 2 periods: ${seg.over.length} of ${seg.route.length}, ${seg.overGc} with a GC pause of the gateway inside; ` +
+        `each (its longest segment): ${seg.over.join("; ")}`,
     );
   }
   const st = ep.realtimeStatus()!;
@@ -483,6 +506,9 @@ function parseCostUs(): number {
 /** CLOCK_MONOTONIC in ms (process.hrtime's clock: the same in every process) = performance.now() + this */
 const monoOffsetMs = Number(process.hrtime.bigint()) / 1e6 - performance.now();
 const monoMs = () => performance.now() + monoOffsetMs;
+
+/** one control slot of the benches here (1 ms control period, S = 1), ms: the agent's send phases span it */
+const SLOT_MS = 1;
 
 const AGENT_HEADERS = { authorization: "Bearer rt-agent", "content-type": "application/json" };
 
@@ -650,6 +676,17 @@ async function agentLoops(base: string, steps: number): Promise<{ http: Sample[]
       answers.push((m) => resolve(m.type === "act_result" ? m.start_step : undefined));
       ws.send(JSON.stringify({ type: "act", action_type: "joint_position", dt: 0.002, rows: [row] }));
     });
+  // Each chunk goes out 20 ms after the last plus a phase drawn evenly over one control slot
+  // (1 ms at S = 1): the splice latency includes the rest of the slot the chunk lands in, and a
+  // fixed cadence would sample one phase of the agent's timer against the bench's slot grid per
+  // run (the timer fires on whole milliseconds), so p50 and p99 would move with that phase from
+  // run to run. Seeded: the same phases every run. The send time is met by a spin after a timer
+  // (the agent's own process and CPU).
+  let seed = 0x2545f491;
+  const phaseMs = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return (seed / 2 ** 32) * SLOT_MS;
+  };
   async function loop(send: Sender, until: number): Promise<Sample[]> {
     const out: Sample[] = [];
     const w0 = performance.now();
@@ -659,8 +696,10 @@ async function agentLoops(base: string, steps: number): Promise<{ http: Sample[]
       out.push({ sentMs, answeredMs: monoMs(), ...(s !== undefined ? { startStep: s } : {}) });
       // a refused chunk (the episode ended) ends the loop too
       if (s === undefined || s >= until) break;
-      const wait = w0 + (i + 1) * 20 - performance.now();
+      const at = w0 + (i + 1) * 20 + phaseMs();
+      const wait = at - performance.now() - 2;
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      while (performance.now() < at) {}
     }
     return out;
   }
