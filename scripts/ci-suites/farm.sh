@@ -13,14 +13,6 @@ fi
 report=$(mktemp)
 npx vitest run --config farm/netns.vitest.config.ts --reporter=default --reporter=json --outputFile.json="$report"
 status=$?
-node -e '
-  const fs = require("fs");
-  try {
-    const r = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
-    const broken = r.testResults.filter((t) => t.status === "failed" && t.assertionResults.length === 0).length;
-    if (r.numTotalTests === 0 && !broken) throw new Error("no tests ran");
-    console.log(`${r.numPassedTests} passed, ${r.numFailedTests + broken} failed`);
-  } catch (e) { console.log(`farm: no report (${e.message})`); console.log("0 passed, 1 failed"); }
-' "$report"
+node scripts/vitest-tally.cjs "$report" farm
 rm -f "$report"
 exit $status
