@@ -69,7 +69,10 @@ describe("a large JSON body", () => {
       ['{"type":"joint_position",', undefined],
       ['{"type":"joint_position","__proto__":{"x":1}}', undefined],
       ['{"type":"joint_position","constructor":{"prototype":{"x":1}}}', undefined],
-      [`{"type":"joint_position","dt":0.01,"rows":[${"[".repeat(40)}1${"]".repeat(40)}]}`, "RB_ERR_JSON_TOO_DEEP"],
+      [
+        `{"type":"joint_position","dt":0.01,"rows":[${"[".repeat(40)}1${"]".repeat(40)}]}`,
+        "RB_ERR_JSON_TOO_DEEP",
+      ],
     ] as const) {
       const a = await post(small);
       const b = await post(`${pad}${small}`);
