@@ -21,6 +21,7 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   clients: { file: "clients.ts", args: ["200"] },
   records: { file: "records-isolation.ts" },
   "stop-latency": { file: "stop-latency.ts", args: ["--samples", "30"] },
+  "act-turns": { file: "act-turns.ts", args: ["--acts", "100"] },
   "ros2-latency": { file: "ros2-latency.ts" },
   "observe-load": { file: "observe-load.ts" },
   farm: { file: "farm.ts", args: ["12"] },

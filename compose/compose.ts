@@ -9,7 +9,7 @@ import { type Calibration, calibrationSchema } from "../calibration/schema.ts";
 import { MirrorBackend } from "../drivers/mirror/mirror-backend.ts";
 import { createRealBackend } from "../drivers/real/real-backend.ts";
 import { forwardKinematics } from "../robots/franka/kinematics.ts";
-import { solveIk } from "../robots/franka/ik.ts";
+import { ikWorkspace, solveIkInto } from "../robots/franka/ik.ts";
 import { ROBOTS } from "../robots/franka/models.ts";
 import { poseToMat4 } from "../robots/math.ts";
 import type { RobotModel } from "../robots/types.ts";
@@ -88,9 +88,12 @@ export function loadCalibration(path: string): Calibration {
 }
 
 export function ikPort(robot: RobotModel, toolFromFlange: Float64Array): IkPort {
+  // one workspace per port (a solve is synchronous; its result is copied out): an act of 300
+  // tool poses solves 300 times in a row, and a fresh workspace each time was garbage per row
+  const ws = ikWorkspace();
   return {
     solve: (pose, seed) => {
-      const r = solveIk(robot, pose, { tcp: toolFromFlange, seedQ: seed, restarts: 8 });
+      const r = solveIkInto(robot, pose, { tcp: toolFromFlange, seedQ: seed, restarts: 8 }, ws);
       if (r.ok) return r;
       return {
         ok: false,

@@ -20,6 +20,8 @@ interface Rig {
   backend: MirrorBackend;
   /** every backend stop: its reason, the ticks delivered before it, whether the motion was aborted */
   stops: { reason: string; tick: number; aborted: boolean | undefined }[];
+  /** every motion's abort: the backend stops and the ticks delivered before it */
+  aborts: { stops: number; tick: number }[];
   /** readings delivered to the episode so far */
   ticks: () => number;
   /** backend.execute calls so far */
@@ -53,6 +55,7 @@ async function makeRig(
   const bench = await composeBench(config);
   const backend = bench.backend as MirrorBackend;
   const stops: Rig["stops"] = [];
+  const aborts: Rig["aborts"] = [];
   let ticks = 0;
   let executes = 0;
   let hook: ((tick: number) => void) | undefined;
@@ -67,6 +70,9 @@ async function makeRig(
   const execute = backend.execute.bind(backend);
   backend.execute = (traj: JointTrajectory, o: ExecuteOptions = {}): Promise<ExecuteResult> => {
     signal = o.signal;
+    o.signal?.addEventListener("abort", () => aborts.push({ stops: stops.length, tick: ticks }), {
+      once: true,
+    });
     executes++;
     if (faults > 0) {
       faults--;
@@ -108,6 +114,7 @@ async function makeRig(
     gateway,
     backend,
     stops,
+    aborts,
     ticks: () => ticks,
     executes: () => executes,
     atTick: (fn) => {
@@ -166,8 +173,9 @@ describe("the one stop path: the backend's stop is called at once", () => {
     expect(ep.endReason).toBe("fault");
     expect(ep.endDetail).toBe("stale_reading");
     expect(rig.stops).toHaveLength(1);
-    // the motion's controller was aborted by the same request, before the backend's stop
-    expect(rig.stops[0]!.aborted).toBe(true);
+    // the backend's stop first, then the motion's abort, in the same request (no reading between)
+    expect(rig.stops[0]!.aborted).toBe(false);
+    expect(rig.aborts[0]).toEqual({ stops: 1, tick: rig.stops[0]!.tick });
     expect(rig.ticks()).toBe(0);
     expect(rig.backend.now()).toBeGreaterThan(t0);
   });
@@ -187,7 +195,9 @@ describe("the one stop path: the backend's stop is called at once", () => {
     await ep.act(slowChunk(r));
     expect(stopsRightAfterEmit).toBe(1);
     expect(r.stops[0]!.tick).toBe(emittedAt);
-    expect(r.stops[0]!.aborted).toBe(true);
+    // the backend's stop first, then the motion's abort, in the same request (no reading between)
+    expect(r.stops[0]!.aborted).toBe(false);
+    expect(r.aborts[0]).toEqual({ stops: 1, tick: r.stops[0]!.tick });
     expect(ep.endReason).toBe("task_failed");
   });
 
@@ -252,7 +262,9 @@ describe("the one stop path: the backend's stop is called at once", () => {
     await started;
     const engaged = rig.gateway.engageEstop("test");
     expect(rig.stops).toHaveLength(1); // before anything was awaited
-    expect(rig.stops[0]!.aborted).toBe(true);
+    // the backend's stop first, then the motion's abort, in the same request (no reading between)
+    expect(rig.stops[0]!.aborted).toBe(false);
+    expect(rig.aborts[0]).toEqual({ stops: 1, tick: rig.stops[0]!.tick });
     await engaged;
     await act;
     expect(ep.endReason).toBe("safety_stop");
@@ -268,7 +280,9 @@ describe("the one stop path: the backend's stop is called at once", () => {
     const cause = { source: "signal", detail: "SIGTERM" } as const;
     rig.gateway.requestStop(cause);
     expect(rig.stops).toHaveLength(1);
-    expect(rig.stops[0]!.aborted).toBe(true);
+    // the backend's stop first, then the motion's abort, in the same request (no reading between)
+    expect(rig.stops[0]!.aborted).toBe(false);
+    expect(rig.aborts[0]).toEqual({ stops: 1, tick: rig.stops[0]!.tick });
     await rig.gateway.shutdown(cause);
     await act;
     expect(ep.endReason).toBe("aborted");

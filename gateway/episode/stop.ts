@@ -1,6 +1,6 @@
 /**
  * The one stop path's vocabulary and its two decisions:
- * - `StopArbiter.request(cause)`: stop NOW (abort the running motion, call the backend's stop);
+ * - `StopArbiter.request(cause)`: stop NOW (call the backend's stop, abort the running motion);
  *   the first cause of a motion (or of an idle episode) is kept, later ones still stop the robot.
  * - `endReasonFor(cause, judge)`: how the episode ends afterwards. The task's judge owns task
  *   outcomes; safety only stops (a stop a rule asked for ends as safety_stop, a lost device or an
@@ -122,8 +122,8 @@ export function isSafetyEvent(reason: EndReason): boolean {
 }
 
 /**
- * One arbiter per episode. Synchronous in its effect: `request` aborts the motion's controller
- * and calls `backend.stop` before it returns; the stop's promise is caught and handed to
+ * One arbiter per episode. Synchronous in its effect: `request` calls `backend.stop`, then aborts
+ * the motion's controller, before it returns; the stop's promise is caught and handed to
  * `onStopFailed` (never an unhandled rejection).
  */
 export class StopArbiter {
@@ -167,12 +167,15 @@ export class StopArbiter {
     const first = this.first === undefined;
     if (!first && this.first!.source === cause.source) return false;
     if (first) this.first = cause;
-    this.controller?.abort(cause.detail);
+    // the backend's stop first: the abort's listeners (the motion's own, a real arm's goal cancel
+    // among them, EventTarget dispatch) ran ~0.3 ms before it in a process that had not aborted
+    // yet, as on a signal (#10); the robot holds either way, this makes it hold first
     try {
       this.last = this.backend.stop(cause.detail).catch((err: unknown) => this.onStopFailed(err, cause));
     } catch (err) {
       this.onStopFailed(err, cause);
     }
+    this.controller?.abort(cause.detail);
     return first;
   }
 }

@@ -51,21 +51,23 @@ export class McapStreamWriter {
     await this.writeRecords();
   }
 
-  /** Register a schema; written to the file at once. */
+  /**
+   * Register a schema; its record goes to the file with the next chunk (before it), in the same
+   * write: a new episode's channels came one write each while its first chunk ran, every write a
+   * threadpool job the main thread hands over (#10).
+   */
   async registerSchema(info: Omit<Schema, "id">): Promise<number> {
     const schema = { ...info, id: this.nextSchemaId++ };
     this.schemas.push(schema);
     this.records.writeSchema(schema);
-    await this.writeRecords();
     return schema.id;
   }
 
-  /** Register a channel; written to the file at once. */
+  /** Register a channel; written with the next chunk, like a schema. */
   async registerChannel(info: Omit<Channel, "id">): Promise<number> {
     const channel = { ...info, id: this.nextChannelId++ };
     this.channels.push(channel);
     this.records.writeChannel(channel);
-    await this.writeRecords();
     return channel.id;
   }
 
@@ -84,11 +86,12 @@ export class McapStreamWriter {
     return this.chunk.byteLength;
   }
 
-  /** Write the open chunk and its message indexes to the file (no-op when empty). */
+  /** Write the schemas and channels registered since, the open chunk and its message indexes to the file. */
   async flushChunk(): Promise<void> {
-    if (this.chunk.numMessages === 0) return;
+    if (this.chunk.numMessages === 0) return this.writeRecords();
     const data = this.chunk.buffer;
-    const chunkStartOffset = this.out.position();
+    // after the schema and channel records still in the builder
+    const chunkStartOffset = this.out.position() + BigInt(this.records.length);
     const chunkLength = this.records.writeChunk({
       messageStartTime: this.chunk.messageStartTime,
       messageEndTime: this.chunk.messageEndTime,
