@@ -155,6 +155,8 @@ export class Rasterizer {
   private orderKey = new Float64Array(0);
 
   private stillSlots = new Uint8Array(1);
+  /** motionBound's ρ: the tangent of the view's half-diagonal, ×1.1 (set in the constructor: Math.hypot allocates) */
+  private readonly viewRho: number;
 
   /**
    * An upper bound of slot `sl`'s image motion between a and b, px: its bounding sphere's points
@@ -187,12 +189,7 @@ export class Rasterizer {
     // |Δ(x/z, y/z)| ≤ (|Δxy| + ρ·|Δz|) / z ≤ |ΔX| · √(1 + ρ²) / z, ρ the tangent of the view's
     // half-diagonal (points in view at the rendered instant), ×1.1 for the ends of the interval
     const f = Math.max(this.fx, this.fy);
-    const rho =
-      1.1 *
-      Math.hypot(
-        Math.max(this.cx, this.iw - this.cx) / this.fx,
-        Math.max(this.cy, this.ih - this.cy) / this.fy,
-      );
+    const rho = this.viewRho;
     return (f * d * Math.sqrt(1 + rho * rho)) / zMin;
   }
 
@@ -244,6 +241,12 @@ export class Rasterizer {
       this.remapBase = m.base;
       this.remapFrac = m.frac;
     }
+    this.viewRho =
+      1.1 *
+      Math.hypot(
+        Math.max(this.cx, this.iw - this.cx) / this.fx,
+        Math.max(this.cy, this.ih - this.cy) / this.fy,
+      );
     this.invZ = new Float32Array(this.iw * this.ih);
     this.shade = new Uint32Array(this.iw * this.ih);
     // side planes: u ≥ -0.5, u ≤ W-0.5, v ≥ -0.5, v ≤ H-0.5, as n·X ≥ 0
@@ -459,7 +462,7 @@ export class Rasterizer {
     } else if (tiles) {
       const [rx0, rx1, ry0, ry1] = tiles.rect;
       for (let y = ry0; y < ry1; y++) l2px.fill(0, y * ow + rx0, y * ow + rx1);
-      tiles.rect = [0, 0, 0, 0];
+      tiles.rect.fill(0);
     } else l2px.fill(0);
     const ts = tiles ? tiles.size : ow;
     const cols = Math.ceil(ow / ts);
@@ -489,7 +492,11 @@ export class Rasterizer {
         tiles.slot.fill(-2, (y / ts) * cols + tx0, (y / ts) * cols + tx1);
         tiles.l2min.fill(Number.POSITIVE_INFINITY, (y / ts) * cols + tx0, (y / ts) * cols + tx1);
       }
-      tiles.rect = [tx0 * ts, Math.min(ow, tx1 * ts), y0, y1];
+      const rect = tiles.rect;
+      rect[0] = tx0 * ts;
+      rect[1] = Math.min(ow, tx1 * ts);
+      rect[2] = y0;
+      rect[3] = y1;
     }
     return motionPixels(
       this.invZ,
