@@ -14,7 +14,8 @@
  * follower's speed, and at 0.25 m/s) in the front view, and the wrist camera moving (as fast
  * sideways, and 1 rad/s per m/s about its optical axis); timed: the per-slot exposure transforms, the renderer's
  * motion field and processFrame with it, the work the sim adds per frame for blur (the poses at
- * the exposure's ends come from the arm's FK in the sim, not timed here). Every row also counts
+ * the exposure's ends come from the arm's FK in the sim, not timed here); the motion field's pixel
+ * pass runs in WebAssembly SIMD (sim/render/motion-simd.ts), its JS pass on a row of its own. Every row also counts
  * the GCs in its timed frames and the heap growth per frame (the tail's usual suspects); the
  * realism object's RGB LUTs are all built before timing, as the sim does at a bench build (its
  * own row: ms per build).
@@ -118,7 +119,14 @@ async function measurePair(
   await settle();
   const stats = (t: ArrayLike<number>): Stats => {
     const s = Array.from(t).sort((x, y) => x - y);
-    return { min: s[0]!, p50: pct(s, 50), p99: pct(s, 99), cpu: Number.NaN, gcs: gcCount - gc0, heapPerFrame: 0 };
+    return {
+      min: s[0]!,
+      p50: pct(s, 50),
+      p99: pct(s, 99),
+      cpu: Number.NaN,
+      gcs: gcCount - gc0,
+      heapPerFrame: 0,
+    };
   };
   return [stats(ta), stats(tb), stats(Array.from(tb, (v, i) => v - ta[i]!))];
 }
@@ -247,6 +255,12 @@ function movingFrame(view: Mat4, camA: Mat4, camB: Mat4, pA: Float64Array, pB: F
       const p = DEFAULT_REALISM;
       return {
         field,
+        /** the same field through the JS pixel pass (the reference; same results) */
+        fieldJs: () => {
+          rr.motionSimd = false;
+          field();
+          rr.motionSimd = true;
+        },
         colour: () => mb.apply(w, h, rgb, m, p.rgb.exposureMs / iv, 0, p.depth.edgeStepMm),
         depth: () => mb.apply(w, h, rgb, m, 0, p.depth.exposureMs / iv, p.depth.edgeStepMm),
       };
@@ -257,6 +271,7 @@ function movingFrame(view: Mat4, camA: Mat4, camB: Mat4, pA: Float64Array, pB: F
 async function partRows(tag: string, f: ReturnType<typeof movingFrame>) {
   const p = f.parts();
   row(`    ${tag}: motion field`, await measure(frames, p.field), "(part)");
+  row(`    ${tag}: motion field, JS pass`, await measure(frames, p.fieldJs), "(same field)");
   row(`    ${tag}: colour gather`, await measure(frames, p.colour, restore(f.img, false)), "(part)");
   row(`    ${tag}: depth sweep`, await measure(frames, p.depth), "(part)");
 }

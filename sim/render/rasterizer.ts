@@ -46,6 +46,7 @@ import { type Mat4, mat4Mul, mat4RigidInverse } from "../../robots/math.ts";
 import type { CameraDescription } from "../../seam/types.ts";
 import { parseDistortion } from "../../calibration/distortion.ts";
 import { buildRemap } from "./distortion.ts";
+import { createMotionKernel, MAX_SLOTS, type MotionKernel } from "./motion-simd.ts";
 import type { Scene, Texture } from "./scene.ts";
 import { type Mesh, meshFor } from "./tessellate.ts";
 import { type MipLevel, mipPyramid, sampleBilinear } from "./texture.ts";
@@ -155,6 +156,18 @@ export class Rasterizer {
   private orderKey = new Float64Array(0);
 
   private stillSlots = new Uint8Array(1);
+  /** motionField's pixel pass in WebAssembly SIMD (null: not available, or a lens remap) */
+  private readonly motionKernel: MotionKernel | null;
+  /**
+   * false: motionField's pixel pass in JS (the reference) even where the kernel would run; the
+   * same l2px and tiles either way (motion-simd.test.ts)
+   */
+  motionSimd = true;
+
+  /** whether motionField's pixel pass can run in the kernel (WebAssembly SIMD there, no lens remap) */
+  get motionKernelReady(): boolean {
+    return this.motionKernel !== null;
+  }
   /** motionBound's ρ: the tangent of the view's half-diagonal, ×1.1 (set in the constructor: Math.hypot allocates) */
   private readonly viewRho: number;
 
@@ -247,8 +260,14 @@ export class Rasterizer {
         Math.max(this.cx, this.iw - this.cx) / this.fx,
         Math.max(this.cy, this.ih - this.cy) / this.fy,
       );
-    this.invZ = new Float32Array(this.iw * this.ih);
-    this.shade = new Uint32Array(this.iw * this.ih);
+    // without a lens remap, motionField's pixel pass runs in WebAssembly SIMD where available:
+    // the 1/z and word buffers live in its memory, where a render writes them
+    this.motionKernel =
+      this.remap === null
+        ? createMotionKernel(this.iw * this.ih, Math.ceil(width / 8) * Math.ceil(height / 8))
+        : null;
+    this.invZ = this.motionKernel ? this.motionKernel.invZ : new Float32Array(this.iw * this.ih);
+    this.shade = this.motionKernel ? this.motionKernel.shade : new Uint32Array(this.iw * this.ih);
     // side planes: u ≥ -0.5, u ≤ W-0.5, v ≥ -0.5, v ≤ H-0.5, as n·X ≥ 0
     const raw = [
       [this.fx, 0, this.cx + 0.5],
@@ -498,6 +517,17 @@ export class Rasterizer {
       rect[2] = y0;
       rect[3] = y1;
     }
+    const k = this.motionKernel;
+    if (
+      k !== null &&
+      this.motionSimd &&
+      tiles !== null &&
+      dx === null &&
+      dy === null &&
+      slots <= MAX_SLOTS &&
+      tiles.l2.length <= k.tSlot.length
+    )
+      return this.motionFieldSimd(k, M, moving, tiles, cols, tx0, tx1, y0, y1);
     return motionPixels(
       this.invZ,
       this.shade,
@@ -521,6 +551,61 @@ export class Rasterizer {
       tiles ? tiles.slot : null,
       tiles ? tiles.l2min : null,
     );
+  }
+
+  /** motionPixels' work through the kernel: its inputs into the kernel's memory, its results out */
+  private motionFieldSimd(
+    k: MotionKernel,
+    M: Float64Array,
+    moving: Uint8Array,
+    tiles: MotionTiles,
+    cols: number,
+    tx0: number,
+    tx1: number,
+    y0: number,
+    y1: number,
+  ): number {
+    const ow = this.width;
+    const ts = tiles.size;
+    const slots = moving.length;
+    const kM = k.M;
+    for (let j = 0; j < 24 * slots; j++) kM[j] = M[j]!;
+    for (let s = 0; s < slots; s++) k.flags[s] = moving[s] === 0 ? 0 : 1;
+    k.flags[slots] = 0;
+    const ty0 = y0 / ts;
+    const ty1 = Math.ceil(y1 / ts);
+    // the rect's tiles as motionPixels finds them (slot −2: none seen yet; l2 0; least +∞)
+    for (let ty = ty0; ty < ty1; ty++) {
+      k.tSlot.fill(-2, ty * cols + tx0, ty * cols + tx1);
+      k.tL2.fill(0, ty * cols + tx0, ty * cols + tx1);
+      k.tMin.fill(Number.POSITIVE_INFINITY, ty * cols + tx0, ty * cols + tx1);
+    }
+    const count = k.run(slots, ow, ts, cols, tx0, tx1, y0, y1);
+    const x0 = tx0 * ts;
+    const x1 = Math.min(ow, tx1 * ts);
+    const l2px = tiles.l2px;
+    const kl2 = k.l2px;
+    // (one subarray for a rect as wide as the image; else row by row, element-wise: a
+    // subarray per row is an object per row)
+    if (x0 === 0 && x1 === ow) l2px.set(kl2.subarray(y0 * ow, y1 * ow), y0 * ow);
+    else
+      for (let y = y0; y < y1; y++) {
+        const e = y * ow + x1;
+        for (let i = y * ow + x0; i < e; i++) l2px[i] = kl2[i]!;
+      }
+    for (let ty = ty0; ty < ty1; ty++)
+      for (let t = ty * cols + tx0; t < ty * cols + tx1; t++) {
+        tiles.slot[t] = k.tSlot[t]!;
+        tiles.l2min[t] = k.tMin[t]!;
+        const l = k.tL2[t]!;
+        tiles.l2[t] = l;
+        // the vector is written where a displacement was (as motionPixels writes it)
+        if (l > 0) {
+          tiles.vx[t] = k.tVx[t]!;
+          tiles.vy[t] = k.tVy[t]!;
+        }
+      }
+    return count;
   }
 
   /** Colour (via the colour table) and depth in one pass, through the lens remap if any. */
