@@ -163,6 +163,65 @@ describe("motionField's WebAssembly SIMD pixel pass", () => {
     expectSame(js, again);
   });
 
+  it("leaves l2px zero outside each frame's rectangle when the rectangle changes between frames", () => {
+    // one rasterizer and one set of tiles over frames whose moving objects (so rectangles) differ,
+    // the kernel and the JS pass in turn; each frame's l2px against a fresh JS pass's
+    const sc = demoScene();
+    const view = demoViews().front;
+    const r = new Rasterizer(DEMO_CAMERA);
+    r.render(sc, view, r.createTarget());
+    const ex = new ExposureMotion();
+    const fresh = new Rasterizer(DEMO_CAMERA);
+    fresh.render(sc, view, fresh.createTarget());
+    fresh.motionSimd = false;
+    const groups = [
+      /^(link\d|gripper|handle|loop)$/,
+      /^gripper$/,
+      /^(link1|link2)$/,
+      /^loop$/,
+      /^(link\d|gripper|handle|loop)$/,
+    ];
+    let rects = 0;
+    let last = "";
+    for (const [f, re] of groups.entries()) {
+      const turned = (s: number) => {
+        const a = s * 0.02;
+        const m = Float64Array.from([
+          Math.cos(a),
+          -Math.sin(a),
+          0,
+          0,
+          Math.sin(a),
+          Math.cos(a),
+          0,
+          0,
+          0,
+          0,
+          1,
+          0,
+          0,
+          0,
+          0,
+          1,
+        ]);
+        return posesOf(sc, (id) =>
+          re.test(id) ? mat4Mul(m, sc.objects.find((o) => o.id === id)!.pose) : null,
+        );
+      };
+      ex.set(sc.objects, turned(-0.5), turned(0.5), view, view, view);
+      r.motionSimd = f % 2 === 0;
+      r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
+      const ref = new ExposureMotion();
+      ref.set(sc.objects, turned(-0.5), turned(0.5), view, view, view);
+      fresh.motionField(ref.toA, ref.toB, ref.moving, null, null, ref.tiles, BLUR_MIN_PX);
+      expect(ex.tiles.rect).toEqual(ref.tiles.rect);
+      if (`${ex.tiles.rect}` !== last) rects++;
+      last = `${ex.tiles.rect}`;
+      expect(bytes(ex.tiles.l2px).equals(bytes(ref.tiles.l2px)), `frame ${f}`).toBe(true);
+    }
+    expect(rects).toBeGreaterThanOrEqual(4);
+  });
+
   it("is not used with lens distortion (the remap's field is the JS pass's)", () => {
     const r = new Rasterizer({ ...DEMO_CAMERA, distortion: [-0.05, 0.01, 0, 0, 0] });
     expect(r.motionKernelReady).toBe(false);

@@ -470,8 +470,13 @@ export class Rasterizer {
     }
     dx?.fill(0, 0, n);
     dy?.fill(0, 0, n);
-    // l2px is zero outside the rectangle motionField last wrote (its only writer): clear that
+    // l2px is zero outside the rectangle motionField last wrote (its only writer): that one is
+    // cleared below (where the kernel writes every pixel of the new one, only outside it)
     let l2px = tiles ? tiles.l2px : this.ownL2;
+    let ox0 = 0;
+    let ox1 = 0;
+    let oy0 = 0;
+    let oy1 = 0;
     if (l2px.length !== n) {
       l2px = new Float64Array(n);
       if (tiles) {
@@ -479,9 +484,12 @@ export class Rasterizer {
         tiles.rect = [0, 0, 0, 0];
       } else this.ownL2 = l2px;
     } else if (tiles) {
-      const [rx0, rx1, ry0, ry1] = tiles.rect;
-      for (let y = ry0; y < ry1; y++) l2px.fill(0, y * ow + rx0, y * ow + rx1);
-      tiles.rect.fill(0);
+      const old = tiles.rect;
+      ox0 = old[0];
+      ox1 = old[1];
+      oy0 = old[2];
+      oy1 = old[3];
+      old.fill(0);
     } else l2px.fill(0);
     const ts = tiles ? tiles.size : ow;
     const cols = Math.ceil(ow / ts);
@@ -501,7 +509,10 @@ export class Rasterizer {
       // outside the rectangle: no motion, slots not looked at (−1: not known to be one surface)
       tiles.slot.fill(-1);
     }
-    if (!(u1 > u0 && v1 > v0)) return 0;
+    if (!(u1 > u0 && v1 > v0)) {
+      clearOutside(l2px, ow, ox0, ox1, oy0, oy1, 0, 0, 0, 0);
+      return 0;
+    }
     const tx0 = Math.max(0, Math.floor((u0 - 1) / ts));
     const tx1 = Math.min(cols, Math.ceil((u1 + 1) / ts));
     const y0 = Math.max(0, Math.floor((v0 - 1) / ts) * ts);
@@ -526,8 +537,12 @@ export class Rasterizer {
       dy === null &&
       slots <= MAX_SLOTS &&
       tiles.l2.length <= k.tSlot.length
-    )
+    ) {
+      clearOutside(l2px, ow, ox0, ox1, oy0, oy1, tx0 * ts, Math.min(ow, tx1 * ts), y0, y1);
       return this.motionFieldSimd(k, M, moving, tiles, cols, tx0, tx1, y0, y1);
+    }
+    // the JS pass writes the pixels of moving slots only: the old rectangle cleared whole
+    clearOutside(l2px, ow, ox0, ox1, oy0, oy1, 0, 0, 0, 0);
     return motionPixels(
       this.invZ,
       this.shade,
@@ -1231,6 +1246,29 @@ function wordView(rgb: Uint8Array): Uint32Array | null {
     wordViews.set(rgb, v);
   }
   return v;
+}
+
+/** zero the pixels of rectangle o (x0, x1, y0, y1; row width ow) that are not in rectangle n */
+function clearOutside(
+  a: Float64Array,
+  ow: number,
+  ox0: number,
+  ox1: number,
+  oy0: number,
+  oy1: number,
+  nx0: number,
+  nx1: number,
+  ny0: number,
+  ny1: number,
+): void {
+  for (let y = oy0; y < oy1; y++) {
+    const r = y * ow;
+    if (y < ny0 || y >= ny1 || nx1 <= nx0) a.fill(0, r + ox0, r + ox1);
+    else {
+      if (nx0 > ox0) a.fill(0, r + ox0, r + Math.min(ox1, nx0));
+      if (nx1 < ox1) a.fill(0, r + Math.max(ox0, nx1), r + ox1);
+    }
+  }
 }
 
 /**
