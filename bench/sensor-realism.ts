@@ -271,7 +271,16 @@ function movingFrame(view: Mat4, camA: Mat4, camB: Mat4, pA: Float64Array, pB: F
 async function partRows(tag: string, f: ReturnType<typeof movingFrame>) {
   const p = f.parts();
   row(`    ${tag}: motion field`, await measure(frames, p.field), "(part)");
-  row(`    ${tag}: motion field, JS pass`, await measure(frames, p.fieldJs), "(same field)");
+  // the JS pass and the kernel frame by frame in turn (the same load for both)
+  const none = () => {};
+  const [js, kernel, diff] = await measurePair(
+    frames,
+    { fn: p.fieldJs, prep: none },
+    { fn: p.field, prep: none },
+  );
+  row(`    ${tag}: field, JS pass, in turn`, js, "(same field)");
+  row(`    ${tag}: field, kernel, in turn`, kernel, "(paired)");
+  row(`    ${tag}: field, kernel − JS`, diff, "(paired)");
   row(`    ${tag}: colour gather`, await measure(frames, p.colour, restore(f.img, false)), "(part)");
   row(`    ${tag}: depth sweep`, await measure(frames, p.depth), "(part)");
 }

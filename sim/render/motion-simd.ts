@@ -92,7 +92,6 @@ const S = {
   f64x2ExtractLane: 0x21,
   f64x2ReplaceLane: 0x22,
   f32x4Gt: 0x44,
-  f64x2Lt: 0x49,
   f64x2Gt: 0x4a,
   and: 0x4e,
   bitselect: 0x52,
@@ -108,6 +107,8 @@ const S = {
   f64x2Sub: 0xf1,
   f64x2Mul: 0xf2,
   f64x2Div: 0xf3,
+  f64x2Pmin: 0xf6,
+  f64x2Pmax: 0xf7,
 } as const;
 
 const mem = (op: number, align: number, offset = 0) => [op, align, ...uleb(offset)];
@@ -360,17 +361,13 @@ function fieldPair(w: number[], u: number[], vm: number[] | null, di: number, on
     ...at8("l2"),
     ...g("LP"),
     ...(one ? [...simd(S.store64Lane), 3, ...uleb(8 * di), 0] : [...simd(S.store), 3, ...uleb(8 * di)]),
-    // least: 0 where a lane did not count, else the smaller (a NaN never)
+    // least: 0 where a lane did not count, else LP where LP < least (f64x2.pmin(a, b) = b < a ? b : a,
+    // the JS path's `if (lp < least) least = lp`: a NaN never taken)
     ...g("LEAST"),
     ...g("VM"),
     ...simd(S.and),
-    ...st("LEAST"),
     ...g("LP"),
-    ...g("LEAST"),
-    ...g("LP"),
-    ...g("LEAST"),
-    ...simd(S.f64x2Lt),
-    ...simd(S.bitselect),
+    ...simd(S.f64x2Pmin),
     ...st("LEAST"),
     // the longest displacement per lane, strictly longer only (the first one kept), with its x
     ...vadd(vmul(g("ddx"), g("ddx")), vmul(g("ddy"), g("ddy"))),
@@ -381,7 +378,11 @@ function fieldPair(w: number[], u: number[], vm: number[] | null, di: number, on
     ...g("BEST"),
     ...simd(S.f64x2Gt),
     ...st("GT"),
-    ...sel(g("L2"), "BEST"),
+    // BEST = BEST < L2 ? L2 : BEST (pmax), the lanes where GT
+    ...g("BEST"),
+    ...g("L2"),
+    ...simd(S.f64x2Pmax),
+    ...st("BEST"),
     ...sel(g("ddx"), "BX"),
     ...sel(g("ddy"), "BY"),
     ...sel(g("U"), "BU"),
