@@ -53,6 +53,10 @@ const OP = {
   i32Mul: 0x6c,
   i32Shl: 0x74,
   i32Or: 0x72,
+  i32And: 0x71,
+  i32Store: 0x36,
+  i32Eqz: 0x45,
+  i32ShrU: 0x76,
 } as const;
 
 const S = {
@@ -64,6 +68,9 @@ const S = {
   f64x2Splat: 0x14,
   i32x4Eq: 0x37,
   i32x4GtS: 0x3b,
+  or: 0x50,
+  i32x4Neg: 0xa1,
+  i32x4Bitmask: 0xa4,
   f64x2Ge: 0x4c,
   not: 0x4d,
   and: 0x4e,
@@ -382,6 +389,176 @@ function gatherBody(): number[] {
   ];
 }
 
+// `holes(z, l2, w, x0, y0, x1, y1, ns, po, thr, prm, out)` → the holes written at out (i32 indices)
+const H = { z: 0, l2: 1, w: 2, x0: 3, y0: 4, x1: 5, y1: 6, ns: 7, po: 8, thr: 9, prm: 10, out: 11 } as const;
+const HNP = 12;
+const H_I32 = ["y", "x", "q", "k", "p", "count", "bits", "edge"] as const;
+const H_V128 = ["ZQ", "RQA", "RQB", "HOLE", "STEP", "T", "Q2", "EDGE", "ZERO", "BIG", "ZP"] as const;
+const HL: Record<string, number> = Object.fromEntries([
+  ...H_I32.map((k, i) => [k, HNP + i]),
+  ...H_V128.map((k, i) => [k, HNP + H_I32.length + i]),
+]);
+const hg = (k: string) => lget(HL[k]!);
+const hs = (k: string) => lset(HL[k]!);
+const hp = (k: keyof typeof H) => lget(H[k]);
+
+/**
+ * The depth sweep of one tile (motion-blur.ts depthHoles): a pixel has no return when for any
+ * sample the depth steps by more than the edge step and the farther surface's side moved over
+ * it (behind: q's own reach ≥ the threshold; in front: the sample's). The JS path stops at the
+ * first such sample; whether one exists is the same.
+ */
+function holesBody(): number[] {
+  const addrH = (base: keyof typeof H, index: string, shift: number) => [
+    ...hp(base),
+    ...hg(index),
+    ...i32c(shift),
+    OP.i32Shl,
+    OP.i32Add,
+  ];
+  const depthOf = (index: string) => [
+    ...addrH("z", index, 1),
+    ...vmem(S.load16x4U, 0),
+    ...hs("ZP"),
+    ...hg("BIG"),
+    ...hg("ZP"),
+    ...hg("ZP"),
+    ...hg("ZERO"),
+    ...simd(S.i32x4Eq),
+    ...simd(S.bitselect),
+  ];
+  const reachGe = (index: string) => {
+    const half = (off: number) => [
+      ...addrH("l2", index, 3),
+      ...vmem(S.load, off),
+      ...hg("Q2"),
+      ...simd(S.f64x2Mul),
+      ...hg("T"),
+      ...simd(S.f64x2Ge),
+    ];
+    return [...half(0), ...half(16), ...shuffle(LOW_WORDS)];
+  };
+  const sample = [
+    ...hg("q"),
+    ...addrH("po", "k", 2),
+    ...mem(OP.i32Load, 2),
+    OP.i32Add,
+    ...hs("p"),
+    ...addrH("thr", "k", 3),
+    ...mem(OP.f64Load, 3),
+    ...simd(S.f64x2Splat),
+    ...hs("T"),
+    // step = zp − zq; far: |step| > edge
+    ...depthOf("p"),
+    ...hg("ZQ"),
+    ...simd(S.i32x4Sub),
+    ...hs("STEP"),
+    // farther (step > 0): q's own reach; nearer: the sample's
+    ...hg("RQA"),
+    ...hg("T"),
+    ...simd(S.f64x2Ge),
+    ...hg("RQB"),
+    ...hg("T"),
+    ...simd(S.f64x2Ge),
+    ...shuffle(LOW_WORDS),
+    ...reachGe("p"),
+    ...hg("STEP"),
+    ...hg("ZERO"),
+    ...simd(S.i32x4GtS),
+    ...simd(S.bitselect),
+    ...hg("STEP"),
+    ...hg("EDGE"),
+    ...simd(S.i32x4GtS),
+    ...hg("STEP"),
+    ...simd(S.i32x4Neg),
+    ...hg("EDGE"),
+    ...simd(S.i32x4GtS),
+    ...simd(S.or),
+    ...simd(S.and),
+    ...hg("HOLE"),
+    ...simd(S.or),
+    ...hs("HOLE"),
+    ...inc(HL.k!, 1),
+  ];
+  /** lane l a hole: out[count++] = q + l */
+  const emit = (l: number) => [
+    ...hg("bits"),
+    ...i32c(1 << l),
+    OP.i32And,
+    OP.if,
+    OP.void,
+    ...addrH("out", "count", 2),
+    ...hg("q"),
+    ...i32c(l),
+    OP.i32Add,
+    ...mem(OP.i32Store, 2),
+    ...inc(HL.count!, 1),
+    OP.end,
+  ];
+  const step = [
+    ...hg("y"),
+    ...hp("w"),
+    OP.i32Mul,
+    ...hg("x"),
+    OP.i32Add,
+    ...hs("q"),
+    ...depthOf("q"),
+    ...hs("ZQ"),
+    ...addrH("l2", "q", 3),
+    ...vmem(S.load, 0),
+    ...hg("Q2"),
+    ...simd(S.f64x2Mul),
+    ...hs("RQA"),
+    ...addrH("l2", "q", 3),
+    ...vmem(S.load, 16),
+    ...hg("Q2"),
+    ...simd(S.f64x2Mul),
+    ...hs("RQB"),
+    ...i32x4c(0),
+    ...hs("HOLE"),
+    ...i32c(0),
+    ...hs("k"),
+    ...loopWhile([...hg("k"), ...hp("ns"), OP.i32GeS], sample),
+    ...hg("HOLE"),
+    ...simd(S.i32x4Bitmask),
+    ...hs("bits"),
+    ...hg("bits"),
+    OP.if,
+    OP.void,
+    ...emit(0),
+    ...emit(1),
+    ...emit(2),
+    ...emit(3),
+    OP.end,
+    ...inc(HL.x!, 4),
+  ];
+  const row = [
+    ...hp("x0"),
+    ...hs("x"),
+    ...loopWhile([...hg("x"), ...hp("x1"), OP.i32GeS], step),
+    ...inc(HL.y!, 1),
+  ];
+  return [
+    ...i32x4c(0),
+    ...hs("ZERO"),
+    ...i32x4c(65535),
+    ...hs("BIG"),
+    ...hp("prm"),
+    ...vmem(S.load64Splat, 8),
+    ...hs("Q2"),
+    // the edge step as an integer (prm[3]: floor(edge), an integer step exceeds edge iff it exceeds that)
+    ...hp("prm"),
+    ...mem(OP.i32Load, 2, 24),
+    ...simd(S.i32x4Splat),
+    ...hs("EDGE"),
+    ...hp("y0"),
+    ...hs("y"),
+    ...loopWhile([...hg("y"), ...hp("y1"), OP.i32GeS], row),
+    ...hg("count"),
+    OP.end,
+  ];
+}
+
 export function gatherModuleBytes(): Uint8Array {
   const type = [0x60, ...uleb(NP), ...PARAM_TYPES, 0];
   const body = [
@@ -394,6 +571,7 @@ export function gatherModuleBytes(): Uint8Array {
     V128,
     ...gatherBody(),
   ];
+  const hbody = [...uleb(2), ...uleb(H_I32.length), I32, ...uleb(H_V128.length), V128, ...holesBody()];
   return new Uint8Array([
     0x00,
     0x61,
@@ -403,17 +581,24 @@ export function gatherModuleBytes(): Uint8Array {
     0x00,
     0x00,
     0x00,
-    ...section(1, vec([type])),
-    ...section(3, vec([uleb(0)])),
+    ...section(1, vec([type, [0x60, ...uleb(HNP), ...Array(HNP).fill(I32), 1, I32]])),
+    ...section(3, vec([uleb(0), uleb(1)])),
     ...section(5, vec([[0x00, ...uleb(1)]])),
     ...section(
       7,
       vec([
         [...name("mem"), 0x02, 0],
         [...name("gather"), 0x00, 0],
+        [...name("holes"), 0x00, 1],
       ]),
     ),
-    ...section(10, vec([[...uleb(body.length), ...body]])),
+    ...section(
+      10,
+      vec([
+        [...uleb(body.length), ...body],
+        [...uleb(hbody.length), ...hbody],
+      ]),
+    ),
   ]);
 }
 
@@ -428,6 +613,7 @@ const align16 = (n: number) => (n + 15) & ~15;
 export class GatherKernel {
   private readonly memory: WasmMemory;
   private readonly fn: GatherFn;
+  private readonly holesFn: (...args: number[]) => number;
   private key = -1;
   src = new Uint8Array(0);
   out = new Uint8Array(0);
@@ -435,14 +621,19 @@ export class GatherKernel {
   l2 = new Float64Array(0);
   po = new Int32Array(0);
   thr = new Float64Array(0);
-  /** the tile's sure, q2 and 1/N */
+  /** the tile's sure, q2 and 1/N (gather) / q2 (depth sweep) */
   prm = new Float64Array(0);
-  private off = { src: 0, out: 0, z: 0, l2: 0, po: 0, thr: 0, prm: 0 };
+  /** the depth sweep's edge step, floored (an integer step exceeds the edge iff it exceeds this) */
+  edge = new Int32Array(0);
+  /** the depth sweep's holes of the last tile (pixel indices, in scan order) */
+  holes = new Int32Array(0);
+  private off = { src: 0, out: 0, z: 0, l2: 0, po: 0, thr: 0, prm: 0, holes: 0 };
 
   constructor(module: WasmModule) {
     const inst = new (wasm as WasmApi).Instance(module, {});
     this.memory = inst.exports.mem as WasmMemory;
     this.fn = inst.exports.gather as GatherFn;
+    this.holesFn = inst.exports.holes as (...args: number[]) => number;
   }
 
   /** size the areas for images of n px */
@@ -462,7 +653,8 @@ export class GatherKernel {
       z: take(2 * n + 16),
       po: take(4 * MAX_SAMPLES),
       thr: take(8 * MAX_SAMPLES),
-      prm: take(8 * 3),
+      prm: take(8 * 4),
+      holes: take(4 * 64),
     };
     const have = this.memory.buffer.byteLength;
     if (at > have) this.memory.grow(Math.ceil((at - have) / PAGE));
@@ -475,6 +667,8 @@ export class GatherKernel {
     this.po = new Int32Array(b, o.po, MAX_SAMPLES);
     this.thr = new Float64Array(b, o.thr, MAX_SAMPLES);
     this.prm = new Float64Array(b, o.prm, 3);
+    this.edge = new Int32Array(b, o.prm + 24, 1);
+    this.holes = new Int32Array(b, o.holes, 64);
     this.key = n;
   }
 
@@ -485,6 +679,15 @@ export class GatherKernel {
   tile(w: number, x0: number, y0: number, x1: number, y1: number, ns: number, fast: number): void {
     const o = this.off;
     this.fn(o.src, o.out, o.z, o.l2, w, x0, y0, x1, y1, ns, o.po, o.thr, o.prm, fast);
+  }
+
+  /**
+   * the depth sweep of one tile of at most 64 px (po, thr, prm[1] = q2 and edge set; x1 − x0 a
+   * multiple of 4): its holes into `holes`, returns their number
+   */
+  holesTile(w: number, x0: number, y0: number, x1: number, y1: number, ns: number): number {
+    const o = this.off;
+    return this.holesFn(o.z, o.l2, w, x0, y0, x1, y1, ns, o.po, o.thr, o.prm, o.holes);
   }
 }
 

@@ -233,7 +233,7 @@ describe("motion blur", () => {
     expect(run(on, frame(0.04, 0))).toBe(moving);
   });
 
-  it("the colour gather in WebAssembly SIMD gives the JS gather's bytes (with and without the skips)", () => {
+  it("the colour gather and depth sweep in WebAssembly SIMD give the JS passes' bytes and holes (with and without the skips)", () => {
     const { width: w, height: h } = DEMO_CAMERA;
     // the wrist camera moving from the follower's speed to 1 m/s (3 to 9 samples; tiles at the
     // image's edges whose samples leave it stay in JS)
@@ -260,17 +260,26 @@ describe("motion blur", () => {
           b.simd = simd;
           b.fastPaths = fast;
           const rgb = new Uint8Array(img.rgb);
-          b.apply(w, h, rgb, m, 1, 0, 25);
-          return { rgb, simdTiles: b.simdTiles[0]!, fastTiles: b.fastTiles[0]!, visited: b.visited };
+          b.apply(w, h, rgb, m, 1, 0.6, 25);
+          return {
+            rgb,
+            holes: Array.from(b.holes.subarray(0, b.holeCount)),
+            simdTiles: Array.from(b.simdTiles),
+            fastTiles: Array.from(b.fastTiles),
+            visited: b.visited,
+          };
         };
         const js = run(false);
         const simd = run(true);
-        expect(js.simdTiles).toBe(0);
+        expect(js.simdTiles).toEqual([0, 0]);
         // the kernel did the tiles (else this test could not fail), and the bytes are the JS path's
-        expect(simd.simdTiles).toBeGreaterThan(0.5 * (js.visited / 64));
+        expect(simd.simdTiles[0]).toBeGreaterThan(0.5 * (js.visited / 64));
+        expect(simd.simdTiles[1]).toBeGreaterThan(0);
         expect(Buffer.from(img.rgb).equals(Buffer.from(js.rgb))).toBe(false);
         expect(Buffer.from(simd.rgb).equals(Buffer.from(js.rgb))).toBe(true);
-        expect(simd.fastTiles).toBe(js.fastTiles);
+        expect(simd.fastTiles).toEqual(js.fastTiles);
+        if (speed >= 0.1) expect(js.holes.length).toBeGreaterThan(0);
+        expect(simd.holes).toEqual(js.holes);
       }
     }
   });

@@ -78,8 +78,8 @@ export class MotionBlur {
   /** false: the colour gather in JS alone (the reference), even where the SIMD kernel would run (same bytes; tests) */
   simd = true;
   private readonly gather: GatherKernel | null = createGatherKernel();
-  /** colour tiles of the last frame through the kernel (the others: JS), for tests */
-  readonly simdTiles = new Int32Array(1);
+  /** colour / depth tiles of the last frame through the kernel (the others: JS), for tests */
+  readonly simdTiles = new Int32Array(2);
   /** tiles of the last frame through the plain box average (colour) / skipped (depth), for tests */
   readonly fastTiles = new Int32Array(2);
   private readonly ox = new Int32Array(MAX_SAMPLES);
@@ -128,6 +128,7 @@ export class MotionBlur {
     if (this.zFrame === 1) this.zSeen.fill(0);
     const fast = this.fastPaths ? 1 : 0;
     this.fastTiles.fill(0);
+    this.simdTiles.fill(0);
     const scale = Math.max(rgbScale, depthScale);
     if (!(scale > 0)) return false;
     const tL = tiles.l2;
@@ -147,18 +148,20 @@ export class MotionBlur {
       return false;
     const z = m.zMm;
     const sv = this.sv;
+    // with the kernel: depth and l2px in its memory (both passes), for colour the source and
+    // the output (the source's copy the tiles are written into, copied back at the end)
+    const gk = this.simd ? this.gather : null;
+    if (gk !== null) {
+      gk.layout(n);
+      gk.z.set(z);
+      gk.l2.set(tiles.l2px);
+    }
     if (rgbScale > 0) {
-      // with the kernel: the source, the output (the source's copy the tiles are written into),
-      // depth and l2px in its memory, the output copied back at the end
-      const gk = this.simd ? this.gather : null;
       let src: Uint8Array;
       let out: Uint8Array;
       if (gk !== null) {
-        gk.layout(n);
         gk.src.set(rgb);
         gk.out.set(rgb);
-        gk.z.set(z);
-        gk.l2.set(tiles.l2px);
         src = gk.src;
         out = gk.out;
       } else {
@@ -197,6 +200,7 @@ export class MotionBlur {
       sv[0] = depthScale;
       sv[3] = edgeStepMm;
       this.holeCount = depthHoles(
+        gk,
         fast,
         w,
         h,
@@ -217,6 +221,7 @@ export class MotionBlur {
         th,
         this.holes,
         this.fastTiles,
+        this.simdTiles,
       );
     }
     return true;
@@ -463,6 +468,7 @@ function leastIn(
  * infrared exposure (sv[0]: its share), into `holes`; returns their number.
  */
 function depthHoles(
+  gk: GatherKernel | null,
   fast: number,
   w: number,
   h: number,
@@ -483,7 +489,9 @@ function depthHoles(
   th: number,
   holes: Int32Array,
   fastTiles: Int32Array,
+  simdTiles: Int32Array,
 ): number {
+  simdTiles[1] = 0;
   const sc = sv[0]!;
   const q2 = (sc * sc) / 4;
   const edge = sv[3]!;
@@ -523,6 +531,20 @@ function depthHoles(
           fastTiles[1]!++;
           continue;
         }
+      }
+      if (gk !== null && inside && ((x1 - x0) & 3) === 0 && edge >= 0 && edge < 65536) {
+        // the same sweep in the kernel, 4 pixels a step; its holes appended in scan order
+        for (let k = 0; k < ns; k++) {
+          gk.po[k] = po[k]!;
+          gk.thr[k] = thr2[k]!;
+        }
+        gk.prm[1] = q2;
+        gk.edge[0] = Math.floor(edge);
+        const found = gk.holesTile(w, x0, y0, x1, y1, ns);
+        const list = gk.holes;
+        for (let k = 0; k < found; k++) holes[count++] = list[k]!;
+        simdTiles[1]!++;
+        continue;
       }
       for (let y = y0; y < y1; y++)
         for (let x = x0; x < x1; x++) {
