@@ -1,6 +1,7 @@
 /**
- * WebAssembly SIMD kernel of motion blur's colour gather (motion-blur.ts rgbPass), the same bytes
- * as its JS path (motion-blur.test.ts compares the two): one tile at a time, 4 pixels of a row
+ * WebAssembly SIMD kernels of motion blur's colour gather (motion-blur.ts rgbPass) and depth
+ * sweep (depthHoles, `holes` below), the same bytes and holes as their JS paths
+ * (motion-blur.test.ts compares them): one tile at a time, 4 pixels of a row
  * per step (the tile's samples are the same pixel offsets for every pixel, so the 4 pixels'
  * samples are 4 contiguous source pixels). Per sample the JS path's tests — behind
  * (depth > own + 10 mm, 0 read as 65535): q's own reach ≥ the threshold, else the sample's —
