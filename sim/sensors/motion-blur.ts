@@ -150,18 +150,34 @@ export class MotionBlur {
     const sv = this.sv;
     // with the kernel: depth and l2px in its memory (both passes), for colour the source and
     // the output (the source's copy the tiles are written into, copied back at the end)
+    // (only the rows the passes can read: the tile rows with something to do, and as far as a
+    // sample reaches beyond them)
     const gk = this.simd ? this.gather : null;
+    let b0 = 0;
+    let b1 = 0;
     if (gk !== null) {
+      let t0 = nt;
+      let t1 = -1;
+      const nX = this.nbX;
+      const nY = this.nbY;
+      for (let t = 0; t < nt; t++)
+        if (nX[t] !== 0 || nY[t] !== 0) {
+          if (t0 === nt) t0 = t;
+          t1 = t;
+        }
+      b0 = Math.max(0, Math.floor(t0 / tw) * BLUR_TILE - MAX_LEN / 2) * w;
+      b1 = Math.min(h, (Math.floor(t1 / tw) + 1) * BLUR_TILE + MAX_LEN / 2) * w;
       gk.layout(n);
-      gk.z.set(z);
-      gk.l2.set(tiles.l2px);
+      gk.z.set(z.subarray(b0, b1), b0);
+      gk.l2.set(tiles.l2px.subarray(b0, b1), b0);
     }
     if (rgbScale > 0) {
       let src: Uint8Array;
       let out: Uint8Array;
       if (gk !== null) {
-        gk.src.set(rgb);
-        gk.out.set(rgb);
+        const band = rgb.subarray(3 * b0, 3 * b1);
+        gk.src.set(band, 3 * b0);
+        gk.out.set(band, 3 * b0);
         src = gk.src;
         out = gk.out;
       } else {
@@ -193,7 +209,7 @@ export class MotionBlur {
         this.fastTiles,
         this.simdTiles,
       );
-      if (gk !== null) rgb.set(gk.out);
+      if (gk !== null) rgb.set(gk.out.subarray(3 * b0, 3 * b1), 3 * b0);
     }
     if (depthScale > 0) {
       if (this.holes.length !== n) this.holes = new Int32Array(n);
