@@ -32,6 +32,9 @@ import {
   type WasmApi,
   type WasmMemory,
   type WasmModule,
+  WASM_HEADER,
+  align16,
+  loopWhile,
 } from "./wasm.ts";
 
 /** colour-table slots the kernel's coefficient area holds (more: the JS pass) */
@@ -624,20 +627,6 @@ function tileEnd(): number[] {
 
 /** `field(...)` → the number of pixels of moving slots (motionPixels' return) */
 function fieldBody(): number[] {
-  const loopWhile = (cond: number[], body: number[]) => [
-    OP.block,
-    OP.void,
-    OP.loop,
-    OP.void,
-    ...cond,
-    OP.brIf,
-    1,
-    ...body,
-    OP.br,
-    0,
-    OP.end,
-    OP.end,
-  ];
   const tile = [
     ...g("tx"),
     ...p("ts"),
@@ -738,14 +727,7 @@ export function motionModuleBytes(): Uint8Array {
     ...fieldBody(),
   ];
   return new Uint8Array([
-    0x00,
-    0x61,
-    0x73,
-    0x6d,
-    0x01,
-    0x00,
-    0x00,
-    0x00,
+    ...WASM_HEADER,
     ...section(1, vec([type])),
     ...section(3, vec([uleb(0)])),
     ...section(5, vec([[0x00, ...uleb(1)]])),
@@ -761,8 +743,6 @@ export function motionModuleBytes(): Uint8Array {
 }
 
 type FieldFn = (...args: number[]) => number;
-
-const align16 = (n: number) => (n + 15) & ~15;
 
 /**
  * The kernel of one Rasterizer: its memory holds the rasterizer's 1/z and word buffers (so a

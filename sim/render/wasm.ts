@@ -70,3 +70,22 @@ export const PAGE = 65536;
 export const align16 = (n: number) => (n + 15) & ~15;
 /** local.get n + by → local n (i32) */
 export const inc = (local: number, by: number) => [...lget(local), ...i32c(by), 0x6a, ...lset(local)];
+
+/** the module preamble: magic "\0asm", version 1 */
+export const WASM_HEADER = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
+
+/** block { loop { br_if 1 (cond); body; br 0 } }: `body` while `cond` (the exit test) is 0 */
+export const loopWhile = (cond: number[], body: number[]) => [
+  0x02,
+  0x40,
+  0x03,
+  0x40,
+  ...cond,
+  0x0d,
+  1,
+  ...body,
+  0x0c,
+  0,
+  0x0b,
+  0x0b,
+];

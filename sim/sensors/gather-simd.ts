@@ -31,6 +31,9 @@ import {
   type WasmMemory,
   type WasmModule,
   wasm,
+  WASM_HEADER,
+  align16,
+  loopWhile,
 } from "../render/wasm.ts";
 
 /** samples per pixel at most (motion-blur.ts MAX_SAMPLES) */
@@ -154,20 +157,6 @@ const g = (k: string) => lget(L[k]!);
 const st = (k: string) => lset(L[k]!);
 const p = (k: keyof typeof P) => lget(P[k]);
 
-const loopWhile = (cond: number[], body: number[]) => [
-  OP.block,
-  OP.void,
-  OP.loop,
-  OP.void,
-  ...cond,
-  OP.brIf,
-  1,
-  ...body,
-  OP.br,
-  0,
-  OP.end,
-  OP.end,
-];
 /** base + index · 2^shift */
 const addr = (base: number[], index: string, shift: number) => [
   ...base,
@@ -574,14 +563,7 @@ export function gatherModuleBytes(): Uint8Array {
   ];
   const hbody = [...uleb(2), ...uleb(H_I32.length), I32, ...uleb(H_V128.length), V128, ...holesBody()];
   return new Uint8Array([
-    0x00,
-    0x61,
-    0x73,
-    0x6d,
-    0x01,
-    0x00,
-    0x00,
-    0x00,
+    ...WASM_HEADER,
     ...section(1, vec([type, [0x60, ...uleb(HNP), ...Array(HNP).fill(I32), 1, I32]])),
     ...section(3, vec([uleb(0), uleb(1)])),
     ...section(5, vec([[0x00, ...uleb(1)]])),
@@ -604,7 +586,6 @@ export function gatherModuleBytes(): Uint8Array {
 }
 
 type GatherFn = (...args: number[]) => void;
-const align16 = (n: number) => (n + 15) & ~15;
 
 /**
  * The gather kernel and its memory: the frame's source colours, the output (a copy of the

@@ -39,6 +39,7 @@ import {
   type WasmApi,
   type WasmMemory,
   type WasmModule,
+  WASM_HEADER,
 } from "../render/wasm.ts";
 
 /** the Gaussian, uniform and RGB noise tables of realism.ts (doubled: length 2 · tableSize) */
@@ -630,14 +631,7 @@ export function kernelModuleBytes(): Uint8Array {
   const rgbBodyBytes = [...uleb(1), ...uleb(4), V128, ...rgbBody()];
   const padBodyBytes = [...uleb(1), ...uleb(6), I32, ...padBody()];
   return new Uint8Array([
-    0x00,
-    0x61,
-    0x73,
-    0x6d,
-    0x01,
-    0x00,
-    0x00,
-    0x00,
+    ...WASM_HEADER,
     ...section(1, vec([type, rgbType, padType])),
     ...section(3, vec([uleb(0), uleb(0), uleb(1), uleb(2)])),
     ...section(5, vec([[0x00, ...uleb(1)]])),
