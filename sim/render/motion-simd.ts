@@ -33,6 +33,7 @@ import {
   type WasmMemory,
   type WasmModule,
   WASM_HEADER,
+  LITTLE_ENDIAN,
   align16,
   loopWhile,
 } from "./wasm.ts";
@@ -847,6 +848,7 @@ let compiled: WasmModule | null | undefined;
 
 /** a kernel for images of `pixels` px and up to `tiles` tiles, or null where WebAssembly SIMD is not available */
 export function createMotionKernel(pixels: number, tiles: number): MotionKernel | null {
+  if (!LITTLE_ENDIAN) return null;
   if (compiled === undefined) {
     const bytes = motionModuleBytes();
     compiled = wasm?.validate(bytes) ? new wasm.Module(bytes) : null;

@@ -89,3 +89,7 @@ export const loopWhile = (cond: number[], body: number[]) => [
   0x0b,
   0x0b,
 ];
+
+/** WebAssembly memory is little-endian; JS typed arrays use the platform's order: the kernels that
+ * share typed-array views with JS run only where the two agree */
+export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;

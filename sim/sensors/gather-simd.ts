@@ -32,6 +32,7 @@ import {
   type WasmModule,
   wasm,
   WASM_HEADER,
+  LITTLE_ENDIAN,
   align16,
   loopWhile,
 } from "../render/wasm.ts";
@@ -677,6 +678,7 @@ let compiled: WasmModule | null | undefined;
 
 /** the gather kernel, or null where WebAssembly SIMD is not available */
 export function createGatherKernel(): GatherKernel | null {
+  if (!LITTLE_ENDIAN) return null;
   if (compiled === undefined) {
     const bytes = gatherModuleBytes();
     compiled = wasm?.validate(bytes) ? new wasm.Module(bytes) : null;
