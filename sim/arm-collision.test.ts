@@ -152,17 +152,11 @@ describe("the environment is fixed", () => {
   it("a moving body in the env group is refused where bodies are made (the arm's contact scan keeps its last result while the arm holds still)", async () => {
     const w = new PhysicsWorld(await loadRapier(), { timestepS: DT, predictionDistanceM: 0.002 });
     try {
-      const box = [
-        { kind: "box" as const, centre: [0, 0, 0] as Vec3, halfExtentsM: [0.1, 0.1, 0.1] as Vec3 },
-      ];
+      const box = [{ kind: "box" as const, centre: [0, 0, 0] as Vec3, halfExtentsM: [0.1, 0.1, 0.1] as Vec3 }];
       for (const kind of ["kinematic", "dynamic"] as const)
-        expect(() => w.addBody(kind, mat4Identity(), box, { group: "env", name: "crate" })).toThrow(
-          /must be fixed/,
-        );
+        expect(() => w.addBody(kind, mat4Identity(), box, { group: "env", name: "crate" })).toThrow(/must be fixed/);
       expect(() => w.addBody("fixed", mat4Identity(), box, { group: "env", name: "crate" })).not.toThrow();
-      expect(() =>
-        w.addBody("dynamic", mat4Identity(), box, { group: "free", name: "crate2" }),
-      ).not.toThrow();
+      expect(() => w.addBody("dynamic", mat4Identity(), box, { group: "free", name: "crate2" })).not.toThrow();
     } finally {
       w.free();
     }

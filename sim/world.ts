@@ -156,9 +156,7 @@ export class PhysicsWorld {
     // ArmRig.envContacts keeps its last scan while the arm holds still: that holds only while
     // nothing of the environment moves
     if (tag.group === "env" && kind !== "fixed")
-      throw new Error(
-        `environment body "${tag.name}" must be fixed (it is ${kind}): moving objects go in "free"`,
-      );
+      throw new Error(`environment body "${tag.name}" must be fixed (it is ${kind}): moving objects go in "free"`);
     const R = this.R;
     const desc =
       kind === "fixed"
