@@ -14,7 +14,8 @@
  * follower's speed, and at 0.25 m/s) in the front view, and the wrist camera moving (as fast
  * sideways, and 1 rad/s per m/s about its optical axis); timed: the per-slot exposure transforms, the renderer's
  * motion field and processFrame with it, the work the sim adds per frame for blur (the poses at
- * the exposure's ends come from the arm's FK in the sim, not timed here). Every row also counts
+ * the exposure's ends come from the arm's FK in the sim, not timed here); the motion field's pixel
+ * pass runs in WebAssembly SIMD (sim/render/motion-simd.ts), its JS pass on a row of its own. Every row also counts
  * the GCs in its timed frames and the heap growth per frame (the tail's usual suspects); the
  * realism object's RGB LUTs are all built before timing, as the sim does at a bench build (its
  * own row: ms per build).
@@ -86,6 +87,50 @@ async function measure(n: number, fn: (i: number) => void, prep: () => void = ()
   };
 }
 
+/**
+ * Two cases frame by frame in turn (a, b, a, b, …), so that both see the same load; the third
+ * Stats is of the per-frame difference b − a (its min/p50/p99; cpu, GCs and heap: b's alone).
+ */
+async function measurePair(
+  n: number,
+  a: { fn: (i: number) => void; prep: () => void },
+  b: { fn: (i: number) => void; prep: () => void },
+): Promise<[Stats, Stats, Stats]> {
+  for (let i = 0; i < Math.min(20, n); i++) {
+    a.prep();
+    a.fn(i);
+    b.prep();
+    b.fn(i);
+  }
+  const ta = new Float64Array(n);
+  const tb = new Float64Array(n);
+  await settle();
+  const gc0 = gcCount;
+  for (let i = 0; i < n; i++) {
+    a.prep();
+    let t0 = performance.now();
+    a.fn(i);
+    ta[i] = performance.now() - t0;
+    b.prep();
+    t0 = performance.now();
+    b.fn(i);
+    tb[i] = performance.now() - t0;
+  }
+  await settle();
+  const stats = (t: ArrayLike<number>): Stats => {
+    const s = Array.from(t).sort((x, y) => x - y);
+    return {
+      min: s[0]!,
+      p50: pct(s, 50),
+      p99: pct(s, 99),
+      cpu: Number.NaN,
+      gcs: gcCount - gc0,
+      heapPerFrame: 0,
+    };
+  };
+  return [stats(ta), stats(tb), stats(Array.from(tb, (v, i) => v - ta[i]!))];
+}
+
 const { width: w, height: h } = DEMO_CAMERA;
 const r = new Rasterizer(DEMO_CAMERA);
 const clean = r.render(demoScene(), demoViews().front, r.createTarget());
@@ -111,7 +156,7 @@ const restore =
 
 const row = (name: string, s: Stats, target: string) =>
   console.log(
-    `${name.padEnd(34)} ${s.min.toFixed(2).padStart(7)} ${s.p50.toFixed(2).padStart(8)} ${s.p99.toFixed(2).padStart(8)} ${s.cpu.toFixed(2).padStart(10)} ${String(s.gcs).padStart(5)} ${(s.heapPerFrame / 1024).toFixed(1).padStart(8)}  | ${target}`,
+    `${name.padEnd(34)} ${s.min.toFixed(2).padStart(7)} ${s.p50.toFixed(2).padStart(8)} ${s.p99.toFixed(2).padStart(8)} ${(Number.isNaN(s.cpu) ? "-" : s.cpu.toFixed(2)).padStart(10)} ${String(s.gcs).padStart(5)} ${(s.heapPerFrame / 1024).toFixed(1).padStart(8)}  | ${target}`,
   );
 
 /** world ← object poses of the scene's objects, 16 numbers each */
@@ -210,6 +255,12 @@ function movingFrame(view: Mat4, camA: Mat4, camB: Mat4, pA: Float64Array, pB: F
       const p = DEFAULT_REALISM;
       return {
         field,
+        /** the same field through the JS pixel pass (the reference; same results) */
+        fieldJs: () => {
+          rr.motionSimd = false;
+          field();
+          rr.motionSimd = true;
+        },
         colour: () => mb.apply(w, h, rgb, m, p.rgb.exposureMs / iv, 0, p.depth.edgeStepMm),
         depth: () => mb.apply(w, h, rgb, m, 0, p.depth.exposureMs / iv, p.depth.edgeStepMm),
       };
@@ -220,6 +271,16 @@ function movingFrame(view: Mat4, camA: Mat4, camB: Mat4, pA: Float64Array, pB: F
 async function partRows(tag: string, f: ReturnType<typeof movingFrame>) {
   const p = f.parts();
   row(`    ${tag}: motion field`, await measure(frames, p.field), "(part)");
+  // the JS pass and the kernel frame by frame in turn (the same load for both)
+  const none = () => {};
+  const [js, kernel, diff] = await measurePair(
+    frames,
+    { fn: p.fieldJs, prep: none },
+    { fn: p.field, prep: none },
+  );
+  row(`    ${tag}: field, JS pass, in turn`, js, "(same field)");
+  row(`    ${tag}: field, kernel, in turn`, kernel, "(paired)");
+  row(`    ${tag}: field, kernel − JS`, diff, "(paired)");
   row(`    ${tag}: colour gather`, await measure(frames, p.colour, restore(f.img, false)), "(part)");
   row(`    ${tag}: depth sweep`, await measure(frames, p.depth), "(part)");
 }
@@ -252,6 +313,16 @@ for (const speed of [0.025, 0.25]) {
     const f = movingFrame(view, view, view, arm.a, arm.b);
     row(`+ blur, front, arm ${tag}`, await measure(frames, f.run, restore(f.img)), `≤ ${TARGET_MS}`);
     console.log(`  (blur visited ${f.blur()} px of ${w * h})`);
+    // the same frame still and moving in turn: what blur adds, under the same load (the rows
+    // above run one after the other, and a p50 moves by ~1 ms between rows on a shared machine)
+    const [still, moving, added] = await measurePair(
+      frames,
+      { fn: (i) => re.processFrame(i, 0, w, h, rgb, depth, DEMO_CAMERA.fx), prep: restore(f.img) },
+      { fn: f.run, prep: restore(f.img) },
+    );
+    row(`    in turn: still frame`, still, "(paired)");
+    row(`    in turn: arm ${tag}`, moving, "(paired)");
+    row(`    in turn: added by blur`, added, "(paired)");
     if (speed > 0.1) await partRows("front", f);
   }
   {

@@ -46,6 +46,7 @@ import { type Mat4, mat4Mul, mat4RigidInverse } from "../../robots/math.ts";
 import type { CameraDescription } from "../../seam/types.ts";
 import { parseDistortion } from "../../calibration/distortion.ts";
 import { buildRemap } from "./distortion.ts";
+import { createMotionKernel, MAX_SLOTS, type MotionKernel } from "./motion-simd.ts";
 import type { Scene, Texture } from "./scene.ts";
 import { type Mesh, meshFor } from "./tessellate.ts";
 import { type MipLevel, mipPyramid, sampleBilinear } from "./texture.ts";
@@ -155,6 +156,20 @@ export class Rasterizer {
   private orderKey = new Float64Array(0);
 
   private stillSlots = new Uint8Array(1);
+  /** motionField's pixel pass in WebAssembly SIMD (null: not available, or a lens remap) */
+  private readonly motionKernel: MotionKernel | null;
+  /**
+   * false: motionField's pixel pass in JS (the reference) even where the kernel would run; the
+   * same l2px and tiles either way (motion-simd.test.ts)
+   */
+  motionSimd = true;
+
+  /** whether motionField's pixel pass can run in the kernel (WebAssembly SIMD there, no lens remap) */
+  get motionKernelReady(): boolean {
+    return this.motionKernel !== null;
+  }
+  /** motionBound's ρ: the tangent of the view's half-diagonal, ×1.1 (set in the constructor: Math.hypot allocates) */
+  private readonly viewRho: number;
 
   /**
    * An upper bound of slot `sl`'s image motion between a and b, px: its bounding sphere's points
@@ -187,12 +202,7 @@ export class Rasterizer {
     // |Δ(x/z, y/z)| ≤ (|Δxy| + ρ·|Δz|) / z ≤ |ΔX| · √(1 + ρ²) / z, ρ the tangent of the view's
     // half-diagonal (points in view at the rendered instant), ×1.1 for the ends of the interval
     const f = Math.max(this.fx, this.fy);
-    const rho =
-      1.1 *
-      Math.hypot(
-        Math.max(this.cx, this.iw - this.cx) / this.fx,
-        Math.max(this.cy, this.ih - this.cy) / this.fy,
-      );
+    const rho = this.viewRho;
     return (f * d * Math.sqrt(1 + rho * rho)) / zMin;
   }
 
@@ -244,8 +254,20 @@ export class Rasterizer {
       this.remapBase = m.base;
       this.remapFrac = m.frac;
     }
-    this.invZ = new Float32Array(this.iw * this.ih);
-    this.shade = new Uint32Array(this.iw * this.ih);
+    this.viewRho =
+      1.1 *
+      Math.hypot(
+        Math.max(this.cx, this.iw - this.cx) / this.fx,
+        Math.max(this.cy, this.ih - this.cy) / this.fy,
+      );
+    // without a lens remap, motionField's pixel pass runs in WebAssembly SIMD where available:
+    // the 1/z and word buffers live in its memory, where a render writes them
+    this.motionKernel =
+      this.remap === null
+        ? createMotionKernel(this.iw * this.ih, Math.ceil(width / 8) * Math.ceil(height / 8))
+        : null;
+    this.invZ = this.motionKernel ? this.motionKernel.invZ : new Float32Array(this.iw * this.ih);
+    this.shade = this.motionKernel ? this.motionKernel.shade : new Uint32Array(this.iw * this.ih);
     // side planes: u ≥ -0.5, u ≤ W-0.5, v ≥ -0.5, v ≤ H-0.5, as n·X ≥ 0
     const raw = [
       [this.fx, 0, this.cx + 0.5],
@@ -448,8 +470,13 @@ export class Rasterizer {
     }
     dx?.fill(0, 0, n);
     dy?.fill(0, 0, n);
-    // l2px is zero outside the rectangle motionField last wrote (its only writer): clear that
+    // l2px is zero outside the rectangle motionField last wrote (its only writer): that one is
+    // cleared below (where the kernel writes every pixel of the new one, only outside it)
     let l2px = tiles ? tiles.l2px : this.ownL2;
+    let ox0 = 0;
+    let ox1 = 0;
+    let oy0 = 0;
+    let oy1 = 0;
     if (l2px.length !== n) {
       l2px = new Float64Array(n);
       if (tiles) {
@@ -457,9 +484,12 @@ export class Rasterizer {
         tiles.rect = [0, 0, 0, 0];
       } else this.ownL2 = l2px;
     } else if (tiles) {
-      const [rx0, rx1, ry0, ry1] = tiles.rect;
-      for (let y = ry0; y < ry1; y++) l2px.fill(0, y * ow + rx0, y * ow + rx1);
-      tiles.rect = [0, 0, 0, 0];
+      const old = tiles.rect;
+      ox0 = old[0];
+      ox1 = old[1];
+      oy0 = old[2];
+      oy1 = old[3];
+      old.fill(0);
     } else l2px.fill(0);
     const ts = tiles ? tiles.size : ow;
     const cols = Math.ceil(ow / ts);
@@ -479,7 +509,10 @@ export class Rasterizer {
       // outside the rectangle: no motion, slots not looked at (−1: not known to be one surface)
       tiles.slot.fill(-1);
     }
-    if (!(u1 > u0 && v1 > v0)) return 0;
+    if (!(u1 > u0 && v1 > v0)) {
+      clearOutside(l2px, ow, ox0, ox1, oy0, oy1, 0, 0, 0, 0);
+      return 0;
+    }
     const tx0 = Math.max(0, Math.floor((u0 - 1) / ts));
     const tx1 = Math.min(cols, Math.ceil((u1 + 1) / ts));
     const y0 = Math.max(0, Math.floor((v0 - 1) / ts) * ts);
@@ -489,8 +522,27 @@ export class Rasterizer {
         tiles.slot.fill(-2, (y / ts) * cols + tx0, (y / ts) * cols + tx1);
         tiles.l2min.fill(Number.POSITIVE_INFINITY, (y / ts) * cols + tx0, (y / ts) * cols + tx1);
       }
-      tiles.rect = [tx0 * ts, Math.min(ow, tx1 * ts), y0, y1];
+      const rect = tiles.rect;
+      rect[0] = tx0 * ts;
+      rect[1] = Math.min(ow, tx1 * ts);
+      rect[2] = y0;
+      rect[3] = y1;
     }
+    const k = this.motionKernel;
+    if (
+      k !== null &&
+      this.motionSimd &&
+      tiles !== null &&
+      dx === null &&
+      dy === null &&
+      slots <= MAX_SLOTS &&
+      tiles.l2.length <= k.tSlot.length
+    ) {
+      clearOutside(l2px, ow, ox0, ox1, oy0, oy1, tx0 * ts, Math.min(ow, tx1 * ts), y0, y1);
+      return this.motionFieldSimd(k, M, moving, tiles, cols, tx0, tx1, y0, y1);
+    }
+    // the JS pass writes the pixels of moving slots only: the old rectangle cleared whole
+    clearOutside(l2px, ow, ox0, ox1, oy0, oy1, 0, 0, 0, 0);
     return motionPixels(
       this.invZ,
       this.shade,
@@ -514,6 +566,61 @@ export class Rasterizer {
       tiles ? tiles.slot : null,
       tiles ? tiles.l2min : null,
     );
+  }
+
+  /** motionPixels' work through the kernel: its inputs into the kernel's memory, its results out */
+  private motionFieldSimd(
+    k: MotionKernel,
+    M: Float64Array,
+    moving: Uint8Array,
+    tiles: MotionTiles,
+    cols: number,
+    tx0: number,
+    tx1: number,
+    y0: number,
+    y1: number,
+  ): number {
+    const ow = this.width;
+    const ts = tiles.size;
+    const slots = moving.length;
+    const kM = k.M;
+    for (let j = 0; j < 24 * slots; j++) kM[j] = M[j]!;
+    for (let s = 0; s < slots; s++) k.flags[s] = moving[s] === 0 ? 0 : 1;
+    k.flags[slots] = 0;
+    const ty0 = y0 / ts;
+    const ty1 = Math.ceil(y1 / ts);
+    // the rect's tiles as motionPixels finds them (slot −2: none seen yet; l2 0; least +∞)
+    for (let ty = ty0; ty < ty1; ty++) {
+      k.tSlot.fill(-2, ty * cols + tx0, ty * cols + tx1);
+      k.tL2.fill(0, ty * cols + tx0, ty * cols + tx1);
+      k.tMin.fill(Number.POSITIVE_INFINITY, ty * cols + tx0, ty * cols + tx1);
+    }
+    const count = k.run(slots, ow, ts, cols, tx0, tx1, y0, y1);
+    const x0 = tx0 * ts;
+    const x1 = Math.min(ow, tx1 * ts);
+    const l2px = tiles.l2px;
+    const kl2 = k.l2px;
+    // (one subarray for a rect as wide as the image; else row by row, element-wise: a
+    // subarray per row is an object per row)
+    if (x0 === 0 && x1 === ow) l2px.set(kl2.subarray(y0 * ow, y1 * ow), y0 * ow);
+    else
+      for (let y = y0; y < y1; y++) {
+        const e = y * ow + x1;
+        for (let i = y * ow + x0; i < e; i++) l2px[i] = kl2[i]!;
+      }
+    for (let ty = ty0; ty < ty1; ty++)
+      for (let t = ty * cols + tx0; t < ty * cols + tx1; t++) {
+        tiles.slot[t] = k.tSlot[t]!;
+        tiles.l2min[t] = k.tMin[t]!;
+        const l = k.tL2[t]!;
+        tiles.l2[t] = l;
+        // the vector is written where a displacement was (as motionPixels writes it)
+        if (l > 0) {
+          tiles.vx[t] = k.tVx[t]!;
+          tiles.vy[t] = k.tVy[t]!;
+        }
+      }
+    return count;
   }
 
   /** Colour (via the colour table) and depth in one pass, through the lens remap if any. */
@@ -1139,6 +1246,29 @@ function wordView(rgb: Uint8Array): Uint32Array | null {
     wordViews.set(rgb, v);
   }
   return v;
+}
+
+/** zero the pixels of rectangle o (x0, x1, y0, y1; row width ow) that are not in rectangle n */
+function clearOutside(
+  a: Float64Array,
+  ow: number,
+  ox0: number,
+  ox1: number,
+  oy0: number,
+  oy1: number,
+  nx0: number,
+  nx1: number,
+  ny0: number,
+  ny1: number,
+): void {
+  for (let y = oy0; y < oy1; y++) {
+    const r = y * ow;
+    if (y < ny0 || y >= ny1 || nx1 <= nx0) a.fill(0, r + ox0, r + ox1);
+    else {
+      if (nx0 > ox0) a.fill(0, r + ox0, r + Math.min(ox1, nx0));
+      if (nx1 < ox1) a.fill(0, r + Math.max(ox0, nx1), r + ox1);
+    }
+  }
 }
 
 /**

@@ -233,6 +233,128 @@ describe("motion blur", () => {
     expect(run(on, frame(0.04, 0))).toBe(moving);
   });
 
+  it("the colour gather and depth sweep in WebAssembly SIMD give the JS passes' bytes and holes (with and without the skips)", () => {
+    const { width: w, height: h } = DEMO_CAMERA;
+    // the wrist camera moving from the follower's speed to 1 m/s (3 to 9 samples; tiles at the
+    // image's edges whose samples leave it stay in JS)
+    for (const speed of [0.025, 0.1, 0.25, 1]) {
+      const sp = speed * 0.015;
+      const sc = demoScene();
+      const view = demoViews().wrist;
+      const r = new Rasterizer(DEMO_CAMERA);
+      const img = r.render(sc, view, r.createTarget());
+      const at = (s: number) => {
+        const c = Math.cos(2 * s * sp);
+        const n = Math.sin(2 * s * sp);
+        return mat4Mul(view, Float64Array.from([c, -n, 0, s * sp, n, c, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]));
+      };
+      const poses = new Float64Array(16 * sc.objects.length);
+      for (const [i, o] of sc.objects.entries()) poses.set(o.pose, 16 * i);
+      const ex = new ExposureMotion();
+      ex.set(sc.objects, poses, poses, at(-0.5), view, at(0.5));
+      r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
+      const m = ex.motion(new Uint16Array(img.depthMm), 15);
+      for (const fast of [true, false]) {
+        const run = (simd: boolean) => {
+          const b = new MotionBlur();
+          b.simd = simd;
+          b.fastPaths = fast;
+          const rgb = new Uint8Array(img.rgb);
+          b.apply(w, h, rgb, m, 1, 0.6, 25);
+          return {
+            rgb,
+            holes: Array.from(b.holes.subarray(0, b.holeCount)),
+            simdTiles: Array.from(b.simdTiles),
+            fastTiles: Array.from(b.fastTiles),
+            visited: b.visited,
+          };
+        };
+        const js = run(false);
+        const simd = run(true);
+        expect(js.simdTiles).toEqual([0, 0]);
+        // the kernel did the tiles (else this test could not fail), and the bytes are the JS path's
+        expect(simd.simdTiles[0]).toBeGreaterThan(0.5 * (js.visited / 64));
+        expect(simd.simdTiles[1]).toBeGreaterThan(0);
+        expect(Buffer.from(img.rgb).equals(Buffer.from(js.rgb))).toBe(false);
+        expect(Buffer.from(simd.rgb).equals(Buffer.from(js.rgb))).toBe(true);
+        expect(simd.fastTiles).toEqual(js.fastTiles);
+        if (speed >= 0.1) expect(js.holes.length).toBeGreaterThan(0);
+        expect(simd.holes).toEqual(js.holes);
+      }
+    }
+  });
+
+  it("the kernels' bytes stay the JS passes' over frames that move different rows (one MotionBlur reused)", () => {
+    // the front view, parts of the arm turning: each frame's moving rows differ, the kernel's
+    // memory holds only the rows a frame can read
+    const { width: w, height: h } = DEMO_CAMERA;
+    const sc = demoScene();
+    const view = demoViews().front;
+    const r = new Rasterizer(DEMO_CAMERA);
+    const img = r.render(sc, view, r.createTarget());
+    const reused = new MotionBlur();
+    for (const [re, angle] of [
+      [/^(link\d|gripper|handle|loop)$/, 0.02],
+      [/^gripper$/, 0.05],
+      [/^(link1|link2)$/, 0.03],
+      [/^loop$/, 0.04],
+      [/^(link\d|gripper|handle|loop)$/, 0.01],
+    ] as const) {
+      const turned = (s: number) => {
+        const a = s * angle;
+        const m = Float64Array.from([
+          Math.cos(a),
+          -Math.sin(a),
+          0,
+          0,
+          Math.sin(a),
+          Math.cos(a),
+          0,
+          0,
+          0,
+          0,
+          1,
+          0,
+          0,
+          0,
+          0,
+          1,
+        ]);
+        const p = new Float64Array(16 * sc.objects.length);
+        for (const [i, o] of sc.objects.entries()) p.set(re.test(o.id) ? mat4Mul(m, o.pose) : o.pose, 16 * i);
+        return p;
+      };
+      const ex = new ExposureMotion();
+      ex.set(sc.objects, turned(-0.5), turned(0.5), view, view, view);
+      r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
+      const m = ex.motion(new Uint16Array(img.depthMm), 15);
+      const js = new MotionBlur();
+      js.simd = false;
+      const a = new Uint8Array(img.rgb);
+      const b = new Uint8Array(img.rgb);
+      js.apply(w, h, a, m, 1, 0.6, 25);
+      // garbage in the kernel's memory: what a frame reads must be what it copied in
+      const k = (
+        reused as unknown as {
+          gather: { src: Uint8Array; out: Uint8Array; z: Uint16Array; l2: Float64Array };
+        }
+      ).gather;
+      if (k.src.length > 0) {
+        k.src.fill(7);
+        k.out.fill(7);
+        k.z.fill(1234);
+        k.l2.fill(1e6);
+      }
+      reused.apply(w, h, b, m, 1, 0.6, 25);
+      expect(reused.simdTiles[0]).toBeGreaterThan(0);
+      expect(Buffer.from(a).equals(Buffer.from(img.rgb))).toBe(false);
+      expect(Buffer.from(b).equals(Buffer.from(a))).toBe(true);
+      expect(Array.from(reused.holes.subarray(0, reused.holeCount))).toEqual(
+        Array.from(js.holes.subarray(0, js.holeCount)),
+      );
+    }
+  });
+
   it("the skips (plain box average, depth tiles without a step) give the per-sample tests' bytes", () => {
     // the demo scene's wrist camera moving sideways and turning about its axis: every pixel moves
     const { width: w, height: h } = DEMO_CAMERA;

@@ -22,6 +22,8 @@
  *   during it has no return (the matcher sees two disparities in its window); inside a moving
  *   surface the depth stays (both imagers see the same smear).
  *
+ * The colour gather of a tile whose samples stay inside the image runs in WebAssembly SIMD
+ * (gather-simd.ts, 4 pixels a step; `simd` false: JS alone, the same bytes).
  * Work that cannot change a byte is skipped (`fastPaths`; false: every sample through its tests,
  * the same output): a tile whose samples all count (every pixel they reach moves far enough) is
  * a plain box average; a sample within that guarantee counts untested; a depth tile whose
@@ -35,6 +37,7 @@
 import { type Mat4, mat4Mul, mat4RigidInverse } from "../../robots/math.ts";
 import type { MotionTiles } from "../render/rasterizer.ts";
 import type { SceneObject } from "../render/scene.ts";
+import { createGatherKernel, type GatherKernel } from "./gather-simd.ts";
 
 /** tile edge, px (Rasterizer.motionField summarises the field per tile of this size) */
 export const BLUR_TILE = 8;
@@ -72,6 +75,11 @@ export class MotionBlur {
   private zFrame = 0;
   /** false: every pixel through the per-sample tests (the skips below give the same bytes; tests) */
   fastPaths = true;
+  /** false: the colour gather in JS alone (the reference), even where the SIMD kernel would run (same bytes; tests) */
+  simd = true;
+  private readonly gather: GatherKernel | null = createGatherKernel();
+  /** colour / depth tiles of the last frame through the kernel (the others: JS), for tests */
+  readonly simdTiles = new Int32Array(2);
   /** tiles of the last frame through the plain box average (colour) / skipped (depth), for tests */
   readonly fastTiles = new Int32Array(2);
   private readonly ox = new Int32Array(MAX_SAMPLES);
@@ -120,6 +128,7 @@ export class MotionBlur {
     if (this.zFrame === 1) this.zSeen.fill(0);
     const fast = this.fastPaths ? 1 : 0;
     this.fastTiles.fill(0);
+    this.simdTiles.fill(0);
     const scale = Math.max(rgbScale, depthScale);
     if (!(scale > 0)) return false;
     const tL = tiles.l2;
@@ -139,16 +148,52 @@ export class MotionBlur {
       return false;
     const z = m.zMm;
     const sv = this.sv;
+    // with the kernel: depth and l2px in its memory (both passes), for colour the source and
+    // the output (the source's copy the tiles are written into, copied back at the end)
+    // (only the rows the passes can read: the tile rows with something to do, and as far as a
+    // sample reaches beyond them)
+    const gk = this.simd ? this.gather : null;
+    let b0 = 0;
+    let b1 = 0;
+    if (gk !== null) {
+      let t0 = nt;
+      let t1 = -1;
+      const nX = this.nbX;
+      const nY = this.nbY;
+      for (let t = 0; t < nt; t++)
+        if (nX[t] !== 0 || nY[t] !== 0) {
+          if (t0 === nt) t0 = t;
+          t1 = t;
+        }
+      b0 = Math.max(0, Math.floor(t0 / tw) * BLUR_TILE - MAX_LEN / 2) * w;
+      b1 = Math.min(h, (Math.floor(t1 / tw) + 1) * BLUR_TILE + MAX_LEN / 2) * w;
+      gk.layout(n);
+      gk.z.set(z.subarray(b0, b1), b0);
+      gk.l2.set(tiles.l2px.subarray(b0, b1), b0);
+    }
     if (rgbScale > 0) {
-      if (this.src.length !== 3 * n) this.src = new Uint8Array(3 * n);
-      this.src.set(rgb);
+      let src: Uint8Array;
+      let out: Uint8Array;
+      if (gk !== null) {
+        const band = rgb.subarray(3 * b0, 3 * b1);
+        gk.src.set(band, 3 * b0);
+        gk.out.set(band, 3 * b0);
+        src = gk.src;
+        out = gk.out;
+      } else {
+        if (this.src.length !== 3 * n) this.src = new Uint8Array(3 * n);
+        this.src.set(rgb);
+        src = this.src;
+        out = rgb;
+      }
       sv[0] = rgbScale;
       this.visited = rgbPass(
+        gk,
         fast,
         w,
         h,
-        rgb,
-        this.src,
+        out,
+        src,
         tiles.l2px,
         tiles.l2min,
         z,
@@ -162,13 +207,16 @@ export class MotionBlur {
         tw,
         th,
         this.fastTiles,
+        this.simdTiles,
       );
+      if (gk !== null) rgb.set(gk.out.subarray(3 * b0, 3 * b1), 3 * b0);
     }
     if (depthScale > 0) {
       if (this.holes.length !== n) this.holes = new Int32Array(n);
       sv[0] = depthScale;
       sv[3] = edgeStepMm;
       this.holeCount = depthHoles(
+        gk,
         fast,
         w,
         h,
@@ -189,6 +237,7 @@ export class MotionBlur {
         th,
         this.holes,
         this.fastTiles,
+        this.simdTiles,
       );
     }
     return true;
@@ -276,6 +325,7 @@ function samplesOf(sv: Float64Array, ox: Int32Array, oy: Int32Array, thr2: Float
 
 /** the colour gather over every tile with something to do (sv[0]: the exposure's share); returns the pixels visited */
 function rgbPass(
+  gk: GatherKernel | null,
   fast: number,
   w: number,
   h: number,
@@ -294,8 +344,10 @@ function rgbPass(
   tw: number,
   th: number,
   fastTiles: Int32Array,
+  simdTiles: Int32Array,
 ): number {
   const sc = sv[0]!;
+  simdTiles[0] = 0;
   // (half displacement)² at this exposure = l2 · q2
   const q2 = (sc * sc) / 4;
   let visited = 0;
@@ -321,6 +373,22 @@ function rgbPass(
       // (half the least displacement the samples can meet)²: a sample whose threshold is at most
       // this counts for every pixel of the tile, in front or behind (−1: no such guarantee)
       const sure = fast === 1 ? leastIn(l2min, tw, th, x0 - lo, x1 - 1 + lo, y0 - lo, y1 - 1 + lo) * q2 : -1;
+      if (gk !== null && inside && ((x1 - x0) & 3) === 0) {
+        // the same gather in the kernel, 4 pixels a step (its src, z, l2px: copies of these)
+        for (let k = 0; k < ns; k++) {
+          gk.po[k] = po[k]!;
+          gk.thr[k] = thr2[k]!;
+        }
+        const box = sure >= thr2[0]!;
+        const prm = gk.prm;
+        prm[0] = sure;
+        prm[1] = q2;
+        prm[2] = inv;
+        gk.tile(w, x0, y0, x1, y1, ns, box ? 1 : 0);
+        if (box) fastTiles[0]!++;
+        simdTiles[0]!++;
+        continue;
+      }
       if (sure >= thr2[0]!) {
         for (let y = y0; y < y1; y++)
           for (let x = x0; x < x1; x++) {
@@ -416,6 +484,7 @@ function leastIn(
  * infrared exposure (sv[0]: its share), into `holes`; returns their number.
  */
 function depthHoles(
+  gk: GatherKernel | null,
   fast: number,
   w: number,
   h: number,
@@ -436,7 +505,9 @@ function depthHoles(
   th: number,
   holes: Int32Array,
   fastTiles: Int32Array,
+  simdTiles: Int32Array,
 ): number {
+  simdTiles[1] = 0;
   const sc = sv[0]!;
   const q2 = (sc * sc) / 4;
   const edge = sv[3]!;
@@ -476,6 +547,20 @@ function depthHoles(
           fastTiles[1]!++;
           continue;
         }
+      }
+      if (gk !== null && inside && ((x1 - x0) & 3) === 0 && edge >= 0 && edge < 65536) {
+        // the same sweep in the kernel, 4 pixels a step; its holes appended in scan order
+        for (let k = 0; k < ns; k++) {
+          gk.po[k] = po[k]!;
+          gk.thr[k] = thr2[k]!;
+        }
+        gk.prm[1] = q2;
+        gk.edge[0] = Math.floor(edge);
+        const found = gk.holesTile(w, x0, y0, x1, y1, ns);
+        const list = gk.holes;
+        for (let k = 0; k < found; k++) holes[count++] = list[k]!;
+        simdTiles[1]!++;
+        continue;
       }
       for (let y = y0; y < y1; y++)
         for (let x = x0; x < x1; x++) {

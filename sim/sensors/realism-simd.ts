@@ -14,6 +14,34 @@
  * Opcodes: WebAssembly core spec §5.4 (binary format, instructions), SIMD prefix 0xFD.
  */
 
+import {
+  f64c,
+  I32,
+  i32c,
+  inc,
+  lget,
+  lset,
+  PAGE,
+  section,
+  shuffle,
+  simd,
+  uleb,
+  V128,
+  vec,
+  vload,
+  vmem,
+  vstore,
+  F64,
+  align16,
+  name,
+  wasm,
+  type KernelFn,
+  type WasmApi,
+  type WasmMemory,
+  type WasmModule,
+  WASM_HEADER,
+} from "../render/wasm.ts";
+
 /** the Gaussian, uniform and RGB noise tables of realism.ts (doubled: length 2 · tableSize) */
 export interface KernelTables {
   gauss: Float32Array;
@@ -38,49 +66,6 @@ export interface KernelParams {
   a: number;
   b: number;
 }
-
-// ---- a minimal WebAssembly binary writer -------------------------------------------------------
-
-function uleb(n: number): number[] {
-  const out: number[] = [];
-  let v = n >>> 0;
-  do {
-    let byte = v & 0x7f;
-    v >>>= 7;
-    if (v !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (v !== 0);
-  return out;
-}
-
-function sleb(n: number): number[] {
-  const out: number[] = [];
-  let v = n | 0;
-  for (;;) {
-    const byte = v & 0x7f;
-    v >>= 7;
-    if ((v === 0 && (byte & 0x40) === 0) || (v === -1 && (byte & 0x40) !== 0)) {
-      out.push(byte);
-      return out;
-    }
-    out.push(byte | 0x80);
-  }
-}
-
-const I32 = 0x7f;
-const F64 = 0x7c;
-const V128 = 0x7b;
-
-const lget = (i: number) => [0x20, ...uleb(i)];
-const lset = (i: number) => [0x21, ...uleb(i)];
-const i32c = (n: number) => [0x41, ...sleb(n)];
-const f64c = (x: number) => [0x44, ...new Uint8Array(new Float64Array([x]).buffer)];
-/** a SIMD instruction (prefix 0xFD, opcode as unsigned LEB128) */
-const simd = (op: number) => [0xfd, ...uleb(op)];
-const vmem = (op: number, offset: number) => [0xfd, ...uleb(op), 0, ...uleb(offset)];
-const vload = (offset: number) => vmem(0x00, offset);
-const vstore = (offset: number) => [0xfd, 0x0b, 0, ...uleb(offset)];
-const shuffle = (lanes: number[]) => [0xfd, 0x0d, ...lanes];
 
 const OP = {
   if: 0x04,
@@ -129,12 +114,6 @@ const SIMD = {
 const LOW_WORDS = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
 /** 1.5 · 2⁵²: an integer n (|n| < 2⁵¹) plus this is exact, and n is its low 32 bits */
 const MAGIC = 6755399441055744;
-
-function section(id: number, body: number[]): number[] {
-  return [id, ...uleb(body.length), ...body];
-}
-const vec = (items: number[][]) => [...uleb(items.length), ...items.flat()];
-const name = (s: string) => [...uleb(s.length), ...[...s].map((c) => c.charCodeAt(0))];
 
 // parameters of `depth`, then its locals, by index
 const P = {
@@ -219,8 +198,6 @@ function noiseQuad(quad: number, withBase: boolean): number[] {
 function splat16(param: number, into: number): number[] {
   return [...lget(param), ...simd(SIMD.i16x8Splat), ...lset(into)];
 }
-
-const inc = (local: number, by: number) => [...lget(local), ...i32c(by), OP.i32Add, ...lset(local)];
 
 /** the body of `depth`: rows y = 0 … h−1, groups x = 0, 8, … while x + 8 ≤ w */
 function depthBody(withBase: boolean): number[] {
@@ -654,14 +631,7 @@ export function kernelModuleBytes(): Uint8Array {
   const rgbBodyBytes = [...uleb(1), ...uleb(4), V128, ...rgbBody()];
   const padBodyBytes = [...uleb(1), ...uleb(6), I32, ...padBody()];
   return new Uint8Array([
-    0x00,
-    0x61,
-    0x73,
-    0x6d,
-    0x01,
-    0x00,
-    0x00,
-    0x00,
+    ...WASM_HEADER,
     ...section(1, vec([type, rgbType, padType])),
     ...section(3, vec([uleb(0), uleb(0), uleb(1), uleb(2)])),
     ...section(5, vec([[0x00, ...uleb(1)]])),
@@ -686,24 +656,6 @@ export function kernelModuleBytes(): Uint8Array {
     ),
   ]);
 }
-
-type KernelFn = (...args: number[]) => void;
-
-/** the part of the WebAssembly JS API used here (this project's TypeScript libs do not declare it) */
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-type WasmModule = object;
-interface WasmApi {
-  validate(bytes: Uint8Array): boolean;
-  Module: new (bytes: Uint8Array) => WasmModule;
-  Instance: new (module: WasmModule, imports: object) => { exports: Record<string, unknown> };
-}
-const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
-
-const PAGE = 65536;
-const align16 = (n: number) => (n + 15) & ~15;
 
 /**
  * The compiled kernel, its memory and the views the JS pass uses. The memory holds the Gaussian

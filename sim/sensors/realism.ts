@@ -18,6 +18,7 @@
 import { z } from "zod";
 import type { Rgb, Scene } from "../render/scene.ts";
 import { type FrameMotion, MotionBlur } from "./motion-blur.ts";
+import { LITTLE_ENDIAN } from "../render/wasm.ts";
 import { createRealismKernel, type RealismKernel, type KernelParams } from "./realism-simd.ts";
 
 export type { FrameMotion } from "./motion-blur.ts";
@@ -273,7 +274,7 @@ export class SensorRealism {
   private originalBackground: Rgb | null = null;
   /** motion blur's scratch (sim/sensors/motion-blur.ts) */
   private readonly blur = new MotionBlur();
-  /** false: JS only (the WebAssembly kernels give the same bytes; tests compare) */
+  /** false: JS only, motion blur's passes too (the WebAssembly kernels give the same bytes; tests compare) */
   simd = true;
   /** the depth kernel's thresholds for these parameters (null: the JS pass only) */
   private kernelParams: KernelParams | null | undefined;
@@ -435,6 +436,7 @@ export class SensorRealism {
     let holes = 0;
     if (motion && p.rgb.motionBlur && motion.intervalMs > 0) {
       const b = this.blur;
+      b.simd = this.simd;
       const moved = b.apply(
         width,
         height,
@@ -632,7 +634,6 @@ const MAX_WIDTH_PX = TABLE_SIZE / 2;
 
 /** bytes per RGB segment that shares one random offset into the noise table (a multiple of 12) */
 const RGB_SEGMENT = 3072;
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /**
  * RGB in place: byte i of a segment takes the noise byte at (segment offset + i) of the noise

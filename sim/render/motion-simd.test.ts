@@ -1,0 +1,229 @@
+import { describe, expect, it } from "vitest";
+import { type Mat4, mat4Identity, mat4Mul } from "../../robots/math.ts";
+import { BLUR_MIN_PX, ExposureMotion } from "../sensors/motion-blur.ts";
+import { DEMO_CAMERA, demoScene, demoViews } from "./demo-scene.ts";
+import { translationPose } from "./placement.ts";
+import { type RasterCamera, Rasterizer } from "./rasterizer.ts";
+import type { Scene } from "./scene.ts";
+
+/** the bytes of a typed array (a bitwise comparison: −0, NaN payloads and all) */
+const bytes = (a: ArrayLike<number> & ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+
+const posesOf = (sc: Scene, moved: (id: string) => Mat4 | null = () => null) => {
+  const p = new Float64Array(16 * sc.objects.length);
+  for (const [i, o] of sc.objects.entries()) p.set(moved(o.id) ?? o.pose, 16 * i);
+  return p;
+};
+
+/** a camera pose moved by `shiftM` along its x and turned by `turnRad` about its optical axis, times s */
+const camAt = (view: Mat4, s: number, shiftM: number, turnRad: number) => {
+  const c = Math.cos(s * turnRad);
+  const n = Math.sin(s * turnRad);
+  return mat4Mul(view, Float64Array.from([c, -n, 0, s * shiftM, n, c, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]));
+};
+
+/** motionField of one rendered frame through the JS pass and through the kernel, same inputs */
+function both(
+  camera: RasterCamera,
+  sc: Scene,
+  view: Mat4,
+  a: { poses: Float64Array; cam: Mat4 },
+  b: { poses: Float64Array; cam: Mat4 },
+  ignoreBelowPx: number,
+) {
+  const r = new Rasterizer(camera);
+  r.render(sc, view, r.createTarget());
+  const ex = new ExposureMotion();
+  ex.set(sc.objects, a.poses, b.poses, a.cam, view, b.cam);
+  const run = (simd: boolean) => {
+    r.motionSimd = simd;
+    const n = r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, ignoreBelowPx);
+    const t = ex.tiles;
+    // the vector of a tile is written where it has a displacement (l2 > 0), as the JS pass writes it
+    const vx = Float32Array.from(t.vx, (v, i) => (t.l2[i]! > 0 ? v : 0));
+    const vy = Float32Array.from(t.vy, (v, i) => (t.l2[i]! > 0 ? v : 0));
+    return {
+      n,
+      rect: [...t.rect],
+      l2px: Float64Array.from(t.l2px),
+      l2: Float32Array.from(t.l2),
+      slot: Int32Array.from(t.slot),
+      l2min: Float64Array.from(t.l2min),
+      vx,
+      vy,
+    };
+  };
+  // JS, kernel, JS again on the same tiles: each call leaves the buffers as the JS pass would
+  const js = run(false);
+  const simd = run(true);
+  const again = run(false);
+  return { r, js, simd, again };
+}
+
+function expectSame(x: ReturnType<typeof both>["js"], y: ReturnType<typeof both>["js"]): void {
+  expect(y.n).toBe(x.n);
+  expect(y.rect).toEqual(x.rect);
+  for (const k of ["l2px", "l2", "slot", "l2min", "vx", "vy"] as const)
+    expect(bytes(y[k]).equals(bytes(x[k])), `${k} differs`).toBe(true);
+}
+
+describe("motionField's WebAssembly SIMD pixel pass", () => {
+  it("gives the JS pass's field bit for bit: the wrist camera moving (every pixel, every slot)", () => {
+    const sc = demoScene();
+    const view = demoViews().wrist;
+    const still = posesOf(sc);
+    for (const [shiftM, turnRad] of [
+      [0.0004, 0.0008],
+      [0.004, 0.008],
+      [0.012, -0.002],
+      [0, 0.05],
+    ] as const) {
+      const { r, js, simd, again } = both(
+        DEMO_CAMERA,
+        sc,
+        view,
+        { poses: still, cam: camAt(view, -0.5, shiftM, turnRad) },
+        { poses: still, cam: camAt(view, 0.5, shiftM, turnRad) },
+        BLUR_MIN_PX,
+      );
+      expect(r.motionKernelReady).toBe(true);
+      // the case is not empty: every pixel moves, tiles of one slot and of several
+      expect(js.n).toBe(DEMO_CAMERA.width * DEMO_CAMERA.height);
+      expect(js.slot.some((s) => s >= 0)).toBe(true);
+      expect(js.slot.some((s) => s === -1)).toBe(true);
+      expectSame(js, simd);
+      expectSame(js, again);
+    }
+  });
+
+  it("and with part of the scene moving (the front view's arm), still slots and slots bounded below ½ px", () => {
+    const sc = demoScene();
+    const view = demoViews().front;
+    const arm = (id: string) => /^(link\d|gripper|handle|loop)$/.test(id);
+    for (const [angle, ignore] of [
+      [0.01, BLUR_MIN_PX],
+      [0.01, 0],
+      [0.0002, BLUR_MIN_PX],
+      [0.0002, 0],
+    ] as const) {
+      const turned = (s: number) => {
+        const c = Math.cos(s * angle);
+        const n = Math.sin(s * angle);
+        const m = Float64Array.from([c, -n, 0, 0, n, c, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
+        return posesOf(sc, (id) => (arm(id) ? mat4Mul(m, sc.objects.find((o) => o.id === id)!.pose) : null));
+      };
+      const { js, simd, again } = both(
+        DEMO_CAMERA,
+        sc,
+        view,
+        { poses: turned(-0.5), cam: view },
+        { poses: turned(0.5), cam: view },
+        ignore,
+      );
+      if (ignore === 0) expect(js.n).toBeGreaterThan(0);
+      expectSame(js, simd);
+      expectSame(js, again);
+    }
+  });
+
+  it("and on an odd-sized image (tiles cut at the edges, a pixel left over per row)", () => {
+    const cam = { width: 157, height: 101, fx: 150, fy: 150, cx: 78, cy: 50, distortion: [0, 0, 0, 0, 0] };
+    const sc: Scene = {
+      objects: [
+        {
+          id: "wall",
+          shape: { kind: "box", halfExtentsM: [3, 3, 0.01] },
+          pose: translationPose([0, 0, 2]),
+          color: [40, 60, 120],
+        },
+        {
+          id: "box",
+          shape: { kind: "box", halfExtentsM: [0.2, 0.15, 0.02] },
+          pose: translationPose([0.05, 0, 1]),
+          color: [240, 200, 40],
+        },
+      ],
+      background: [10, 10, 10],
+      lightDir: [0, 0, -1],
+    };
+    const view = mat4Identity();
+    const poses = (s: number) =>
+      posesOf(sc, (id) => (id === "box" ? translationPose([0.05 + s * 0.03, s * 0.01, 1]) : null));
+    const { r, js, simd, again } = both(
+      cam,
+      sc,
+      view,
+      { poses: poses(-0.5), cam: camAt(view, -0.5, 0.01, 0.01) },
+      { poses: poses(0.5), cam: camAt(view, 0.5, 0.01, 0.01) },
+      BLUR_MIN_PX,
+    );
+    expect(r.motionKernelReady).toBe(true);
+    expect(js.n).toBe(cam.width * cam.height);
+    expectSame(js, simd);
+    expectSame(js, again);
+  });
+
+  it("leaves l2px zero outside each frame's rectangle when the rectangle changes between frames", () => {
+    // one rasterizer and one set of tiles over frames whose moving objects (so rectangles) differ,
+    // the kernel and the JS pass in turn; each frame's l2px against a fresh JS pass's
+    const sc = demoScene();
+    const view = demoViews().front;
+    const r = new Rasterizer(DEMO_CAMERA);
+    r.render(sc, view, r.createTarget());
+    const ex = new ExposureMotion();
+    const fresh = new Rasterizer(DEMO_CAMERA);
+    fresh.render(sc, view, fresh.createTarget());
+    fresh.motionSimd = false;
+    const groups = [
+      /^(link\d|gripper|handle|loop)$/,
+      /^gripper$/,
+      /^(link1|link2)$/,
+      /^loop$/,
+      /^(link\d|gripper|handle|loop)$/,
+    ];
+    let rects = 0;
+    let last = "";
+    for (const [f, re] of groups.entries()) {
+      const turned = (s: number) => {
+        const a = s * 0.02;
+        const m = Float64Array.from([
+          Math.cos(a),
+          -Math.sin(a),
+          0,
+          0,
+          Math.sin(a),
+          Math.cos(a),
+          0,
+          0,
+          0,
+          0,
+          1,
+          0,
+          0,
+          0,
+          0,
+          1,
+        ]);
+        return posesOf(sc, (id) =>
+          re.test(id) ? mat4Mul(m, sc.objects.find((o) => o.id === id)!.pose) : null,
+        );
+      };
+      ex.set(sc.objects, turned(-0.5), turned(0.5), view, view, view);
+      r.motionSimd = f % 2 === 0;
+      r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
+      const ref = new ExposureMotion();
+      ref.set(sc.objects, turned(-0.5), turned(0.5), view, view, view);
+      fresh.motionField(ref.toA, ref.toB, ref.moving, null, null, ref.tiles, BLUR_MIN_PX);
+      expect(ex.tiles.rect).toEqual(ref.tiles.rect);
+      if (`${ex.tiles.rect}` !== last) rects++;
+      last = `${ex.tiles.rect}`;
+      expect(bytes(ex.tiles.l2px).equals(bytes(ref.tiles.l2px)), `frame ${f}`).toBe(true);
+    }
+    expect(rects).toBeGreaterThanOrEqual(4);
+  });
+
+  it("is not used with lens distortion (the remap's field is the JS pass's)", () => {
+    const r = new Rasterizer({ ...DEMO_CAMERA, distortion: [-0.05, 0.01, 0, 0, 0] });
+    expect(r.motionKernelReady).toBe(false);
+  });
+});
