@@ -355,7 +355,12 @@ describe("sim backend: the realtime drive's runNow", () => {
     const traj = followWire(a);
     const ticksA: JointReading[] = [];
     const ticksB: JointReading[] = [];
-    const resA = await a.execute(traj, { onTick: (r) => (ticksA.push(r), "ok") });
+    const resA = await a.execute(traj, {
+      onTick: (r) => {
+        ticksA.push(r);
+        return "ok";
+      },
+    });
     // the same trajectory as one wake-up after another of up to 3 steps
     let resB: ReturnType<typeof drive.runNow> | undefined;
     for (let i = 0; i < traj.count; i += 3) {
@@ -367,7 +372,12 @@ describe("sim backend: the realtime drive's runNow", () => {
         gripperWidthM: traj.gripperWidthM.subarray(i, i + n),
         rowEndIndex: [n - 1],
       };
-      resB = drive.runNow(part, { onTick: (r) => (ticksB.push(r), "ok") });
+      resB = drive.runNow(part, {
+        onTick: (r) => {
+          ticksB.push(r);
+          return "ok";
+        },
+      });
       expect(resB.outcome).toBe("completed");
       expect(resB.samplesExecuted).toBe(n);
     }
