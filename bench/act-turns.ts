@@ -24,6 +24,7 @@ import { spawn } from "node:child_process";
 import { loadavg } from "node:os";
 import { PerformanceObserver } from "node:perf_hooks";
 import { AGENT_TOKEN, testGateway } from "../compose/testing.ts";
+import { minJerkToolRows } from "./tool-rows.ts";
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(name);
@@ -124,14 +125,7 @@ for (let k = 0; k < ACTS; k++) {
   };
   const q = backend.read();
   const tool = g.gateway.fk(q.q).tool;
-  const mj = (x: number) => 10 * x ** 3 - 15 * x ** 4 + 6 * x ** 5;
-  const rows = Array.from({ length: ROWS }, (_, i) => [
-    tool.xyz[0] + 0.02 * mj((i + 1) / ROWS),
-    tool.xyz[1],
-    tool.xyz[2],
-    ...tool.quat_xyzw,
-    q.gripperWidthM,
-  ]);
+  const rows = minJerkToolRows(tool, q.gripperWidthM, ROWS);
   const body = JSON.stringify({ type: "ee_pose", dt: DT_S, rows });
   const req =
     `POST /v1/act HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${AGENT_TOKEN}\r\n` +

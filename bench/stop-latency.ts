@@ -88,6 +88,7 @@ import type { Backend, ExecuteOptions, JointTrajectory, SensorEvent } from "../s
 import { api } from "../test-support/api.ts";
 import { sleep } from "../test-support/wait.ts";
 import { pct } from "./stats.ts";
+import { minJerkToolRows } from "./tool-rows.ts";
 
 const CONTROL_PERIOD_MS = FR3.controlPeriodS * 1000;
 const TARGET_P99_MS = 2;
@@ -930,16 +931,7 @@ async function planningRows(g: TestGateway, spy: Spy): Promise<void> {
     };
     const q = g.gateway.bench.backend.read();
     const tool = g.gateway.fk(q.q).tool;
-    // a 2 cm min-jerk move along x: a chunk the pre-check accepts (a straight ramp from rest is
-    // refused: acceleration at row 0)
-    const mj = (x: number) => 10 * x ** 3 - 15 * x ** 4 + 6 * x ** 5;
-    const rows = Array.from({ length: PLAN_ROWS }, (_, i) => [
-      tool.xyz[0] + 0.02 * mj((i + 1) / PLAN_ROWS),
-      tool.xyz[1],
-      tool.xyz[2],
-      ...tool.quat_xyzw,
-      q.gripperWidthM,
-    ]);
+    const rows = minJerkToolRows(tool, q.gripperWidthM, PLAN_ROWS);
     const stops0 = spy.stops.length;
     const motions0 = spy.motionAt.length;
     spy.recvAt = Number.NaN;
