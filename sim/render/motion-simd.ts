@@ -18,22 +18,20 @@ import {
   i32c,
   inc,
   PAGE,
-  section,
   simd,
   uleb,
   V128,
-  vec,
   vmem,
-  name,
   shuffle,
   wasm,
   type WasmApi,
   type WasmMemory,
   type WasmModule,
-  WASM_HEADER,
   LITTLE_ENDIAN,
   align16,
   loopWhile,
+  funcType,
+  kernelModule,
   mem,
   namedLocals,
   OP,
@@ -640,22 +638,10 @@ function fieldBody(): number[] {
 }
 
 export function motionModuleBytes(): Uint8Array {
-  const type = [0x60, ...uleb(NP), ...Array(NP).fill(I32), 1, I32];
-  const body = [...decl, ...fieldBody()];
-  return new Uint8Array([
-    ...WASM_HEADER,
-    ...section(1, vec([type])),
-    ...section(3, vec([uleb(0)])),
-    ...section(5, vec([[0x00, ...uleb(1)]])),
-    ...section(
-      7,
-      vec([
-        [...name("mem"), 0x02, 0],
-        [...name("field"), 0x00, 0],
-      ]),
-    ),
-    ...section(10, vec([[...uleb(body.length), ...body]])),
-  ]);
+  return kernelModule(
+    [funcType(Array(NP).fill(I32), [I32])],
+    [{ name: "field", type: 0, body: [...decl, ...fieldBody()] }],
+  );
 }
 
 type FieldFn = (...args: number[]) => number;

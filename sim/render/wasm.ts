@@ -188,6 +188,39 @@ export function section(id: number, body: number[]): number[] {
 export const vec = (items: number[][]) => [...uleb(items.length), ...items.flat()];
 export const name = (s: string) => [...uleb(s.length), ...[...s].map((c) => c.charCodeAt(0))];
 
+/** a function type: its parameter and result value types */
+export const funcType = (params: readonly number[], results: readonly number[]) => [
+  0x60,
+  ...uleb(params.length),
+  ...params,
+  ...uleb(results.length),
+  ...results,
+];
+
+/** a function of a kernel module: the name it is exported as, its type's index, its code entry
+ * (local declarations, then the instructions) */
+export interface KernelFunc {
+  name: string;
+  type: number;
+  body: number[];
+}
+
+/** a kernel module: these function types; memory 0 (at least one page) exported as "mem"; each
+ * function in order, exported by its name */
+export function kernelModule(types: readonly number[][], funcs: readonly KernelFunc[]): Uint8Array {
+  return new Uint8Array([
+    ...WASM_HEADER,
+    ...section(1, vec([...types])),
+    ...section(3, vec(funcs.map((f) => uleb(f.type)))),
+    ...section(5, vec([[0x00, ...uleb(1)]])),
+    ...section(
+      7,
+      vec([[...name("mem"), 0x02, 0], ...funcs.map((f, i) => [...name(f.name), 0x00, ...uleb(i)])]),
+    ),
+    ...section(10, vec(funcs.map((f) => [...uleb(f.body.length), ...f.body]))),
+  ]);
+}
+
 export type KernelFn = (...args: number[]) => void;
 
 /** the part of the WebAssembly JS API used here (this project's TypeScript libs do not declare it) */

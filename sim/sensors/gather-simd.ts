@@ -16,23 +16,21 @@ import {
   I32,
   i32c,
   inc,
-  name,
   PAGE,
-  section,
   shuffle,
   simd,
   uleb,
   V128,
-  vec,
   vmem,
   type WasmApi,
   type WasmMemory,
   type WasmModule,
   wasm,
-  WASM_HEADER,
   LITTLE_ENDIAN,
   align16,
   loopWhile,
+  funcType,
+  kernelModule,
   mem,
   namedLocals,
   OP,
@@ -501,30 +499,13 @@ function holesBody(): number[] {
 }
 
 export function gatherModuleBytes(): Uint8Array {
-  const type = [0x60, ...uleb(NP), ...PARAM_TYPES, 0];
-  const body = [...decl, ...gatherBody()];
-  const hbody = [...hdecl, ...holesBody()];
-  return new Uint8Array([
-    ...WASM_HEADER,
-    ...section(1, vec([type, [0x60, ...uleb(HNP), ...Array(HNP).fill(I32), 1, I32]])),
-    ...section(3, vec([uleb(0), uleb(1)])),
-    ...section(5, vec([[0x00, ...uleb(1)]])),
-    ...section(
-      7,
-      vec([
-        [...name("mem"), 0x02, 0],
-        [...name("gather"), 0x00, 0],
-        [...name("holes"), 0x00, 1],
-      ]),
-    ),
-    ...section(
-      10,
-      vec([
-        [...uleb(body.length), ...body],
-        [...uleb(hbody.length), ...hbody],
-      ]),
-    ),
-  ]);
+  return kernelModule(
+    [funcType(PARAM_TYPES, []), funcType(Array(HNP).fill(I32), [I32])],
+    [
+      { name: "gather", type: 0, body: [...decl, ...gatherBody()] },
+      { name: "holes", type: 1, body: [...hdecl, ...holesBody()] },
+    ],
+  );
 }
 
 type GatherFn = (...args: number[]) => void;

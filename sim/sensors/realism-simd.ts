@@ -22,24 +22,22 @@ import {
   lget,
   lset,
   PAGE,
-  section,
   shuffle,
   simd,
   uleb,
   V128,
-  vec,
   vload,
   vmem,
   vstore,
   F64,
   align16,
-  name,
   wasm,
   type KernelFn,
   type WasmApi,
   type WasmMemory,
   type WasmModule,
-  WASM_HEADER,
+  funcType,
+  kernelModule,
   namedLocals,
   OP,
   S,
@@ -573,41 +571,18 @@ function rgbBody(): number[] {
  * `rgb` (three i32).
  */
 export function kernelModuleBytes(): Uint8Array {
-  const params = [...Array(14).fill(I32), F64, F64];
-  const type = [0x60, ...uleb(params.length), ...params, 0];
-  const rgbType = [0x60, 3, I32, I32, I32, 0];
-  const padType = [0x60, 5, I32, I32, I32, I32, I32, 0];
-  const code = (withBase: boolean) => {
-    const body = [...decl, ...depthBody(withBase)];
-    return [...uleb(body.length), ...body];
-  };
-  const rgbBodyBytes = [...uleb(1), ...uleb(4), V128, ...rgbBody()];
-  const padBodyBytes = [...uleb(1), ...uleb(6), I32, ...padBody()];
-  return new Uint8Array([
-    ...WASM_HEADER,
-    ...section(1, vec([type, rgbType, padType])),
-    ...section(3, vec([uleb(0), uleb(0), uleb(1), uleb(2)])),
-    ...section(5, vec([[0x00, ...uleb(1)]])),
-    ...section(
-      7,
-      vec([
-        [...name("mem"), 0x02, 0],
-        [...name("depth"), 0x00, 0],
-        [...name("depthNoBase"), 0x00, 1],
-        [...name("rgb"), 0x00, 2],
-        [...name("pad"), 0x00, 3],
-      ]),
-    ),
-    ...section(
-      10,
-      vec([
-        code(true),
-        code(false),
-        [...uleb(rgbBodyBytes.length), ...rgbBodyBytes],
-        [...uleb(padBodyBytes.length), ...padBodyBytes],
-      ]),
-    ),
-  ]);
+  const depthType = funcType([...Array(14).fill(I32), F64, F64], []);
+  const rgbType = funcType([I32, I32, I32], []);
+  const padType = funcType([I32, I32, I32, I32, I32], []);
+  return kernelModule(
+    [depthType, rgbType, padType],
+    [
+      { name: "depth", type: 0, body: [...decl, ...depthBody(true)] },
+      { name: "depthNoBase", type: 0, body: [...decl, ...depthBody(false)] },
+      { name: "rgb", type: 1, body: [...uleb(1), ...uleb(4), V128, ...rgbBody()] },
+      { name: "pad", type: 2, body: [...uleb(1), ...uleb(6), I32, ...padBody()] },
+    ],
+  );
 }
 
 /**
