@@ -17,105 +17,30 @@ import {
   I32,
   i32c,
   inc,
-  lget,
-  lset,
   PAGE,
-  section,
   simd,
   uleb,
   V128,
-  vec,
   vmem,
-  name,
   shuffle,
   wasm,
   type WasmApi,
   type WasmMemory,
   type WasmModule,
-  WASM_HEADER,
   LITTLE_ENDIAN,
   align16,
   loopWhile,
+  funcType,
+  kernelModule,
+  mem,
+  namedLocals,
+  OP,
+  S,
 } from "./wasm.ts";
 
 /** colour-table slots the kernel's coefficient area holds (more: the JS pass) */
 export const MAX_SLOTS = 1024;
 
-const OP = {
-  block: 0x02,
-  loop: 0x03,
-  if: 0x04,
-  else: 0x05,
-  end: 0x0b,
-  br: 0x0c,
-  brIf: 0x0d,
-  void: 0x40,
-  select: 0x1b,
-  ltee: 0x22,
-  i32Load: 0x28,
-  f32Load: 0x2a,
-  f64Load: 0x2b,
-  i32Load8U: 0x2d,
-  i32Store: 0x36,
-  f32Store: 0x38,
-  f64Store: 0x39,
-  i32Eqz: 0x45,
-  i32Eq: 0x46,
-  i32Ne: 0x47,
-  i32LtU: 0x49,
-  i32GtU: 0x4b,
-  i32GeU: 0x4f,
-  i32LtS: 0x48,
-  f64Eq: 0x61,
-  f64Lt: 0x63,
-  f64Gt: 0x64,
-  i32Add: 0x6a,
-  i32Sub: 0x6b,
-  i32Mul: 0x6c,
-  i32DivU: 0x6e,
-  i32And: 0x71,
-  i32Or: 0x72,
-  i32Shl: 0x74,
-  i64ExtendI32S: 0xac,
-  f32DemoteF64: 0xb6,
-  f64ConvertI32S: 0xb7,
-  f64PromoteF32: 0xbb,
-} as const;
-
-const S = {
-  load: 0x00,
-  load64Splat: 0x0a,
-  store: 0x0b,
-  const: 0x0c,
-  i32x4Splat: 0x11,
-  i64x2Splat: 0x12,
-  f32x4Splat: 0x13,
-  f64x2Splat: 0x14,
-  i32x4ExtractLane: 0x1b,
-  i64x2ReplaceLane: 0x1e,
-  f64x2ExtractLane: 0x21,
-  f64x2ReplaceLane: 0x22,
-  f32x4Gt: 0x44,
-  f64x2Gt: 0x4a,
-  and: 0x4e,
-  bitselect: 0x52,
-  load32Zero: 0x5c,
-  load64Zero: 0x5d,
-  store64Lane: 0x5b,
-  f32x4DemoteF64x2Zero: 0x5e,
-  f64x2PromoteLowF32x4: 0x5f,
-  i32x4ShrU: 0xad,
-  i32x4Eq: 0x37,
-  i32x4AllTrue: 0xa3,
-  f64x2Add: 0xf0,
-  f64x2Sub: 0xf1,
-  f64x2Mul: 0xf2,
-  f64x2Div: 0xf3,
-  f64x2Pmin: 0xf6,
-  f64x2Pmax: 0xf7,
-} as const;
-
-const mem = (op: number, align: number, offset = 0) => [op, align, ...uleb(offset)];
 const lane = (op: number, l: number) => [...simd(op), l];
 const v128c = (bytes: Uint8Array) => [...simd(S.const), ...bytes];
 const f64x2c = (a: number, b: number) => v128c(new Uint8Array(new Float64Array([a, b]).buffer));
@@ -205,14 +130,11 @@ const V128_LOCALS = [
   "L2",
   "GT",
 ] as const;
-const L: Record<string, number> = Object.fromEntries([
-  ...I32_LOCALS.map((k, i) => [k, NP + i]),
-  ...F64_LOCALS.map((k, i) => [k, NP + I32_LOCALS.length + i]),
-  ...V128_LOCALS.map((k, i) => [k, NP + I32_LOCALS.length + F64_LOCALS.length + i]),
+const { L, g, st, p, decl } = namedLocals(P, [
+  [I32, I32_LOCALS],
+  [F64, F64_LOCALS],
+  [V128, V128_LOCALS],
 ]);
-const g = (k: string) => lget(L[k]!);
-const st = (k: string) => lset(L[k]!);
-const p = (k: keyof typeof P) => lget(P[k]);
 
 /** a · b + c (f64x2, locals by name or code) in the JS path's order: (a·b) + c */
 const vmul = (a: number[], b: number[]) => [...a, ...b, ...simd(S.f64x2Mul)];
@@ -716,31 +638,10 @@ function fieldBody(): number[] {
 }
 
 export function motionModuleBytes(): Uint8Array {
-  const type = [0x60, ...uleb(NP), ...Array(NP).fill(I32), 1, I32];
-  const body = [
-    ...uleb(3),
-    ...uleb(I32_LOCALS.length),
-    I32,
-    ...uleb(F64_LOCALS.length),
-    F64,
-    ...uleb(V128_LOCALS.length),
-    V128,
-    ...fieldBody(),
-  ];
-  return new Uint8Array([
-    ...WASM_HEADER,
-    ...section(1, vec([type])),
-    ...section(3, vec([uleb(0)])),
-    ...section(5, vec([[0x00, ...uleb(1)]])),
-    ...section(
-      7,
-      vec([
-        [...name("mem"), 0x02, 0],
-        [...name("field"), 0x00, 0],
-      ]),
-    ),
-    ...section(10, vec([[...uleb(body.length), ...body]])),
-  ]);
+  return kernelModule(
+    [funcType(Array(NP).fill(I32), [I32])],
+    [{ name: "field", type: 0, body: [...decl, ...fieldBody()] }],
+  );
 }
 
 type FieldFn = (...args: number[]) => number;

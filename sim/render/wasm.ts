@@ -1,6 +1,7 @@
 /**
  * A minimal WebAssembly binary writer for the kernels emitted from TypeScript at load (no
- * toolchain, no binary in the repo): sim/sensors/realism-simd.ts, sim/render/motion-simd.ts.
+ * toolchain, no binary in the repo): sim/sensors/realism-simd.ts, sim/sensors/gather-simd.ts,
+ * sim/render/motion-simd.ts.
  * Binary format: WebAssembly core spec §5 (LEB128 integers, sections, instructions; SIMD prefix 0xFD).
  */
 
@@ -45,11 +46,180 @@ export const vload = (offset: number) => vmem(0x00, offset);
 export const vstore = (offset: number) => [0xfd, 0x0b, 0, ...uleb(offset)];
 export const shuffle = (lanes: number[]) => [0xfd, 0x0d, ...lanes];
 
+/** the core opcodes the kernels use, by name (core spec §5.4) */
+export const OP = {
+  block: 0x02,
+  loop: 0x03,
+  if: 0x04,
+  else: 0x05,
+  end: 0x0b,
+  br: 0x0c,
+  brIf: 0x0d,
+  select: 0x1b,
+  ltee: 0x22,
+  i32Load: 0x28,
+  f32Load: 0x2a,
+  f64Load: 0x2b,
+  i32Load8U: 0x2d,
+  i32Store: 0x36,
+  f32Store: 0x38,
+  f64Store: 0x39,
+  i32Store8: 0x3a,
+  void: 0x40,
+  i32Eqz: 0x45,
+  i32Eq: 0x46,
+  i32Ne: 0x47,
+  i32LtS: 0x48,
+  i32LtU: 0x49,
+  i32GtU: 0x4b,
+  i32GeS: 0x4e,
+  i32GeU: 0x4f,
+  f64Eq: 0x61,
+  f64Lt: 0x63,
+  f64Gt: 0x64,
+  f64Le: 0x65,
+  i32Add: 0x6a,
+  i32Sub: 0x6b,
+  i32Mul: 0x6c,
+  i32DivU: 0x6e,
+  i32And: 0x71,
+  i32Or: 0x72,
+  i32Shl: 0x74,
+  i32ShrU: 0x76,
+  i64ExtendI32S: 0xac,
+  f32DemoteF64: 0xb6,
+  f64ConvertI32S: 0xb7,
+  f64PromoteF32: 0xbb,
+} as const;
+
+/** the SIMD opcodes the kernels use, by name (after the prefix 0xFD, see `simd`) */
+export const S = {
+  load: 0x00,
+  load16x4U: 0x04,
+  load64Splat: 0x0a,
+  store: 0x0b,
+  const: 0x0c,
+  i16x8Splat: 0x10,
+  i32x4Splat: 0x11,
+  i64x2Splat: 0x12,
+  f32x4Splat: 0x13,
+  f64x2Splat: 0x14,
+  i32x4ExtractLane: 0x1b,
+  i64x2ReplaceLane: 0x1e,
+  f64x2ExtractLane: 0x21,
+  f64x2ReplaceLane: 0x22,
+  i16x8GtU: 0x32,
+  i16x8LeU: 0x34,
+  i32x4Eq: 0x37,
+  i32x4GtS: 0x3b,
+  f32x4Gt: 0x44,
+  f64x2Gt: 0x4a,
+  f64x2Ge: 0x4c,
+  not: 0x4d,
+  and: 0x4e,
+  andnot: 0x4f,
+  or: 0x50,
+  bitselect: 0x52,
+  store32Lane: 0x5a,
+  store64Lane: 0x5b,
+  load32Zero: 0x5c,
+  load64Zero: 0x5d,
+  f32x4DemoteF64x2Zero: 0x5e,
+  f64x2PromoteLowF32x4: 0x5f,
+  f64x2Floor: 0x75,
+  i16x8AllTrue: 0x83,
+  i16x8Bitmask: 0x84,
+  i16x8NarrowI32x4U: 0x86,
+  i16x8SubSatU: 0x93,
+  i16x8MaxU: 0x99,
+  i32x4Neg: 0xa1,
+  i32x4AllTrue: 0xa3,
+  i32x4Bitmask: 0xa4,
+  i32x4ShrU: 0xad,
+  i32x4Add: 0xae,
+  i32x4Sub: 0xb1,
+  i32x4Mul: 0xb5,
+  f64x2Add: 0xf0,
+  f64x2Sub: 0xf1,
+  f64x2Mul: 0xf2,
+  f64x2Div: 0xf3,
+  f64x2Pmin: 0xf6,
+  f64x2Pmax: 0xf7,
+  i32x4TruncSatF64x2SZero: 0xfc,
+  f64x2ConvertLowI32x4S: 0xfe,
+} as const;
+
+/** a scalar load/store: opcode, alignment (log2 bytes), offset */
+export const mem = (op: number, align: number, offset = 0) => [op, align, ...uleb(offset)];
+
+/**
+ * A function's named locals, laid out after its parameters (`params`: name → index 0 … n − 1):
+ * the groups in order, one value type each. Returns each local's index (`L`), local.get / local.set
+ * of a local (`g`, `st`) and of a parameter (`p`) by name, and the code entry's local declarations
+ * (`decl`: the groups' count, then per group its count and type).
+ */
+export function namedLocals<P extends Record<string, number>, N extends string>(
+  params: P,
+  groups: readonly (readonly [type: number, names: readonly N[]])[],
+) {
+  const np = Object.keys(params).length;
+  const indices = Object.values(params).sort((a, b) => a - b);
+  if (indices.some((v, i) => v !== i)) throw new Error("parameter indices must be 0 … n − 1");
+  const L = {} as Record<N, number>;
+  let at = np;
+  for (const [, names] of groups) for (const k of names) L[k] = at++;
+  const index = (k: string) => {
+    const i = (L as Record<string, number>)[k];
+    if (i === undefined) throw new Error(`no local named ${k}`);
+    return i;
+  };
+  return {
+    L,
+    g: (k: string) => lget(index(k)),
+    st: (k: string) => lset(index(k)),
+    p: (k: keyof P) => lget(params[k] as number),
+    decl: [...uleb(groups.length), ...groups.flatMap(([type, names]) => [...uleb(names.length), type])],
+  };
+}
+
 export function section(id: number, body: number[]): number[] {
   return [id, ...uleb(body.length), ...body];
 }
 export const vec = (items: number[][]) => [...uleb(items.length), ...items.flat()];
 export const name = (s: string) => [...uleb(s.length), ...[...s].map((c) => c.charCodeAt(0))];
+
+/** a function type: its parameter and result value types */
+export const funcType = (params: readonly number[], results: readonly number[]) => [
+  0x60,
+  ...uleb(params.length),
+  ...params,
+  ...uleb(results.length),
+  ...results,
+];
+
+/** a function of a kernel module: the name it is exported as, its type's index, its code entry
+ * (local declarations, then the instructions) */
+export interface KernelFunc {
+  name: string;
+  type: number;
+  body: number[];
+}
+
+/** a kernel module: these function types; memory 0 (at least one page) exported as "mem"; each
+ * function in order, exported by its name */
+export function kernelModule(types: readonly number[][], funcs: readonly KernelFunc[]): Uint8Array {
+  return new Uint8Array([
+    ...WASM_HEADER,
+    ...section(1, vec([...types])),
+    ...section(3, vec(funcs.map((f) => uleb(f.type)))),
+    ...section(5, vec([[0x00, ...uleb(1)]])),
+    ...section(
+      7,
+      vec([[...name("mem"), 0x02, 0], ...funcs.map((f, i) => [...name(f.name), 0x00, ...uleb(i)])]),
+    ),
+    ...section(10, vec(funcs.map((f) => [...uleb(f.body.length), ...f.body]))),
+  ]);
+}
 
 export type KernelFn = (...args: number[]) => void;
 

@@ -16,82 +16,30 @@ import {
   I32,
   i32c,
   inc,
-  lget,
-  lset,
-  name,
   PAGE,
-  section,
   shuffle,
   simd,
   uleb,
   V128,
-  vec,
   vmem,
   type WasmApi,
   type WasmMemory,
   type WasmModule,
   wasm,
-  WASM_HEADER,
   LITTLE_ENDIAN,
   align16,
   loopWhile,
+  funcType,
+  kernelModule,
+  mem,
+  namedLocals,
+  OP,
+  S,
 } from "../render/wasm.ts";
 
 /** samples per pixel at most (motion-blur.ts MAX_SAMPLES) */
 const MAX_SAMPLES = 9;
 
-const OP = {
-  block: 0x02,
-  loop: 0x03,
-  if: 0x04,
-  else: 0x05,
-  end: 0x0b,
-  br: 0x0c,
-  brIf: 0x0d,
-  void: 0x40,
-  i32Load: 0x28,
-  f64Load: 0x2b,
-  i32GeU: 0x4f,
-  i32GeS: 0x4e,
-  f64Le: 0x65,
-  i32Add: 0x6a,
-  i32Mul: 0x6c,
-  i32Shl: 0x74,
-  i32Or: 0x72,
-  i32And: 0x71,
-  i32Store: 0x36,
-  i32Eqz: 0x45,
-  i32ShrU: 0x76,
-} as const;
-
-const S = {
-  load: 0x00,
-  load16x4U: 0x04,
-  load64Splat: 0x0a,
-  const: 0x0c,
-  i32x4Splat: 0x11,
-  f64x2Splat: 0x14,
-  i32x4Eq: 0x37,
-  i32x4GtS: 0x3b,
-  or: 0x50,
-  i32x4Neg: 0xa1,
-  i32x4Bitmask: 0xa4,
-  f64x2Ge: 0x4c,
-  not: 0x4d,
-  and: 0x4e,
-  bitselect: 0x52,
-  store32Lane: 0x5a,
-  store64Lane: 0x5b,
-  i32x4Add: 0xae,
-  i32x4Sub: 0xb1,
-  i32x4Mul: 0xb5,
-  f64x2Add: 0xf0,
-  f64x2Mul: 0xf2,
-  i32x4TruncSatF64x2SZero: 0xfc,
-  f64x2ConvertLowI32x4S: 0xfe,
-} as const;
-
-const mem = (op: number, align: number, offset = 0) => [op, align, ...uleb(offset)];
 const lane = (op: number, align: number, offset: number, l: number) => [
   ...simd(op),
   align,
@@ -149,14 +97,11 @@ const V128_LOCALS = [
   "OG",
   "OB",
 ] as const;
-const L: Record<string, number> = Object.fromEntries([
-  ...I32_LOCALS.map((k, i) => [k, NP + i]),
-  ...F64_LOCALS.map((k, i) => [k, NP + I32_LOCALS.length + i]),
-  ...V128_LOCALS.map((k, i) => [k, NP + I32_LOCALS.length + F64_LOCALS.length + i]),
+const { L, g, st, p, decl } = namedLocals(P, [
+  [I32, I32_LOCALS],
+  [F64, F64_LOCALS],
+  [V128, V128_LOCALS],
 ]);
-const g = (k: string) => lget(L[k]!);
-const st = (k: string) => lset(L[k]!);
-const p = (k: keyof typeof P) => lget(P[k]);
 
 /** base + index · 2^shift */
 const addr = (base: number[], index: string, shift: number) => [
@@ -385,13 +330,16 @@ const H = { z: 0, l2: 1, w: 2, x0: 3, y0: 4, x1: 5, y1: 6, ns: 7, po: 8, thr: 9,
 const HNP = 12;
 const H_I32 = ["y", "x", "q", "k", "p", "count", "bits", "edge"] as const;
 const H_V128 = ["ZQ", "RQA", "RQB", "HOLE", "STEP", "T", "Q2", "EDGE", "ZERO", "BIG", "ZP"] as const;
-const HL: Record<string, number> = Object.fromEntries([
-  ...H_I32.map((k, i) => [k, HNP + i]),
-  ...H_V128.map((k, i) => [k, HNP + H_I32.length + i]),
+const {
+  L: HL,
+  g: hg,
+  st: hs,
+  p: hp,
+  decl: hdecl,
+} = namedLocals(H, [
+  [I32, H_I32],
+  [V128, H_V128],
 ]);
-const hg = (k: string) => lget(HL[k]!);
-const hs = (k: string) => lset(HL[k]!);
-const hp = (k: keyof typeof H) => lget(H[k]);
 
 /**
  * The depth sweep of one tile (motion-blur.ts depthHoles): a pixel has no return when for any
@@ -551,39 +499,13 @@ function holesBody(): number[] {
 }
 
 export function gatherModuleBytes(): Uint8Array {
-  const type = [0x60, ...uleb(NP), ...PARAM_TYPES, 0];
-  const body = [
-    ...uleb(3),
-    ...uleb(I32_LOCALS.length),
-    I32,
-    ...uleb(F64_LOCALS.length),
-    F64,
-    ...uleb(V128_LOCALS.length),
-    V128,
-    ...gatherBody(),
-  ];
-  const hbody = [...uleb(2), ...uleb(H_I32.length), I32, ...uleb(H_V128.length), V128, ...holesBody()];
-  return new Uint8Array([
-    ...WASM_HEADER,
-    ...section(1, vec([type, [0x60, ...uleb(HNP), ...Array(HNP).fill(I32), 1, I32]])),
-    ...section(3, vec([uleb(0), uleb(1)])),
-    ...section(5, vec([[0x00, ...uleb(1)]])),
-    ...section(
-      7,
-      vec([
-        [...name("mem"), 0x02, 0],
-        [...name("gather"), 0x00, 0],
-        [...name("holes"), 0x00, 1],
-      ]),
-    ),
-    ...section(
-      10,
-      vec([
-        [...uleb(body.length), ...body],
-        [...uleb(hbody.length), ...hbody],
-      ]),
-    ),
-  ]);
+  return kernelModule(
+    [funcType(PARAM_TYPES, []), funcType(Array(HNP).fill(I32), [I32])],
+    [
+      { name: "gather", type: 0, body: [...decl, ...gatherBody()] },
+      { name: "holes", type: 1, body: [...hdecl, ...holesBody()] },
+    ],
+  );
 }
 
 type GatherFn = (...args: number[]) => void;

@@ -22,24 +22,25 @@ import {
   lget,
   lset,
   PAGE,
-  section,
   shuffle,
   simd,
   uleb,
   V128,
-  vec,
   vload,
   vmem,
   vstore,
   F64,
   align16,
-  name,
   wasm,
   type KernelFn,
   type WasmApi,
   type WasmMemory,
   type WasmModule,
-  WASM_HEADER,
+  funcType,
+  kernelModule,
+  namedLocals,
+  OP,
+  S,
 } from "../render/wasm.ts";
 
 /** the Gaussian, uniform and RGB noise tables of realism.ts (doubled: length 2 · tableSize) */
@@ -66,49 +67,6 @@ export interface KernelParams {
   a: number;
   b: number;
 }
-
-const OP = {
-  if: 0x04,
-  else: 0x05,
-  block: 0x02,
-  loop: 0x03,
-  end: 0x0b,
-  br: 0x0c,
-  brIf: 0x0d,
-  void: 0x40,
-  i32Load: 0x28,
-  i32Store8: 0x3a,
-  i32GeU: 0x4f,
-  i32GtU: 0x4b,
-  i32Add: 0x6a,
-  i32Sub: 0x6b,
-  i32Mul: 0x6c,
-  i32Shl: 0x74,
-} as const;
-
-const SIMD = {
-  v128Const: 0x0c,
-  i16x8AllTrue: 0x83,
-  load16x4U: 0x04,
-  load64Splat: 0x0a,
-  f64x2Floor: 0x75,
-  i16x8Splat: 0x10,
-  f64x2Splat: 0x14,
-  i16x8GtU: 0x32,
-  i16x8LeU: 0x34,
-  not: 0x4d,
-  and: 0x4e,
-  andnot: 0x4f,
-  or: 0x50,
-  f64x2PromoteLowF32x4: 0x5f,
-  i16x8Bitmask: 0x84,
-  i16x8NarrowI32x4U: 0x86,
-  i16x8SubSatU: 0x93,
-  i16x8MaxU: 0x99,
-  f64x2Add: 0xf0,
-  f64x2Mul: 0xf2,
-  f64x2ConvertLowI32x4S: 0xfe,
-} as const;
 
 /** the low 32 bits of each 64-bit lane of a, then of b */
 const LOW_WORDS = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
@@ -157,36 +115,36 @@ const V128_LOCALS = [
   "dd",
   "lo",
 ] as const;
-const L: Record<(typeof I32_LOCALS)[number] | (typeof V128_LOCALS)[number], number> = Object.fromEntries([
-  ...I32_LOCALS.map((k, i) => [k, 16 + i]),
-  ...V128_LOCALS.map((k, i) => [k, 16 + I32_LOCALS.length + i]),
-]) as never;
+const { L, decl } = namedLocals(P, [
+  [I32, I32_LOCALS],
+  [V128, V128_LOCALS],
+]);
 
 /** pixels 2·pair, 2·pair + 1: d + (a + b·d·d)·g + 0.5, floored, + 1.5·2⁵² (the integer in the low 32 bits) */
 function noisePair(pair: number, withBase: boolean): number[] {
   return [
     ...lget(L.sp),
-    ...vmem(SIMD.load16x4U, 4 * pair),
-    ...simd(SIMD.f64x2ConvertLowI32x4S),
+    ...vmem(S.load16x4U, 4 * pair),
+    ...simd(S.f64x2ConvertLowI32x4S),
     ...lset(L.dd),
     ...lget(L.dd),
     ...lget(L.vB),
     ...lget(L.dd),
-    ...simd(SIMD.f64x2Mul),
+    ...simd(S.f64x2Mul),
     ...lget(L.dd),
-    ...simd(SIMD.f64x2Mul),
+    ...simd(S.f64x2Mul),
     // a + σ: without a base term (the default, a = 0) the add is left out: 0 + x is x
-    ...(withBase ? [...lget(L.vA), ...simd(SIMD.f64x2Add)] : []),
+    ...(withBase ? [...lget(L.vA), ...simd(S.f64x2Add)] : []),
     ...lget(L.gp),
-    ...vmem(SIMD.load64Splat, 8 * pair),
-    ...simd(SIMD.f64x2PromoteLowF32x4),
-    ...simd(SIMD.f64x2Mul),
-    ...simd(SIMD.f64x2Add),
+    ...vmem(S.load64Splat, 8 * pair),
+    ...simd(S.f64x2PromoteLowF32x4),
+    ...simd(S.f64x2Mul),
+    ...simd(S.f64x2Add),
     ...lget(L.vHalf),
-    ...simd(SIMD.f64x2Add),
-    ...simd(SIMD.f64x2Floor),
+    ...simd(S.f64x2Add),
+    ...simd(S.f64x2Floor),
     ...lget(L.vMagic),
-    ...simd(SIMD.f64x2Add),
+    ...simd(S.f64x2Add),
   ];
 }
 
@@ -196,7 +154,7 @@ function noiseQuad(quad: number, withBase: boolean): number[] {
 }
 
 function splat16(param: number, into: number): number[] {
-  return [...lget(param), ...simd(SIMD.i16x8Splat), ...lset(into)];
+  return [...lget(param), ...simd(S.i16x8Splat), ...lset(into)];
 }
 
 /** the body of `depth`: rows y = 0 … h−1, groups x = 0, 8, … while x + 8 ≤ w */
@@ -208,13 +166,13 @@ function depthBody(withBase: boolean): number[] {
     ...lset(L.n),
     ...lget(L.n),
     ...lget(L.c),
-    ...simd(SIMD.i16x8SubSatU),
-    ...(first ? [] : [...lget(L.stepUp), ...simd(SIMD.i16x8MaxU)]),
+    ...simd(S.i16x8SubSatU),
+    ...(first ? [] : [...lget(L.stepUp), ...simd(S.i16x8MaxU)]),
     ...lset(L.stepUp),
     ...lget(L.c),
     ...lget(L.n),
-    ...simd(SIMD.i16x8SubSatU),
-    ...(first ? [] : [...lget(L.stepDown), ...simd(SIMD.i16x8MaxU)]),
+    ...simd(S.i16x8SubSatU),
+    ...(first ? [] : [...lget(L.stepDown), ...simd(S.i16x8MaxU)]),
     ...lset(L.stepDown),
   ];
   const pixels = [
@@ -228,37 +186,37 @@ function depthBody(withBase: boolean): number[] {
     // smooth: d > lim and every neighbour within the step
     ...lget(L.c),
     ...lget(L.vLim),
-    ...simd(SIMD.i16x8GtU),
+    ...simd(S.i16x8GtU),
     ...lget(L.stepUp),
     ...lget(L.vKHi),
-    ...simd(SIMD.i16x8LeU),
-    ...simd(SIMD.and),
+    ...simd(S.i16x8LeU),
+    ...simd(S.and),
     ...lget(L.stepDown),
     ...lget(L.vKLo),
-    ...simd(SIMD.i16x8LeU),
-    ...simd(SIMD.and),
+    ...simd(S.i16x8LeU),
+    ...simd(S.and),
     ...lset(L.smooth),
     ...lget(L.c),
     ...lget(L.vThr),
-    ...simd(SIMD.i16x8LeU),
+    ...simd(S.i16x8LeU),
     ...lset(L.below),
     // the "visit" bits: neither smooth nor without return
     ...lget(L.fp),
     ...lget(L.smooth),
     ...lget(L.below),
-    ...simd(SIMD.or),
-    ...simd(SIMD.not),
-    ...simd(SIMD.i16x8Bitmask),
+    ...simd(S.or),
+    ...simd(S.not),
+    ...simd(S.i16x8Bitmask),
     OP.i32Store8,
     0,
     0,
     // a group with no return at all (background, below the minimum range): zeros, no noise
     ...lget(L.below),
-    ...simd(SIMD.i16x8AllTrue),
+    ...simd(S.i16x8AllTrue),
     OP.if,
     OP.void,
     ...lget(L.op),
-    ...simd(SIMD.v128Const),
+    ...simd(S.const),
     ...new Array(16).fill(0),
     ...vstore(0),
     OP.else,
@@ -266,11 +224,11 @@ function depthBody(withBase: boolean): number[] {
     ...lget(L.up),
     ...vload(0),
     ...lget(L.vDropLe),
-    ...simd(SIMD.i16x8LeU),
+    ...simd(S.i16x8LeU),
     ...lget(L.vDropAny),
-    ...simd(SIMD.and),
+    ...simd(S.and),
     ...lget(L.below),
-    ...simd(SIMD.or),
+    ...simd(S.or),
     ...lset(L.zero),
     ...noiseQuad(0, withBase),
     ...lset(L.lo),
@@ -278,11 +236,11 @@ function depthBody(withBase: boolean): number[] {
     ...lget(L.op),
     ...lget(L.lo),
     ...noiseQuad(1, withBase),
-    ...simd(SIMD.i16x8NarrowI32x4U),
+    ...simd(S.i16x8NarrowI32x4U),
     ...lget(L.vOne),
-    ...simd(SIMD.i16x8MaxU),
+    ...simd(S.i16x8MaxU),
     ...lget(L.zero),
-    ...simd(SIMD.andnot),
+    ...simd(S.andnot),
     ...vstore(0),
     OP.end,
   ];
@@ -356,19 +314,19 @@ function depthBody(withBase: boolean): number[] {
     ...splat16(P.dropLe, L.vDropLe),
     ...splat16(P.dropAny, L.vDropAny),
     ...lget(P.a),
-    ...simd(SIMD.f64x2Splat),
+    ...simd(S.f64x2Splat),
     ...lset(L.vA),
     ...lget(P.b),
-    ...simd(SIMD.f64x2Splat),
+    ...simd(S.f64x2Splat),
     ...lset(L.vB),
     ...f64c(0.5),
-    ...simd(SIMD.f64x2Splat),
+    ...simd(S.f64x2Splat),
     ...lset(L.vHalf),
     ...f64c(MAGIC),
-    ...simd(SIMD.f64x2Splat),
+    ...simd(S.f64x2Splat),
     ...lset(L.vMagic),
     ...i32c(1),
-    ...simd(SIMD.i16x8Splat),
+    ...simd(S.i16x8Splat),
     ...lset(L.vOne),
     ...i32c(0),
     ...lset(L.y),
@@ -613,48 +571,18 @@ function rgbBody(): number[] {
  * `rgb` (three i32).
  */
 export function kernelModuleBytes(): Uint8Array {
-  const params = [...Array(14).fill(I32), F64, F64];
-  const type = [0x60, ...uleb(params.length), ...params, 0];
-  const rgbType = [0x60, 3, I32, I32, I32, 0];
-  const padType = [0x60, 5, I32, I32, I32, I32, I32, 0];
-  const code = (withBase: boolean) => {
-    const body = [
-      ...uleb(2),
-      ...uleb(I32_LOCALS.length),
-      I32,
-      ...uleb(V128_LOCALS.length),
-      V128,
-      ...depthBody(withBase),
-    ];
-    return [...uleb(body.length), ...body];
-  };
-  const rgbBodyBytes = [...uleb(1), ...uleb(4), V128, ...rgbBody()];
-  const padBodyBytes = [...uleb(1), ...uleb(6), I32, ...padBody()];
-  return new Uint8Array([
-    ...WASM_HEADER,
-    ...section(1, vec([type, rgbType, padType])),
-    ...section(3, vec([uleb(0), uleb(0), uleb(1), uleb(2)])),
-    ...section(5, vec([[0x00, ...uleb(1)]])),
-    ...section(
-      7,
-      vec([
-        [...name("mem"), 0x02, 0],
-        [...name("depth"), 0x00, 0],
-        [...name("depthNoBase"), 0x00, 1],
-        [...name("rgb"), 0x00, 2],
-        [...name("pad"), 0x00, 3],
-      ]),
-    ),
-    ...section(
-      10,
-      vec([
-        code(true),
-        code(false),
-        [...uleb(rgbBodyBytes.length), ...rgbBodyBytes],
-        [...uleb(padBodyBytes.length), ...padBodyBytes],
-      ]),
-    ),
-  ]);
+  const depthType = funcType([...Array(14).fill(I32), F64, F64], []);
+  const rgbType = funcType([I32, I32, I32], []);
+  const padType = funcType([I32, I32, I32, I32, I32], []);
+  return kernelModule(
+    [depthType, rgbType, padType],
+    [
+      { name: "depth", type: 0, body: [...decl, ...depthBody(true)] },
+      { name: "depthNoBase", type: 0, body: [...decl, ...depthBody(false)] },
+      { name: "rgb", type: 1, body: [...uleb(1), ...uleb(4), V128, ...rgbBody()] },
+      { name: "pad", type: 2, body: [...uleb(1), ...uleb(6), I32, ...padBody()] },
+    ],
+  );
 }
 
 /**
