@@ -294,8 +294,9 @@ function fkAt(r: FkRun, i: number): Mat4[] {
 }
 
 /**
- * Judge a dense trajectory from the measured start. Pure (apart from a cache of compiled
- * geometry keyed by the frozen limits). Returns the FIRST violation, or stats.
+ * Judge a dense trajectory from the measured start. Pure (apart from caches keyed by the frozen
+ * limits — compiled geometry, the limit tables — and the pooled scratch). Returns the FIRST
+ * violation, or stats.
  */
 export function precheckChunk(input: PrecheckInput): PrecheckResult {
   return runSteps(precheckChunkSteps(input));
@@ -582,14 +583,6 @@ function firstKindAtSample(
   bandLo: Float64Array,
   bandHi: Float64Array,
 ): PrecheckResult | undefined {
-  const mk = (
-    kind: ViolationKind,
-    at: number,
-    limit: number,
-    value: number,
-    unit: Violation["unit"],
-    extra: { joint?: string },
-  ): PrecheckResult => violationAt(traj, kind, at, limit, value, unit, extra);
   const invT = 1 / traj.periodS;
   const at = (k: number, j: number): number => (k < 0 ? start.q[j]! : q[k * dof + j]!);
   const vel = (k: number, j: number): number => (k < 0 ? start.dq[j]! : (at(k, j) - at(k - 1, j)) * invT);
@@ -598,22 +591,26 @@ function firstKindAtSample(
   for (let j = 0; j < dof; j++) {
     const qi = at(i, j);
     if (qi < bandLo[j]! || qi > bandHi[j]!)
-      return mk("position", i, qi < bandLo[j]! ? bandLo[j]! : bandHi[j]!, qi, "rad", { joint: names[j]! });
+      return violationAt(traj, "position", i, qi < bandLo[j]! ? bandLo[j]! : bandHi[j]!, qi, "rad", {
+        joint: names[j]!,
+      });
   }
   for (let j = 0; j < dof; j++) {
     const v = vel(i, j);
     if (Math.abs(v) > limits.maxVelocityRadps[j]!)
-      return mk("velocity", i, limits.maxVelocityRadps[j]!, v, "rad/s", { joint: names[j]! });
+      return violationAt(traj, "velocity", i, limits.maxVelocityRadps[j]!, v, "rad/s", { joint: names[j]! });
   }
   for (let j = 0; j < dof; j++) {
     const a = acc(i, j);
     if (Math.abs(a) > limits.maxAccelerationRadps2[j]!)
-      return mk("acceleration", i, limits.maxAccelerationRadps2[j]!, a, "rad/s^2", { joint: names[j]! });
+      return violationAt(traj, "acceleration", i, limits.maxAccelerationRadps2[j]!, a, "rad/s^2", {
+        joint: names[j]!,
+      });
   }
   for (let j = 0; j < dof; j++) {
     const jk = (acc(i, j) - acc(i - 1, j)) * invT;
     if (Math.abs(jk) > limits.maxJerkRadps3[j]!)
-      return mk("jerk", i, limits.maxJerkRadps3[j]!, jk, "rad/s^3", { joint: names[j]! });
+      return violationAt(traj, "jerk", i, limits.maxJerkRadps3[j]!, jk, "rad/s^3", { joint: names[j]! });
   }
   return undefined;
 }
