@@ -8,7 +8,7 @@
  *   process, paced to the wall clock; streamed drive, FollowJointTrajectory goal replacement).
  *
  *   npx tsx bench/realtime.ts [--steps 10000] [--bench sim|rig|both] [--diag] [--record]
- *                             [--agent child|inproc] [--heap [--heap-out FILE]]
+ *                             [--agent child|inproc] [--heap [--heap-out FILE]] [--rt-priority N|off]
  *
  * The agent runs in a process of its own (as a real agent does: its JSON, sockets and GC do not
  * share the gateway's event loop); `--agent inproc` runs it in the gateway's process, and the
@@ -44,6 +44,7 @@
  * rest of the slot) and whether a GC pause of the gateway overlapped it.
  */
 import { parseArgs } from "node:util";
+import { applyRealtimeScheduling, rtPriorityArg } from "../cli/scheduling.ts";
 import { parseBenchConfig } from "../compose/bench-config.ts";
 import { WebSocket } from "ws";
 import { startGateway } from "../compose/start.ts";
@@ -77,6 +78,12 @@ const { values } = parseArgs({
     "agent-child": { type: "string" },
     /** --heap: also write the profile (a .heapprofile DevTools opens) */
     "heap-out": { type: "string" },
+    /**
+     * the gateway process's SCHED_FIFO priority (cli/scheduling.ts, as `serve` sets it for a bench
+     * that asks: the example real benches' 50), or "off" (the normal scheduler); the agent child
+     * and the rig run under the normal scheduler
+     */
+    "rt-priority": { type: "string", default: "50" },
   },
 });
 const steps = Number(values.steps);
@@ -729,6 +736,13 @@ if (values["agent-child"]) {
   process.stdout.write(`SAMPLES ${JSON.stringify(res)}\n`);
   process.exit(0);
 }
+
+const RT = rtPriorityArg(values["rt-priority"]!);
+console.log(
+  RT === "off"
+    ? "scheduling: the normal scheduler (--rt-priority off)"
+    : `scheduling: ${(await applyRealtimeScheduling(RT)).summary}`,
+);
 
 // the rig first: its child process starts on a quieter machine than after the sim's 10 s of physics
 const which =

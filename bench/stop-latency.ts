@@ -3,7 +3,7 @@
  * `stop()` being called (a spy on the composed backend's `stop`), p50 / p99, printed beside the
  * control period (1 ms); target p99 ≤ 2 ms (issue #10, "every stop source stops at once").
  *
- *   npx tsx bench/stop-latency.ts [--samples N] [--only contact-buzzbox,estop,...] [--slow-ms X] [--signal-warm] [--pool-probe]
+ *   npx tsx bench/stop-latency.ts [--samples N] [--only contact-buzzbox,estop,...] [--slow-ms X] [--signal-warm] [--pool-probe] [--rt-priority N|off]
  *   npm run bench -- stop-latency
  *
  * Every gateway is built by compose/testing.ts `testGateway` (the composition serve uses), with
@@ -47,6 +47,14 @@
  * as missed; a sample whose episode ended for another reason than the source's (e.g. the rig
  * stalled on a loaded machine: a stale reading) as disturbed, left out of the figures. Needs socat.
  *
+ * Scheduling: the gateway runs as the example real benches ask (`scheduling.rtPriority: 50`, as
+ * ros2_control's control thread): its process under SCHED_FIFO 50 (event loop) / 49 (its other
+ * threads) through cli/scheduling.ts, the one `serve` uses, and so does the signal source's child
+ * gateway; `--rt-priority off` measures under the normal scheduler, `--rt-priority N` at N. The
+ * socat relays of the pty pairs stand in for the kernel's tty path of a USB serial adapter, which
+ * preempts every user thread: with a real-time gateway they run at SCHED_FIFO N + 1. The rig
+ * (the robot's own computer) and the client (agent, operator) run under the normal scheduler.
+ *
  * Priority: `nice` orders processes only inside one autogroup (Linux, sched_autogroup_enabled=1:
  * one per session), so on a machine shared with other sessions `nice -n -15` alone does not
  * give the bench the CPU. A quiet measurement runs in its own session with its autogroup raised:
@@ -68,12 +76,13 @@
  * during an act's start (its write → its motion running 30 ms, or its refusal), with their CPU —
  * what a stop arriving then waits for — the first sample of each gateway (cold code) apart.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { connect, type Socket } from "node:net";
 import { closeSync, fstat, openSync, readFileSync, readSync } from "node:fs";
 import { cpus, getPriority as osPriority, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { type TestGateway, testGateway } from "../compose/testing.ts";
+import { applyRealtimeScheduling, rtPriorityArg } from "../cli/scheduling.ts";
 import { FakeFirmata } from "../drivers/firmata/fake-firmata.ts";
 import { MirrorBackend } from "../drivers/mirror/mirror-backend.ts";
 import type { SerialPort } from "serialport";
@@ -104,6 +113,8 @@ const arg = (name: string) => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 const SAMPLES = Number(arg("--samples") ?? 30);
+/** the gateway's SCHED_FIFO priority (the example real benches' 50), or "off" */
+const RT = rtPriorityArg(arg("--rt-priority") ?? "50");
 /** the slow sources (watchdog: ≥ 1 s a sample; signal: a child process a sample) take at most this many */
 const CAPPED = 120;
 /** the signal child runs the stop path once before the measured signal */
@@ -606,6 +617,11 @@ const serialPortOf = (t: SerialTransport) => (t as unknown as { port: SerialPort
 
 async function board(kind: "buzzbox" | "firmata"): Promise<Board> {
   const pair = await openPtyPair();
+  // socat stands in for the kernel's tty path, which preempts the gateway's threads
+  if (RT !== "off" && pair.pid !== undefined) {
+    const r = spawnSync("chrt", ["--fifo", "--pid", String(RT + 1), String(pair.pid)], { encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`chrt socat: ${r.stderr || r.error?.message}`);
+  }
   const port = await openSerialPort({ path: pair.b, baudRate: kind === "buzzbox" ? 115200 : 57600 });
   const sp = serialPortOf(port);
   // the board's writes with serialport's completion callback (fs.write done: bytes in the pty)
@@ -996,6 +1012,8 @@ const nowNs = () => process.hrtime.bigint();
  * stop) and `CONFIRMED <ns>` when the stop settled.
  */
 async function signalChild(): Promise<void> {
+  // as serve does for a bench that asks for it, before the gateway is composed
+  if (RT !== "off") await applyRealtimeScheduling(RT);
   const serveMod = (await import("../cli/serve.ts")) as Record<string, unknown>;
   const exitOnSignals = serveMod.exitOnSignals as
     | ((s: { url: string; gateway: unknown; close(): Promise<void> }, log?: (l: string) => void) => void)
@@ -1069,7 +1087,15 @@ async function signalRows(): Promise<void> {
   );
   const self = fileURLToPath(import.meta.url);
   for (let k = 0; k < Math.min(SAMPLES, CAPPED); k++) {
-    const childArgs = ["--import", "tsx", self, "--signal-child", ...(WARM_SIGNAL ? ["--signal-warm"] : [])];
+    const childArgs = [
+      "--import",
+      "tsx",
+      self,
+      "--signal-child",
+      "--rt-priority",
+      String(RT),
+      ...(WARM_SIGNAL ? ["--signal-warm"] : []),
+    ];
     const child = spawn(process.execPath, childArgs, {
       stdio: ["ignore", "pipe", "inherit"],
     });
@@ -1480,6 +1506,11 @@ if (args.includes("--signal-child")) {
   }
   console.log(
     `stop latency per source, ${SAMPLES} samples each (watchdog and signal at most ${CAPPED}, firmata-hang 20); ${cpus().length} CPUs, load ${loadavg()[0]!.toFixed(2)}; ${autogroup}, nice ${osPriority()}`,
+  );
+  console.log(
+    RT === "off"
+      ? "scheduling: the normal scheduler (--rt-priority off)"
+      : `scheduling: ${(await applyRealtimeScheduling(RT)).summary}; socat relays at SCHED_FIFO ${RT + 1}`,
   );
   // how long this process's event loop was kept from running (the floor under every stop)
   const loop = monitorEventLoopDelay({ resolution: 1 });

@@ -14,6 +14,7 @@ import { replayCommand } from "./replay.ts";
 import { runCommand } from "./run.ts";
 import { sysidCommand } from "./sysid.ts";
 import { exitOnSignals, serve } from "./serve.ts";
+import { RT_PRIORITY_HELP, rtPriorityArg } from "./scheduling.ts";
 
 function int(name: string) {
   return (v: string): number => {
@@ -42,6 +43,7 @@ program
   .option("--operator-token <token>", "operator bearer token (generated when omitted)")
   .option("--allow-motion", "let a real bench move the robot (never needed in simulation)")
   .option("--twin", "serve the bench's digital twin: the simulator built from its calibration file")
+  .option("--rt-priority <n|off>", RT_PRIORITY_HELP, rtPriorityArg)
   .action(async (o) => {
     const s = await serve(o).catch((e: unknown) => {
       // a refused start (e.g. RB_ERR_STORAGE: unwritable records directory) is a coded message

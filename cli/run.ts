@@ -47,6 +47,12 @@ import { twinDivergenceBeside } from "../compose/twin/observer.ts";
 import type { EpisodeResult } from "../gateway/recorder/result.ts";
 import { type ReportFile, writeReport } from "../gateway/report/render.ts";
 import {
+  applyBenchScheduling,
+  RT_PRIORITY_HELP,
+  type RtPriorityOverride,
+  rtPriorityArg,
+} from "./scheduling.ts";
+import {
   RUN_REPORT_FORMAT,
   type RunReport,
   summarize,
@@ -89,6 +95,8 @@ export interface RunOptions {
   progress?: NodeJS.WritableStream & { isTTY?: boolean };
   /** the agent's working directory (default process.cwd()) */
   cwd?: string;
+  /** real-time scheduling of the in-process gateway: overrides the bench file's `scheduling.rtPriority` */
+  rtPriority?: RtPriorityOverride;
 }
 
 export interface RunResult {
@@ -144,6 +152,9 @@ export async function inProcessTarget(o: RunOptions, outDir: string): Promise<Ta
     },
     "run",
   );
+  // agents are started with SCHED_RESET_ON_FORK: they run under the normal scheduler
+  const sched = await applyBenchScheduling(config.scheduling, o.rtPriority);
+  if (sched) console.error(`robot-gateway run: ${sched.summary}`);
   const g = await startGateway({
     config,
     baseDir: loaded.baseDir,
@@ -610,6 +621,7 @@ export function runCommand(): Command {
     )
     .option("--no-sandbox", "run the agent unconfined (it can read records, bench files and the repository)")
     .option("--level <name>", "task level")
+    .option("--rt-priority <n|off>", RT_PRIORITY_HELP, rtPriorityArg)
     .option("--url <url>", "use a running gateway instead of starting one")
     .option("--operator-token <token>", "operator token of the running gateway (with --url)")
     .option("--agent-token <token>", "agent token of the running gateway, handed to the agent (with --url)")
@@ -636,6 +648,7 @@ export function runCommand(): Command {
         agentToken?: string;
         out?: string;
         trialTimeout: number;
+        rtPriority?: RtPriorityOverride;
       }) => {
         if (!o.sandbox) {
           process.stderr.write("run: --no-sandbox given: agents will run unconfined\n");
@@ -655,6 +668,7 @@ export function runCommand(): Command {
           ...(o.operatorToken ? { operatorToken: o.operatorToken } : {}),
           ...(o.agentToken ? { agentToken: o.agentToken } : {}),
           ...(o.out ? { out: o.out } : {}),
+          ...(o.rtPriority !== undefined ? { rtPriority: o.rtPriority } : {}),
         }).catch((e: unknown) => {
           // a refusal (no sandbox, a bad agent folder) is a coded message, not a stack trace
           if (!(e instanceof CodedError)) throw e;

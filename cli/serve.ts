@@ -8,6 +8,7 @@ import { type StartedGateway, startGateway } from "../compose/start.ts";
 import type { StopCause } from "../gateway/episode/stop.ts";
 import { isGatewayError } from "../gateway/errors.ts";
 import { twinBenchConfig } from "../compose/twin.ts";
+import { applyBenchScheduling, type RtPriorityOverride } from "./scheduling.ts";
 
 export interface ServeOptions {
   bench?: string;
@@ -22,6 +23,8 @@ export interface ServeOptions {
   allowMotion?: boolean;
   /** serve the bench's digital twin: the simulator built from the bench's calibration file */
   twin?: boolean;
+  /** real-time scheduling of this process: overrides the bench file's `scheduling.rtPriority` */
+  rtPriority?: RtPriorityOverride;
 }
 
 /**
@@ -70,6 +73,9 @@ export async function serve(o: ServeOptions): Promise<Served> {
   }
   const loaded = o.bench ? loadBenchFile(o.bench) : { config: DEFAULT_BENCH, baseDir: process.cwd() };
   const config = withOverrides(o.twin ? twinBenchConfig(loaded.config) : loaded.config, o);
+  // before the bench is composed: threads its drivers start inherit the priorities
+  const sched = await applyBenchScheduling(config.scheduling, o.rtPriority);
+  if (sched) console.error(`robot-gateway: ${sched.summary}`);
   const g = await startGateway({
     config,
     baseDir: loaded.baseDir,

@@ -67,6 +67,14 @@ export const BenchConfigSchema = z.strictObject({
     .default({ ffmpegPath: "ffmpeg" }),
   /** where episode records go, relative to the working directory */
   recordsDir: z.string().default("records"),
+  /**
+   * CPU scheduling of the gateway process under `serve` and `run` (cli/scheduling.ts).
+   * `rtPriority`: SCHED_FIFO priority of the event loop's thread, where every stop is issued
+   * (the process's other threads one below; processes it starts stay normal), as ros2_control
+   * runs its control thread (priority 50). Absent: the normal scheduler. A bench that asks and
+   * cannot get it does not start (RB_ERR_RT_SCHEDULING).
+   */
+  scheduling: z.strictObject({ rtPriority: z.number().int().min(2).max(99).optional() }).default({}),
 });
 export type BenchConfig = z.infer<typeof BenchConfigSchema>;
 

@@ -260,6 +260,11 @@ export const ERRORS = {
     message: "The records directory {dir} cannot be written: {reason}",
     hint: "Free space or make the records directory writable. A running episode ends as a fault (nothing more can be recorded); no episode starts, and serve does not start, until it takes a write.",
   },
+  RB_ERR_RT_SCHEDULING: {
+    status: 503,
+    message: "Real-time scheduling (SCHED_FIFO {priority}) could not be set: {reason}",
+    hint: "Give the gateway CAP_SYS_NICE or an rtprio limit of at least the priority (limits.conf: '@realtime hard rtprio 99', as for ros2_control), or run with --rt-priority off to use the normal scheduler on purpose.",
+  },
   RB_ERR_SANDBOX_UNAVAILABLE: {
     status: 503,
     message: "The agent sandbox is unavailable: {reason}",

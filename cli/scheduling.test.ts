@@ -1,0 +1,143 @@
+/**
+ * Real-time scheduling of the gateway process (cli/scheduling.ts), always in child processes
+ * (the test worker itself never turns real-time): `serve` with a bench file that asks for
+ * SCHED_FIFO runs its event loop at that priority and every other thread one below; processes
+ * it starts run under the normal scheduler; `--rt-priority off` overrides the bench file; a
+ * gateway that may not raise its priority refuses to start with RB_ERR_RT_SCHEDULING and serves
+ * nothing. Permission is taken away with util-linux's setpriv (no CAP_SYS_NICE) and prlimit
+ * (RLIMIT_RTPRIO 0).
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { BenchConfigError, parseBenchConfig } from "../compose/bench-config.ts";
+import { waitFor } from "../test-support/wait.ts";
+import { readThreadScheduling } from "./scheduling.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+/** run a command without CAP_SYS_NICE and with an rtprio limit of 0 */
+const UNPRIVILEGED = ["setpriv", "--bounding-set=-sys_nice", "--inh-caps=-sys_nice", "prlimit", "--rtprio=0"];
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+});
+
+function benchFile(extra: object): string {
+  const dir = mkdtempSync(join(tmpdir(), "rg-sched-"));
+  const file = join(dir, "bench.json");
+  writeFileSync(
+    file,
+    JSON.stringify({
+      version: 1,
+      name: "sched",
+      backend: { type: "sim", scene: "pendulum" },
+      recordsDir: join(dir, "records"),
+      ...extra,
+    }),
+  );
+  return file;
+}
+
+/** `serve` in a child process (optionally under a wrapper command); its output and exit */
+function serveChild(args: string[], wrapper: string[] = []) {
+  const cmd = [
+    ...wrapper,
+    process.execPath,
+    "--import",
+    "tsx",
+    "cli/main.ts",
+    "serve",
+    "--port",
+    "0",
+    ...args,
+  ];
+  const proc = spawn(cmd[0]!, cmd.slice(1), { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(proc);
+  let out = "";
+  let err = "";
+  proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((r) => proc.on("exit", (code) => r(code)));
+  return { proc, out: () => out, err: () => err, exited };
+}
+
+describe("real-time scheduling (SCHED_FIFO)", () => {
+  it("serve: the bench file's rtPriority for the event loop, one below for every other thread", async () => {
+    const s = serveChild(["--bench", benchFile({ scheduling: { rtPriority: 40 } })]);
+    await waitFor(() => s.out().includes("ROBOT_GATEWAY_URL="), "serve's URL line", 60_000);
+    expect(s.err()).toMatch(/SCHED_FIFO 40 for the event loop, 39 for \d+ of \d+ other threads/);
+    const threads = readThreadScheduling(s.proc.pid);
+    const main = threads.find((t) => t.tid === s.proc.pid);
+    expect(main).toMatchObject({ policy: "fifo", rtPriority: 40 });
+    const others = threads.filter((t) => t.tid !== s.proc.pid);
+    expect(others.length).toBeGreaterThan(3);
+    // every thread is real-time; those that existed when it was set (V8's helpers, libuv's pool)
+    // are one below the loop; a thread the loop made later inherits the loop's
+    for (const t of others) expect(t.policy, `thread ${t.tid} ${t.name}`).toBe("fifo");
+    expect(others.filter((t) => t.rtPriority === 39).length).toBeGreaterThan(3);
+    expect(others.every((t) => t.rtPriority === 39 || t.rtPriority === 40)).toBe(true);
+  }, 90_000);
+
+  it("a process started by a real-time gateway runs under the normal scheduler (reset on fork)", () => {
+    const out = execFileSync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "--input-type=module",
+        "-e",
+        `import { applyRealtimeScheduling } from "./cli/scheduling.ts";
+         import { execFileSync } from "node:child_process";
+         import { readFileSync } from "node:fs";
+         await applyRealtimeScheduling(30);
+         const own = readFileSync("/proc/self/stat", "latin1");
+         const child = execFileSync("cat", ["/proc/self/stat"], { encoding: "utf8" });
+         const f = (s) => s.slice(s.lastIndexOf(")") + 2).split(" ");
+         console.log(JSON.stringify({ own: [f(own)[37], f(own)[38]], child: [f(child)[37], f(child)[38]] }));`,
+      ],
+      { cwd: ROOT, encoding: "utf8" },
+    );
+    const r = JSON.parse(out.trim().split("\n").at(-1)!) as { own: string[]; child: string[] };
+    // fields 40 (rt_priority) and 41 (policy: 1 = SCHED_FIFO, 0 = SCHED_OTHER)
+    expect(r.own).toEqual(["30", "1"]);
+    expect(r.child).toEqual(["0", "0"]);
+  }, 60_000);
+
+  it("--rt-priority off runs the normal scheduler whatever the bench file asks", async () => {
+    const s = serveChild(["--bench", benchFile({ scheduling: { rtPriority: 40 } }), "--rt-priority", "off"]);
+    await waitFor(() => s.out().includes("ROBOT_GATEWAY_URL="), "serve's URL line", 60_000);
+    expect(s.err()).not.toMatch(/SCHED_FIFO/);
+    for (const t of readThreadScheduling(s.proc.pid)) expect(t.policy).toBe("other");
+  }, 90_000);
+
+  it("without the permission to raise it, serve refuses to start with RB_ERR_RT_SCHEDULING and serves nothing", async () => {
+    const s = serveChild(["--bench", benchFile({}), "--rt-priority", "50"], UNPRIVILEGED);
+    expect(await s.exited).toBe(2);
+    expect(s.err()).toMatch(
+      /RB_ERR_RT_SCHEDULING: Real-time scheduling \(SCHED_FIFO 50\) could not be set: .*not permitted/,
+    );
+    expect(s.err()).toMatch(/CAP_SYS_NICE or an rtprio limit/);
+    expect(s.out()).not.toMatch(/ROBOT_GATEWAY_URL/);
+  }, 90_000);
+
+  it("bad priorities are refused: on the command line as a usage error, in the bench file with its path", async () => {
+    const s = serveChild(["--rt-priority", "1"]);
+    expect(await s.exited).not.toBe(0);
+    expect(s.err()).toMatch(/--rt-priority: 1 is not a whole number 2–99 or "off"/);
+    for (const bad of [{ rtPriority: 100 }, { rtPriority: 1.5 }, { rtPriorty: 50 }]) {
+      const e = (() => {
+        try {
+          parseBenchConfig({ version: 1, name: "x", backend: { type: "sim" }, scheduling: bad });
+        } catch (err) {
+          return err;
+        }
+      })();
+      expect(e).toBeInstanceOf(BenchConfigError);
+      expect((e as BenchConfigError).issues[0]!.path).toMatch(/^scheduling/);
+    }
+  }, 60_000);
+});

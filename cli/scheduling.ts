@@ -1,0 +1,174 @@
+/**
+ * Real-time CPU scheduling of the gateway process (Linux SCHED_FIFO).
+ *
+ * Every stop source reaches the backend's stop() on the gateway's event-loop thread. Under the
+ * normal scheduler (CFS) that thread waits on a run queue whenever other processes want the CPU
+ * (the agent, its tools, a compiler, a browser), for milliseconds at a time. A robot controller
+ * does not run that way: ros2_control's controller_manager configures SCHED_FIFO priority 50 for
+ * its control thread "independent of the kernel installed", and franka_ros2 runs on it. The
+ * gateway does the same when the bench file asks (`scheduling.rtPriority`, or
+ * `serve --rt-priority N`):
+ *
+ * - the event-loop thread gets SCHED_FIFO at `rtPriority`: it runs the moment a contact byte, an
+ *   e-stop request or a signal makes it runnable, ahead of every normal process;
+ * - every other thread of the process (V8's GC and compiler helpers, libuv's file threadpool)
+ *   gets SCHED_FIFO one below: the event loop waits on them (a GC's parallel phase, a
+ *   threadpool hand-off), so they must not wait behind normal processes either, yet they never
+ *   preempt the loop. libuv's pool is started first, so its threads exist when the priorities
+ *   are set; threads the loop creates later inherit its priority;
+ * - SCHED_RESET_ON_FORK on every thread: processes the gateway starts (agents under `run`,
+ *   ffmpeg for act videos, ROS tools) run under the normal scheduler, never real-time.
+ *
+ * Linux keeps 5 % of each second for normal tasks (kernel.sched_rt_runtime_us), so a runaway
+ * real-time gateway cannot lock the machine. Memory is not locked (Node has no mlockall); a
+ * page fault can still stall the loop.
+ *
+ * The priorities are set with util-linux's `chrt` (Node has no sched_setscheduler) and read back
+ * from /proc. Setting them needs CAP_SYS_NICE or an RLIMIT_RTPRIO of at least the priority (the
+ * `rtprio` line of /etc/security/limits.conf, as ros2_control's docs describe). A bench that asks
+ * and cannot get it is refused with RB_ERR_RT_SCHEDULING: a lab that configured real-time
+ * scheduling must not silently run without it (`--rt-priority off` runs normally, on purpose).
+ */
+import { spawnSync } from "node:child_process";
+import { InvalidArgumentError } from "commander";
+import { readdirSync, readFileSync } from "node:fs";
+import { stat } from "node:fs/promises";
+import { CodedError } from "../seam/errors.ts";
+
+/** Linux scheduling policies by number (sched.h), as /proc/<pid>/stat reports them. */
+const POLICY = ["other", "fifo", "rr", "batch", "iso", "idle", "deadline"] as const;
+export type SchedPolicy = (typeof POLICY)[number] | "unknown";
+
+export interface ThreadScheduling {
+  tid: number;
+  /** the thread's name (comm) */
+  name: string;
+  policy: SchedPolicy;
+  /** real-time priority, 1–99 (0 under a normal policy) */
+  rtPriority: number;
+}
+
+/**
+ * The scheduling of every thread of a process, read from /proc/<pid>/task/<tid>/stat (fields 40
+ * rt_priority and 41 policy; the name in parentheses may hold spaces, so fields are counted
+ * after its closing parenthesis).
+ */
+export function readThreadScheduling(pid: number = process.pid): ThreadScheduling[] {
+  const out: ThreadScheduling[] = [];
+  for (const t of readdirSync(`/proc/${pid}/task`)) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/task/${t}/stat`, "latin1");
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    const close = text.lastIndexOf(")");
+    const rest = text.slice(close + 2).split(" ");
+    // rest[0] is field 3 (state): field n is rest[n - 3]
+    const rtPriority = Number(rest[40 - 3]);
+    const policy = POLICY[Number(rest[41 - 3])] ?? "unknown";
+    out.push({ tid: Number(t), name: text.slice(text.indexOf("(") + 1, close), policy, rtPriority });
+  }
+  return out;
+}
+
+export interface AppliedScheduling {
+  /** the event loop's priority */
+  rtPriority: number;
+  /** every thread after the change */
+  threads: ThreadScheduling[];
+  /** one line for the log */
+  summary: string;
+}
+
+/** `chrt` with its failure turned into the coded refusal */
+function chrt(args: string[], priority: number, chrtPath: string): void {
+  const r = spawnSync(chrtPath, args, { encoding: "utf8" });
+  if (r.error) {
+    throw new CodedError("RB_ERR_RT_SCHEDULING", {
+      priority,
+      reason: `${chrtPath} could not run (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}); it is util-linux's chrt`,
+    });
+  }
+  if (r.status !== 0) {
+    throw new CodedError("RB_ERR_RT_SCHEDULING", {
+      priority,
+      reason: (r.stderr || r.stdout || `chrt exited ${r.status}`).trim().replace(/\s+/g, " "),
+    });
+  }
+}
+
+/**
+ * Put this process under SCHED_FIFO (see the module note): the event-loop thread at `priority`,
+ * every other thread at `priority − 1`, all with SCHED_RESET_ON_FORK. Throws
+ * RB_ERR_RT_SCHEDULING when the system refuses; then nothing is left half-set that matters
+ * (the threads already raised keep a priority below the loop's, which is refused as a whole).
+ */
+export async function applyRealtimeScheduling(
+  priority: number,
+  opts: { chrtPath?: string } = {},
+): Promise<AppliedScheduling> {
+  if (!Number.isInteger(priority) || priority < 2 || priority > 99) {
+    throw new CodedError("RB_ERR_RT_SCHEDULING", {
+      priority,
+      reason: "the priority must be a whole number 2–99",
+    });
+  }
+  if (process.platform !== "linux") {
+    throw new CodedError("RB_ERR_RT_SCHEDULING", { priority, reason: `not Linux (${process.platform})` });
+  }
+  const chrtPath = opts.chrtPath ?? "chrt";
+  // libuv starts all its pool threads at the first job: start them now, so that they take the
+  // helpers' priority below instead of inheriting the loop's when they are made later
+  await stat(".");
+  const pid = String(process.pid);
+  chrt(["--all-tasks", "--reset-on-fork", "--fifo", "--pid", String(priority - 1), pid], priority, chrtPath);
+  // the event loop runs on the main thread, whose thread id is the process id
+  chrt(["--reset-on-fork", "--fifo", "--pid", String(priority), pid], priority, chrtPath);
+  const threads = readThreadScheduling();
+  const main = threads.find((t) => t.tid === process.pid);
+  if (main?.policy !== "fifo" || main.rtPriority !== priority) {
+    throw new CodedError("RB_ERR_RT_SCHEDULING", {
+      priority,
+      reason: `the event loop's thread reads ${main?.policy ?? "?"} ${main?.rtPriority ?? "?"} after chrt`,
+    });
+  }
+  const helpers = threads.filter((t) => t.tid !== process.pid);
+  const fifoHelpers = helpers.filter((t) => t.policy === "fifo").length;
+  return {
+    rtPriority: priority,
+    threads,
+    summary:
+      `SCHED_FIFO ${priority} for the event loop, ${priority - 1} for ${fifoHelpers} of ${helpers.length} ` +
+      "other threads; processes it starts run under the normal scheduler",
+  };
+}
+
+/** `--rt-priority`: a whole number 2–99, or "off" (the normal scheduler whatever the bench says) */
+export type RtPriorityOverride = number | "off";
+
+/** parse `--rt-priority` (commander's argument parser: a bad value is a usage error) */
+export function rtPriorityArg(value: string): RtPriorityOverride {
+  if (value === "off") return "off";
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 2 || n > 99)
+    throw new InvalidArgumentError(`--rt-priority: ${value} is not a whole number 2–99 or "off"`);
+  return n;
+}
+
+export const RT_PRIORITY_HELP =
+  "SCHED_FIFO priority of the gateway's event loop (2–99; its other threads one below), or off (default: the bench file's scheduling.rtPriority)";
+
+/**
+ * The scheduling a bench file asks for (`scheduling.rtPriority`), overridden from the command
+ * line; applied to this process when it asks for one (see applyRealtimeScheduling). Returns
+ * what was set, or undefined under the normal scheduler.
+ */
+export async function applyBenchScheduling(
+  scheduling: { readonly rtPriority?: number | undefined },
+  override?: RtPriorityOverride,
+): Promise<AppliedScheduling | undefined> {
+  const priority = override ?? scheduling.rtPriority;
+  if (priority === undefined || priority === "off") return undefined;
+  return applyRealtimeScheduling(priority);
+}
