@@ -1,7 +1,7 @@
 /**
  * The longest synchronous turn of the gateway's event loop while an act of 300 tool poses is
  * received, parsed, validated and planned (issue #10: an e-stop or a contact's bytes that arrive
- * meanwhile wait for the turn that is running; target about PLAN_SLICE_MS, 0.5 ms, per turn).
+ * meanwhile wait for the turn that is running; target about SLICE_MS, 0.5 ms, per turn).
  *
  *   node --import tsx bench/act-turns.ts [--acts N] [--rows R]
  *   npm run bench -- act-turns
