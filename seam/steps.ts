@@ -20,6 +20,14 @@ export function runSteps<T>(work: Steps<T>): T {
   }
 }
 
+/** Work already done: steps without a pause point (an adapter with nothing to prepare). */
+export function doneSteps<T>(value: T): Steps<T> {
+  // biome-ignore lint/correctness/useYield: the steps of work that has none
+  return (function* () {
+    return value;
+  })();
+}
+
 /**
  * CPU time sliced work may hold the event loop before it lets other work run, ms: a stop
  * (e-stop, contact, signal) that arrives meanwhile waits at most about this long. Planning a 3 s
