@@ -14,7 +14,7 @@
  * (process.hrtime), the parent maps it onto performance.now(). While a 3 s chunk runs (POST
  * /v1/act, joint_position rows holding the pose), one stop source fires:
  * - contact-buzzbox: a real gateway (RealBackend: arm over the rosbridge rig, which serves a
- *   MirrorBackend under franka_ros2's names in a child process — this file, `--rig-child` —, as
+ *   MirrorBackend under franka_ros2's names in a child process — bench/rig-child.ts —, as
  *   a robot runs on its own computer: the rig's pacing and JSON work do not share the gateway's
  *   event loop) whose contact device is the buzz box on a socat pty pair; the board side
  *   (FakeBuzzbox, the firmware's protocol) writes a `$C` line. Event = the board writing the edge.
@@ -75,19 +75,18 @@ import { cpus, getPriority as osPriority, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { type TestGateway, testGateway } from "../compose/testing.ts";
 import { FakeFirmata } from "../drivers/firmata/fake-firmata.ts";
-import { MirrorBackend } from "../drivers/mirror/mirror-backend.ts";
 import type { SerialPort } from "serialport";
 import { FakeBuzzbox } from "../drivers/serial/fake-buzzbox.ts";
 import { openPtyPair, type PtyPair } from "../drivers/serial/pty-pair.ts";
 import { openSerialPort } from "../drivers/serial/transport-serialport.ts";
 import type { SerialTransport } from "../drivers/serial/transport.ts";
-import { FrankaRosbridgeRig } from "../hil-tests/rigs/rosbridge/franka-rig.ts";
 import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { FR3 } from "../robots/franka/models.ts";
 import type { Backend, ExecuteOptions, JointTrajectory, SensorEvent } from "../seam/types.ts";
 import { api } from "../test-support/api.ts";
 import { sleep } from "../test-support/wait.ts";
 import { pct } from "./stats.ts";
+import { type RigChild, startRigChild } from "./rig-child.ts";
 import { minJerkToolRows } from "./tool-rows.ts";
 
 const CONTROL_PERIOD_MS = FR3.controlPeriodS * 1000;
@@ -1405,72 +1404,10 @@ function print(): void {
   }
 }
 
-/** The rosbridge rig in its own process; the parent tells it to pause joint states and to close. */
-interface RigChild {
-  url: string;
-  jointStates(on: boolean): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function rigChildProcess(): Promise<void> {
-  // joint states at 100 Hz (franka_ros2 publishes faster; rosbridge JSON at 1 kHz is not a lab's setup)
-  const rig = await FrankaRosbridgeRig.start({
-    backend: new MirrorBackend({ robot: FR3 }),
-    jointStateEveryTicks: 10,
-  });
-  // test-harness knowledge: the rig's private joint-state publisher is switched off and on
-  const rigAny = rig as unknown as { publishJointState: (...a: unknown[]) => void };
-  const publish = rigAny.publishJointState.bind(rig);
-  process.on("message", (m: { id: number; cmd: string; on?: boolean }) => {
-    if (m.cmd === "joint-states") rigAny.publishJointState = m.on ? publish : () => {};
-    if (m.cmd === "close") {
-      void rig.close().then(() => {
-        process.send!({ id: m.id });
-        process.exit(0);
-      });
-      return;
-    }
-    process.send!({ id: m.id });
-  });
-  process.send!({ url: rig.url });
-}
-
-async function startRigChild(): Promise<RigChild> {
-  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--rig-child"], {
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  let next = 0;
-  const waiting = new Map<number, () => void>();
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`rig child exited (${code})`)));
-    child.on("message", (m: { url?: string; id?: number }) => {
-      if (m.url) resolve(m.url);
-      if (m.id !== undefined) waiting.get(m.id)?.();
-    });
-  });
-  const call = (cmd: string, extra: Record<string, unknown> = {}) =>
-    new Promise<void>((resolve) => {
-      const id = next++;
-      waiting.set(id, resolve);
-      child.send({ id, cmd, ...extra });
-    });
-  return {
-    url,
-    jointStates: (on) => call("joint-states", { on }),
-    close: async () => {
-      const exited = new Promise<void>((r) => child.once("exit", () => r()));
-      await call("close");
-      await exited;
-    },
-  };
-}
-
 if (args.includes("--signal-child")) {
   await signalChild();
 } else if (args.includes("--client-child")) {
   await clientChild();
-} else if (args.includes("--rig-child")) {
-  await rigChildProcess();
 } else {
   let autogroup = "no autogroup";
   try {
