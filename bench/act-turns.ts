@@ -15,9 +15,11 @@
  * into the motion, ends the episode). A probe re-arms setImmediate while the act is in flight,
  * so every turn of the loop lies between two probe callbacks: the gap is the synchronous work of
  * that turn (the probe keeps the loop from sleeping, so a gap is work or the process not being
- * scheduled), printed also less the GC pauses inside it (PerformanceObserver "gc"). Per act: the
- * longest turn until the route handed the act to the episode ("parse": socket read, JSON parse,
- * body checks, schema validation, chunk rules), the longest while it was planned (runSliced,
+ * scheduled), printed also less the GC pauses inside it (PerformanceObserver "gc") and less the
+ * main thread's run-queue waits (/proc/thread-self/schedstat: on 2 cores the goal's receiver, the
+ * rig child, woken by the send, can take the gateway's CPU). Per act: the longest turn until the
+ * route handed the act to the episode ("parse": socket read, JSON parse, body checks, schema
+ * validation, chunk rules), the longest while it was planned (runSliced,
  * turns that ended before the backend's execute was called), and the longest from the turn that
  * called execute to START_MS later ("start": the motion's start; on the rig the goal's build,
  * JSON and send); then the body's JSON.parse, the turn it ran in, the turn that handed the act to
@@ -27,6 +29,7 @@
  *   setsid sh -c 'echo -15 > /proc/self/autogroup; exec nice -n -15 node --import tsx bench/act-turns.ts'
  */
 import { spawn } from "node:child_process";
+import { openSync, readSync } from "node:fs";
 import { loadavg } from "node:os";
 import { PerformanceObserver } from "node:perf_hooks";
 import { AGENT_TOKEN, testGateway } from "../compose/testing.ts";
@@ -97,19 +100,29 @@ JSON.parse = (text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
 const op = (method: "POST", path: string, payload: object) =>
   g.app.inject({ method, url: path, headers: g.operator, payload });
 
-/** one turn: [start, end] ms */
+/** one turn: [start, end] ms, and how long the main thread waited on a run queue in it, ms */
 interface Gap {
   start: number;
   end: number;
+  runq: number;
 }
+// the main thread's run-queue wait (ns, /proc/thread-self/schedstat's second field): a turn that
+// took long without work waited for a CPU (on 2 cores, e.g. for the rig child woken by the goal)
+const schedFd = openSync("/proc/thread-self/schedstat", "r");
+const schedBuf = Buffer.alloc(128);
+const runqNs = () =>
+  Number(schedBuf.toString("latin1", 0, readSync(schedFd, schedBuf, 0, 128, 0)).split(" ")[1]);
 function probe(): { stop(): Gap[] } {
   const gaps: Gap[] = [];
   let on = true;
   let last = performance.now();
+  let lastRunq = runqNs();
   const tick = () => {
     const now = performance.now();
-    gaps.push({ start: last, end: now });
+    const runq = runqNs();
+    gaps.push({ start: last, end: now, runq: (runq - lastRunq) / 1e6 });
     last = now;
+    lastRunq = runq;
     if (on) setImmediate(tick);
   };
   setImmediate(tick);
@@ -152,8 +165,8 @@ agent.on("message", (n: number) => {
 const acts: { gaps: Gap[]; actAt: number; bodyParse: number[]; motionAt: number; goalSentAt: number }[] = [];
 const phases = ["parse", "planning", "start"] as const;
 const figures = Object.fromEntries(
-  phases.map((k) => [k, { turn: [] as number[], lessGc: [] as number[] }]),
-) as Record<(typeof phases)[number], { turn: number[]; lessGc: number[] }>;
+  phases.map((k) => [k, { turn: [] as number[], lessGc: [] as number[], work: [] as number[] }]),
+) as Record<(typeof phases)[number], { turn: number[]; lessGc: number[]; work: number[] }>;
 for (let k = 0; k < ACTS; k++) {
   await op("POST", "/v1/admin/episodes", { task: "free-motion", level: "ee_pose" });
   const ep = g.gateway.episode!;
@@ -201,15 +214,18 @@ const named = {
   validate: [] as number[],
   execute: [] as number[],
   send: [] as number[],
+  sendWork: [] as number[],
 };
 const lessGc = (x: Gap | undefined) => (x ? x.end - x.start - gcIn(x) : Number.NaN);
+const lessGcRunq = (x: Gap | undefined) => (x ? Math.max(0, x.end - x.start - gcIn(x) - x.runq) : Number.NaN);
 for (const { gaps, actAt, bodyParse, motionAt, goalSentAt } of acts) {
   named.json.push(bodyParse[1]! - bodyParse[0]!);
   named.jsonTurn.push(lessGc(turnOf(gaps, bodyParse[1]!)));
   named.validate.push(lessGc(turnOf(gaps, actAt)));
   named.execute.push(lessGc(turnOf(gaps, motionAt)));
   named.send.push(lessGc(turnOf(gaps, goalSentAt)));
-  const longest = { parse: [0, 0], planning: [0, 0], start: [0, 0] };
+  named.sendWork.push(lessGcRunq(turnOf(gaps, goalSentAt)));
+  const longest = { parse: [0, 0, 0], planning: [0, 0, 0], start: [0, 0, 0] };
   for (const x of gaps) {
     // the turn that handed the act to the episode, and every turn before it, is the parse's; the
     // turn that called the backend's execute, and every later one, the motion's start
@@ -218,10 +234,12 @@ for (const { gaps, actAt, bodyParse, motionAt, goalSentAt } of acts) {
     const d = x.end - x.start;
     l[0] = Math.max(l[0]!, d);
     l[1] = Math.max(l[1]!, d - gcIn(x));
+    l[2] = Math.max(l[2]!, lessGcRunq(x));
   }
   for (const k of phases) {
     figures[k].turn.push(longest[k][0]!);
     figures[k].lessGc.push(longest[k][1]!);
+    figures[k].work.push(longest[k][2]!);
   }
 }
 
@@ -238,12 +256,16 @@ console.log(
 for (const k of phases) {
   console.log(`${k.padEnd(9)} longest turn per act, ms: ${q(figures[k].turn.slice(1))}`);
   console.log(`${"".padEnd(9)}   less its GC pauses, ms: ${q(figures[k].lessGc.slice(1))}`);
+  console.log(`${"".padEnd(9)}   less GC and run-queue waits, ms: ${q(figures[k].work.slice(1))}`);
 }
 console.log(`the body's JSON.parse, ms: ${q(named.json.slice(1))}`);
 console.log(`  the turn it ran in, less GC, ms: ${q(named.jsonTurn.slice(1))}`);
 console.log(`the turn that handed the act to the episode, less GC, ms: ${q(named.validate.slice(1))}`);
 console.log(`the turn that called the backend's execute, less GC, ms: ${q(named.execute.slice(1))}`);
-if (rig) console.log(`the turn that sent the trajectory goal, less GC, ms: ${q(named.send.slice(1))}`);
+if (rig) {
+  console.log(`the turn that sent the trajectory goal, less GC, ms: ${q(named.send.slice(1))}`);
+  console.log(`  less GC and run-queue waits, ms: ${q(named.sendWork.slice(1))}`);
+}
 console.log(
   `first act (cold): parse ${figures.parse.turn[0]!.toFixed(2)} ms, planning ${figures.planning.turn[0]!.toFixed(2)} ms; GC pauses over the run: ${gcs.length}, longest ${Math.max(...gcs.map(([a, b]) => b - a)).toFixed(2)} ms`,
 );
