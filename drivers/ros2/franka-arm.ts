@@ -107,9 +107,10 @@ const TYPES = FRANKA_ROS_TYPES;
 
 /**
  * CPU time of one slice of a chunk's goal preparation, ms. Less than the planner's SLICE_MS: the
- * slices run while the motion is about to start, and the loop turn a slice runs in also serves
- * the joint states that arrive (each through the safety monitor and the task's rules), so a turn
- * is the slice and then some; ~2.2 ms of preparation for a 3 s chunk then takes ~11 turns.
+ * slices run as the motion starts, when the loop turn a slice runs in also serves the rest of
+ * that start (the recorder's records of the chunk: ~0.5 ms in the turn after the execute call,
+ * bench/act-turns.ts over the rig) and the joint states arriving, so a turn is the slice and then
+ * some; the ~2.2 ms of preparation of a 3 s chunk's goal then take ~11 turns.
  */
 export const GOAL_SLICE_MS = 0.2;
 
