@@ -61,10 +61,10 @@
  * side is split off too: event → the board's write handed to the kernel ("board"). Beside the
  * stages, what the process did in the sample's window [event, stop]: the longest gap between two
  * turns of a 1 ms probe timer (the event loop was busy, or the process was not scheduled — the
- * CPU the process used in that gap tells which) and the GC pauses (PerformanceObserver "gc")
- * that overlap it. Samples over the target are listed with that attribution (`--slow-ms X`
- * lists every sample over X ms instead). A gap is labelled with the bench phase it began in
- * ("a → b" when the phase changed inside it). After the table: the loop gaps over 2 ms that began
+ * CPU the process used in that gap tells which — and the bench phase it began in) and the GC
+ * pauses (PerformanceObserver "gc") that overlap it. Samples over the target are listed with
+ * that attribution (`--slow-ms X` lists every sample over X ms instead). A long gap is labelled
+ * with the bench phase it began in ("a → b" when the phase changed inside it). After the table: the loop gaps over 2 ms that began
  * during an act's start (its write → its motion running 30 ms, or its refusal), with their CPU —
  * what a stop arriving then waits for — the first sample of each gateway (cold code) apart.
  */
@@ -137,6 +137,8 @@ class Probe {
    */
   private readonly onCpu = new Float64Array(this.n);
   private readonly runq = new Float64Array(this.n);
+  /** the bench phase at each probe turn */
+  private readonly phaseAt: string[] = new Array(this.n).fill("");
   private k = 0;
   private fd = -1;
   private readonly buf = Buffer.alloc(128);
@@ -172,6 +174,7 @@ class Probe {
       const [run, wait] = this.schedstat();
       this.onCpu[i] = run;
       this.runq[i] = wait;
+      this.phaseAt[i] = this.phase;
       if (POOL_PROBE && !this.poolBusy) {
         this.poolBusy = true;
         const j = this.pk++ & (this.n - 1);
@@ -235,6 +238,7 @@ class Probe {
     let gapCpuMs = 0;
     let gapRunqMs = 0;
     let gapStart = Number.NaN;
+    let gapPhase = "";
     const last = this.k - 1;
     for (let j = last; j > Math.max(0, this.k - this.n + 1); j--) {
       const b = this.at[j & (this.n - 1)]!;
@@ -244,6 +248,7 @@ class Probe {
       if (b - a > gapMs) {
         gapMs = b - a;
         gapStart = a;
+        gapPhase = this.phaseAt[(j - 1) & (this.n - 1)]!;
         gapRunqMs = (this.runq[j & (this.n - 1)]! - this.runq[(j - 1) & (this.n - 1)]!) / 1e6;
         gapCpuMs = capCpu(
           gapMs,
@@ -258,6 +263,7 @@ class Probe {
       const [run, wait] = this.schedstat();
       gapMs = to - lastAt;
       gapStart = lastAt;
+      gapPhase = this.phaseAt[last & (this.n - 1)]!;
       gapRunqMs = (wait - this.runq[last & (this.n - 1)]!) / 1e6;
       gapCpuMs = capCpu(gapMs, (run - this.onCpu[last & (this.n - 1)]!) / 1e6, gapRunqMs);
     }
@@ -277,6 +283,7 @@ class Probe {
       gapCpuMs,
       gapRunqMs,
       gapStartMs: gapStart - from,
+      gapPhase,
       gcMs: gc.ms,
       gcKinds: gc.kinds,
       poolMs,
@@ -317,6 +324,8 @@ interface Attribution {
   gapRunqMs: number;
   /** where that gap began, relative to the event, ms */
   gapStartMs: number;
+  /** the bench phase that gap began in (e.g. "contact-firmata: chunk start (sample 3)") */
+  gapPhase: string;
   /** GC pauses overlapping the window, ms, and their kinds */
   gcMs: number;
   gcKinds: string;
@@ -1323,7 +1332,7 @@ function attribute(t: Trace): string {
           ? "waiting for a CPU (machine load)"
           : "main thread asleep (blocked)";
     parts.push(
-      `${main} ${g1(w.gapMs)} ms from +${g1(w.gapStartMs)} (on CPU ${g1(cpu)}, run queue ${g1(runq)}, asleep ${g1(slept)})`,
+      `${main} ${g1(w.gapMs)} ms from +${g1(w.gapStartMs)} (on CPU ${g1(cpu)}, run queue ${g1(runq)}, asleep ${g1(slept)}) in "${w.gapPhase}"`,
     );
   }
   if (w.gcMs > 0) parts.push(`GC ${w.gcMs.toFixed(2)} ms (${w.gcKinds})`);
