@@ -23,6 +23,8 @@
  * - estop: POST /v1/admin/estop (operator) on the buzz-box gateway. Event = the client child's
  *   write of the request (until round 5 the request was an in-process inject(): its client side
  *   ran on the gateway's loop and was counted).
+ * - estop-start: the same, written while a chunk starts (0–5 ms after the backend's execute call:
+ *   the FollowJointTrajectory goal's build, JSON and send), not 30 ms into the motion.
  * - watchdog: the rig stops publishing joint states (told over the child's IPC channel); the
  *   gateway's stale-reading limit runs out. Event = the last reading's time + staleReadingTimeoutMs (the moment the limit passed,
  *   on the clock the monitor judges: backend time, performance.now() on the real backend).
@@ -779,8 +781,101 @@ async function contactRows(rig: RigChild, kind: "buzzbox" | "firmata"): Promise<
   }
 }
 
+/**
+ * estop-start: the e-stop written while a chunk starts on the real backend (the FollowJointTrajectory
+ * goal of 300 points built, serialised and sent). The client child writes an act of CHUNK_S holding
+ * the pose, and the e-stop a delay after it aimed at the motion's start: the act's write → execute
+ * lag seen so far (median) − 1 … + 3 ms (the child's timer adds up to ~1 ms). A sample counts
+ * when the e-stop was written at or after the execute call and at most START_WINDOW_MS after it;
+ * others are tallied apart. Also tallied: samples whose goal was never sent (a stop between the
+ * goal's slices).
+ */
+const START_WINDOW_MS = 5;
+async function startRows(g: TestGateway, spy: Spy): Promise<void> {
+  const r = row("estop-start", "no-fault");
+  // when the trajectory goal went to the socket (test-harness knowledge: the real backend's
+  // transport, its roslib Ros, roslib's transport of the connection; looked up at each sample)
+  let goalSentAt = Number.NaN;
+  const hookGoalSend = () => {
+    const be = g.gateway.bench.backend as unknown as {
+      transport?: { ros?: { transport?: { send(m: unknown): void; benchHooked?: boolean } } };
+    };
+    const socket = be.transport?.ros?.transport;
+    if (!socket || socket.benchHooked) return;
+    const send = socket.send.bind(socket);
+    socket.send = (m: unknown) => {
+      const msg = m as { op?: string; action_type?: string };
+      if (msg.op === "send_action_goal" && msg.action_type?.endsWith("FollowJointTrajectory")) {
+        goalSentAt = performance.now();
+      }
+      send(m);
+    };
+    socket.benchHooked = true;
+  };
+  const lags: number[] = [];
+  const outside = { before: 0, after: 0 };
+  let unsent = 0;
+  for (let k = 0; k < SAMPLES * 4 && r.traces.length < SAMPLES; k++) {
+    probe.phase = "estop-start: new episode";
+    await freshEpisode(g);
+    hookGoalSend();
+    const b = g.gateway.bench.backend.read();
+    const hold = [...b.q, b.gripperWidthM];
+    const rows = Array.from({ length: Math.round(CHUNK_S / DT_S) }, () => hold);
+    const lag = lags.length ? pct(lags, 50) : 5;
+    const stops0 = spy.stops.length;
+    const motions0 = spy.motionAt.length;
+    goalSentAt = Number.NaN;
+    spy.recvAt = Number.NaN;
+    estopHttpAt = Number.NaN;
+    spy.source = "estop";
+    probe.phase = `estop-start: act start (sample ${k})`;
+    const a = client().send(g, "agent", "/v1/act", { type: "joint_position", dt: DT_S, rows });
+    const e = client().send(
+      g,
+      "operator",
+      "/v1/admin/estop",
+      { reason: "bench" },
+      // the child's timer ends up to ~1 ms late
+      { id: a.id, delayMs: Math.max(0, lag - 1 + 4 * Math.random()) },
+    );
+    const actAt = await a.sent;
+    const t0 = await e.sent;
+    const end = performance.now() + 5000;
+    while (spy.stops.length === stops0 && performance.now() < end) await sleep(1);
+    spy.source = "none";
+    probe.phase = "estop-start: answers";
+    await a.answer;
+    await e.answer;
+    const movedAt = spy.motionAt[motions0];
+    if (movedAt !== undefined) lags.push(movedAt - actAt);
+    if (movedAt === undefined || t0 < movedAt) outside.before++;
+    else if (t0 > movedAt + START_WINDOW_MS) outside.after++;
+    else if (spy.stops.length === stops0) r.missed++;
+    else {
+      if (Number.isNaN(goalSentAt)) unsent++;
+      const stopAt = spy.stops[stops0]!;
+      const why = probe.window(t0, stopAt);
+      why.fileOps = fileOpsIn(t0, stopAt);
+      r.traces.push({
+        board: Number.NaN,
+        http: spy.httpAtStop[stops0]! - t0,
+        recv: spy.recvAtStop[stops0]! - t0,
+        told: Number.NaN,
+        stop: stopAt - t0,
+        confirmed: spy.confirmed[stops0]! - t0,
+        why,
+      });
+    }
+    probe.phase = "estop-start: between samples";
+    await api(g, "POST", "/v1/admin/release", {}, "operator");
+  }
+  r.note = `real backend; e-stop written 0–${START_WINDOW_MS} ms after the execute call of a ${CHUNK_S} s chunk (lag act write → execute p50 ${lags.length ? pct(lags, 50).toFixed(1) : "–"} ms); left out: ${outside.before} written before it, ${outside.after} later; goal never sent in ${unsent} of ${r.traces.length}`;
+}
+
 /** e-stop through the operator API and the stale-reading watchdog, on the buzz-box gateway. */
 async function otherRealRows(g: TestGateway, spy: Spy, rig: RigChild): Promise<void> {
+  if (wanted("estop-start")) await startRows(g, spy);
   if (wanted("estop")) {
     const r = row("estop", "no-fault");
     for (let k = 0; k < SAMPLES; k++)
@@ -1433,11 +1528,19 @@ if (args.includes("--signal-child")) {
   probe.start();
   await trackFileOps();
   clientProcess = startClientChild();
-  const realWanted = ["contact-buzzbox", "contact-firmata", "estop", "watchdog", "firmata-hang"].some(wanted);
+  const realWanted = [
+    "contact-buzzbox",
+    "contact-firmata",
+    "estop",
+    "estop-start",
+    "watchdog",
+    "firmata-hang",
+  ].some(wanted);
   if (realWanted) {
     const rig = await startRigChild();
     try {
-      if (["contact-buzzbox", "estop", "watchdog"].some(wanted)) await contactRows(rig, "buzzbox");
+      if (["contact-buzzbox", "estop", "estop-start", "watchdog"].some(wanted))
+        await contactRows(rig, "buzzbox");
       if (["contact-firmata", "firmata-hang"].some(wanted)) await contactRows(rig, "firmata");
     } finally {
       await rig.close();
