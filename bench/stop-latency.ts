@@ -14,7 +14,7 @@
  * (process.hrtime), the parent maps it onto performance.now(). While a 3 s chunk runs (POST
  * /v1/act, joint_position rows holding the pose), one stop source fires:
  * - contact-buzzbox: a real gateway (RealBackend: arm over the rosbridge rig, which serves a
- *   MirrorBackend under franka_ros2's names in a child process — this file, `--rig-child` —, as
+ *   MirrorBackend under franka_ros2's names in a child process — bench/rig-child.ts —, as
  *   a robot runs on its own computer: the rig's pacing and JSON work do not share the gateway's
  *   event loop) whose contact device is the buzz box on a socat pty pair; the board side
  *   (FakeBuzzbox, the firmware's protocol) writes a `$C` line. Event = the board writing the edge.
@@ -23,6 +23,8 @@
  * - estop: POST /v1/admin/estop (operator) on the buzz-box gateway. Event = the client child's
  *   write of the request (until round 5 the request was an in-process inject(): its client side
  *   ran on the gateway's loop and was counted).
+ * - estop-start: the same, written while a chunk starts (0–5 ms after the backend's execute call:
+ *   the FollowJointTrajectory goal's build, JSON and send), not 30 ms into the motion.
  * - watchdog: the rig stops publishing joint states (told over the child's IPC channel); the
  *   gateway's stale-reading limit runs out. Event = the last reading's time + staleReadingTimeoutMs (the moment the limit passed,
  *   on the clock the monitor judges: backend time, performance.now() on the real backend).
@@ -69,10 +71,10 @@
  * side is split off too: event → the board's write handed to the kernel ("board"). Beside the
  * stages, what the process did in the sample's window [event, stop]: the longest gap between two
  * turns of a 1 ms probe timer (the event loop was busy, or the process was not scheduled — the
- * CPU the process used in that gap tells which) and the GC pauses (PerformanceObserver "gc")
- * that overlap it. Samples over the target are listed with that attribution (`--slow-ms X`
- * lists every sample over X ms instead). A gap is labelled with the bench phase it began in
- * ("a → b" when the phase changed inside it). After the table: the loop gaps over 2 ms that began
+ * CPU the process used in that gap tells which — and the bench phase it began in) and the GC
+ * pauses (PerformanceObserver "gc") that overlap it. Samples over the target are listed with
+ * that attribution (`--slow-ms X` lists every sample over X ms instead). A long gap is labelled
+ * with the bench phase it began in ("a → b" when the phase changed inside it). After the table: the loop gaps over 2 ms that began
  * during an act's start (its write → its motion running 30 ms, or its refusal), with their CPU —
  * what a stop arriving then waits for — the first sample of each gateway (cold code) apart.
  */
@@ -84,19 +86,18 @@ import { fileURLToPath } from "node:url";
 import { type TestGateway, testGateway } from "../compose/testing.ts";
 import { applyRealtimeScheduling, rtPriorityArg } from "../cli/scheduling.ts";
 import { FakeFirmata } from "../drivers/firmata/fake-firmata.ts";
-import { MirrorBackend } from "../drivers/mirror/mirror-backend.ts";
 import type { SerialPort } from "serialport";
 import { FakeBuzzbox } from "../drivers/serial/fake-buzzbox.ts";
 import { openPtyPair, type PtyPair } from "../drivers/serial/pty-pair.ts";
 import { openSerialPort } from "../drivers/serial/transport-serialport.ts";
 import type { SerialTransport } from "../drivers/serial/transport.ts";
-import { FrankaRosbridgeRig } from "../hil-tests/rigs/rosbridge/franka-rig.ts";
 import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { FR3 } from "../robots/franka/models.ts";
 import type { Backend, ExecuteOptions, JointTrajectory, SensorEvent } from "../seam/types.ts";
 import { api } from "../test-support/api.ts";
 import { sleep } from "../test-support/wait.ts";
 import { pct } from "./stats.ts";
+import { type RigChild, startRigChild } from "./rig-child.ts";
 import { minJerkToolRows } from "./tool-rows.ts";
 
 const CONTROL_PERIOD_MS = FR3.controlPeriodS * 1000;
@@ -149,6 +150,8 @@ class Probe {
    */
   private readonly onCpu = new Float64Array(this.n);
   private readonly runq = new Float64Array(this.n);
+  /** the bench phase at each probe turn */
+  private readonly phaseAt: string[] = new Array(this.n).fill("");
   private k = 0;
   private fd = -1;
   private readonly buf = Buffer.alloc(128);
@@ -184,6 +187,7 @@ class Probe {
       const [run, wait] = this.schedstat();
       this.onCpu[i] = run;
       this.runq[i] = wait;
+      this.phaseAt[i] = this.phase;
       if (POOL_PROBE && !this.poolBusy) {
         this.poolBusy = true;
         const j = this.pk++ & (this.n - 1);
@@ -247,6 +251,7 @@ class Probe {
     let gapCpuMs = 0;
     let gapRunqMs = 0;
     let gapStart = Number.NaN;
+    let gapPhase = "";
     const last = this.k - 1;
     for (let j = last; j > Math.max(0, this.k - this.n + 1); j--) {
       const b = this.at[j & (this.n - 1)]!;
@@ -256,6 +261,7 @@ class Probe {
       if (b - a > gapMs) {
         gapMs = b - a;
         gapStart = a;
+        gapPhase = this.phaseAt[(j - 1) & (this.n - 1)]!;
         gapRunqMs = (this.runq[j & (this.n - 1)]! - this.runq[(j - 1) & (this.n - 1)]!) / 1e6;
         gapCpuMs = capCpu(
           gapMs,
@@ -270,6 +276,7 @@ class Probe {
       const [run, wait] = this.schedstat();
       gapMs = to - lastAt;
       gapStart = lastAt;
+      gapPhase = this.phaseAt[last & (this.n - 1)]!;
       gapRunqMs = (wait - this.runq[last & (this.n - 1)]!) / 1e6;
       gapCpuMs = capCpu(gapMs, (run - this.onCpu[last & (this.n - 1)]!) / 1e6, gapRunqMs);
     }
@@ -289,6 +296,7 @@ class Probe {
       gapCpuMs,
       gapRunqMs,
       gapStartMs: gapStart - from,
+      gapPhase,
       gcMs: gc.ms,
       gcKinds: gc.kinds,
       poolMs,
@@ -329,6 +337,8 @@ interface Attribution {
   gapRunqMs: number;
   /** where that gap began, relative to the event, ms */
   gapStartMs: number;
+  /** the bench phase that gap began in (e.g. "contact-firmata: chunk start (sample 3)") */
+  gapPhase: string;
   /** GC pauses overlapping the window, ms, and their kinds */
   gcMs: number;
   gcKinds: string;
@@ -787,8 +797,101 @@ async function contactRows(rig: RigChild, kind: "buzzbox" | "firmata"): Promise<
   }
 }
 
+/**
+ * estop-start: the e-stop written while a chunk starts on the real backend (the FollowJointTrajectory
+ * goal of 300 points built, serialised and sent). The client child writes an act of CHUNK_S holding
+ * the pose, and the e-stop a delay after it aimed at the motion's start: the act's write → execute
+ * lag seen so far (median) − 1 … + 3 ms (the child's timer adds up to ~1 ms). A sample counts
+ * when the e-stop was written at or after the execute call and at most START_WINDOW_MS after it;
+ * others are tallied apart. Also tallied: samples whose goal was never sent (a stop between the
+ * goal's slices).
+ */
+const START_WINDOW_MS = 5;
+async function startRows(g: TestGateway, spy: Spy): Promise<void> {
+  const r = row("estop-start", "no-fault");
+  // when the trajectory goal went to the socket (test-harness knowledge: the real backend's
+  // transport, its roslib Ros, roslib's transport of the connection; looked up at each sample)
+  let goalSentAt = Number.NaN;
+  const hookGoalSend = () => {
+    const be = g.gateway.bench.backend as unknown as {
+      transport?: { ros?: { transport?: { send(m: unknown): void; benchHooked?: boolean } } };
+    };
+    const socket = be.transport?.ros?.transport;
+    if (!socket || socket.benchHooked) return;
+    const send = socket.send.bind(socket);
+    socket.send = (m: unknown) => {
+      const msg = m as { op?: string; action_type?: string };
+      if (msg.op === "send_action_goal" && msg.action_type?.endsWith("FollowJointTrajectory")) {
+        goalSentAt = performance.now();
+      }
+      send(m);
+    };
+    socket.benchHooked = true;
+  };
+  const lags: number[] = [];
+  const outside = { before: 0, after: 0 };
+  let unsent = 0;
+  for (let k = 0; k < SAMPLES * 4 && r.traces.length < SAMPLES; k++) {
+    probe.phase = "estop-start: new episode";
+    await freshEpisode(g);
+    hookGoalSend();
+    const b = g.gateway.bench.backend.read();
+    const hold = [...b.q, b.gripperWidthM];
+    const rows = Array.from({ length: Math.round(CHUNK_S / DT_S) }, () => hold);
+    const lag = lags.length ? pct(lags, 50) : 5;
+    const stops0 = spy.stops.length;
+    const motions0 = spy.motionAt.length;
+    goalSentAt = Number.NaN;
+    spy.recvAt = Number.NaN;
+    estopHttpAt = Number.NaN;
+    spy.source = "estop";
+    probe.phase = `estop-start: act start (sample ${k})`;
+    const a = client().send(g, "agent", "/v1/act", { type: "joint_position", dt: DT_S, rows });
+    const e = client().send(
+      g,
+      "operator",
+      "/v1/admin/estop",
+      { reason: "bench" },
+      // the child's timer ends up to ~1 ms late
+      { id: a.id, delayMs: Math.max(0, lag - 1 + 4 * Math.random()) },
+    );
+    const actAt = await a.sent;
+    const t0 = await e.sent;
+    const end = performance.now() + 5000;
+    while (spy.stops.length === stops0 && performance.now() < end) await sleep(1);
+    spy.source = "none";
+    probe.phase = "estop-start: answers";
+    await a.answer;
+    await e.answer;
+    const movedAt = spy.motionAt[motions0];
+    if (movedAt !== undefined) lags.push(movedAt - actAt);
+    if (movedAt === undefined || t0 < movedAt) outside.before++;
+    else if (t0 > movedAt + START_WINDOW_MS) outside.after++;
+    else if (spy.stops.length === stops0) r.missed++;
+    else {
+      if (Number.isNaN(goalSentAt)) unsent++;
+      const stopAt = spy.stops[stops0]!;
+      const why = probe.window(t0, stopAt);
+      why.fileOps = fileOpsIn(t0, stopAt);
+      r.traces.push({
+        board: Number.NaN,
+        http: spy.httpAtStop[stops0]! - t0,
+        recv: spy.recvAtStop[stops0]! - t0,
+        told: Number.NaN,
+        stop: stopAt - t0,
+        confirmed: spy.confirmed[stops0]! - t0,
+        why,
+      });
+    }
+    probe.phase = "estop-start: between samples";
+    await api(g, "POST", "/v1/admin/release", {}, "operator");
+  }
+  r.note = `real backend; e-stop written 0–${START_WINDOW_MS} ms after the execute call of a ${CHUNK_S} s chunk (lag act write → execute p50 ${lags.length ? pct(lags, 50).toFixed(1) : "–"} ms); left out: ${outside.before} written before it, ${outside.after} later; goal never sent in ${unsent} of ${r.traces.length}`;
+}
+
 /** e-stop through the operator API and the stale-reading watchdog, on the buzz-box gateway. */
 async function otherRealRows(g: TestGateway, spy: Spy, rig: RigChild): Promise<void> {
+  if (wanted("estop-start")) await startRows(g, spy);
   if (wanted("estop")) {
     const r = row("estop", "no-fault");
     for (let k = 0; k < SAMPLES; k++)
@@ -1350,7 +1453,7 @@ function attribute(t: Trace): string {
           ? "waiting for a CPU (machine load)"
           : "main thread asleep (blocked)";
     parts.push(
-      `${main} ${g1(w.gapMs)} ms from +${g1(w.gapStartMs)} (on CPU ${g1(cpu)}, run queue ${g1(runq)}, asleep ${g1(slept)})`,
+      `${main} ${g1(w.gapMs)} ms from +${g1(w.gapStartMs)} (on CPU ${g1(cpu)}, run queue ${g1(runq)}, asleep ${g1(slept)}) in "${w.gapPhase}"`,
     );
   }
   if (w.gcMs > 0) parts.push(`GC ${w.gcMs.toFixed(2)} ms (${w.gcKinds})`);
@@ -1431,72 +1534,10 @@ function print(): void {
   }
 }
 
-/** The rosbridge rig in its own process; the parent tells it to pause joint states and to close. */
-interface RigChild {
-  url: string;
-  jointStates(on: boolean): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function rigChildProcess(): Promise<void> {
-  // joint states at 100 Hz (franka_ros2 publishes faster; rosbridge JSON at 1 kHz is not a lab's setup)
-  const rig = await FrankaRosbridgeRig.start({
-    backend: new MirrorBackend({ robot: FR3 }),
-    jointStateEveryTicks: 10,
-  });
-  // test-harness knowledge: the rig's private joint-state publisher is switched off and on
-  const rigAny = rig as unknown as { publishJointState: (...a: unknown[]) => void };
-  const publish = rigAny.publishJointState.bind(rig);
-  process.on("message", (m: { id: number; cmd: string; on?: boolean }) => {
-    if (m.cmd === "joint-states") rigAny.publishJointState = m.on ? publish : () => {};
-    if (m.cmd === "close") {
-      void rig.close().then(() => {
-        process.send!({ id: m.id });
-        process.exit(0);
-      });
-      return;
-    }
-    process.send!({ id: m.id });
-  });
-  process.send!({ url: rig.url });
-}
-
-async function startRigChild(): Promise<RigChild> {
-  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--rig-child"], {
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  let next = 0;
-  const waiting = new Map<number, () => void>();
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`rig child exited (${code})`)));
-    child.on("message", (m: { url?: string; id?: number }) => {
-      if (m.url) resolve(m.url);
-      if (m.id !== undefined) waiting.get(m.id)?.();
-    });
-  });
-  const call = (cmd: string, extra: Record<string, unknown> = {}) =>
-    new Promise<void>((resolve) => {
-      const id = next++;
-      waiting.set(id, resolve);
-      child.send({ id, cmd, ...extra });
-    });
-  return {
-    url,
-    jointStates: (on) => call("joint-states", { on }),
-    close: async () => {
-      const exited = new Promise<void>((r) => child.once("exit", () => r()));
-      await call("close");
-      await exited;
-    },
-  };
-}
-
 if (args.includes("--signal-child")) {
   await signalChild();
 } else if (args.includes("--client-child")) {
   await clientChild();
-} else if (args.includes("--rig-child")) {
-  await rigChildProcess();
 } else {
   let autogroup = "no autogroup";
   try {
@@ -1518,11 +1559,19 @@ if (args.includes("--signal-child")) {
   probe.start();
   await trackFileOps();
   clientProcess = startClientChild();
-  const realWanted = ["contact-buzzbox", "contact-firmata", "estop", "watchdog", "firmata-hang"].some(wanted);
+  const realWanted = [
+    "contact-buzzbox",
+    "contact-firmata",
+    "estop",
+    "estop-start",
+    "watchdog",
+    "firmata-hang",
+  ].some(wanted);
   if (realWanted) {
     const rig = await startRigChild();
     try {
-      if (["contact-buzzbox", "estop", "watchdog"].some(wanted)) await contactRows(rig, "buzzbox");
+      if (["contact-buzzbox", "estop", "estop-start", "watchdog"].some(wanted))
+        await contactRows(rig, "buzzbox");
       if (["contact-firmata", "firmata-hang"].some(wanted)) await contactRows(rig, "firmata");
     } finally {
       await rig.close();

@@ -35,7 +35,7 @@ export interface GatewayOptions {
   realtime?: Partial<RealtimeSetup>;
   /** the frame store's budget, retention and headroom (default FRAME_STORE_DEFAULTS) */
   frameStore?: Partial<FrameStoreOptions>;
-  /** CPU time an act's planning runs between two turns of the event loop, ms (default PLAN_SLICE_MS; tests: 0) */
+  /** CPU time an act's planning runs between two turns of the event loop, ms (default SLICE_MS, seam/steps.ts; tests: 0) */
   planSliceMs?: number;
 }
 

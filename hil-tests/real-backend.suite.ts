@@ -194,6 +194,21 @@ export function describeRealBackend(t: SuiteTransport): void {
       expect((await real.execute(moveTo(start.q, 0.5))).outcome).toBe("completed");
     });
 
+    it("a stop while a chunk's goal is still prepared (the turn the chunk starts): the controller never gets it", async () => {
+      const q0 = real.read().q;
+      const target = [...q0];
+      target[0] = target[0]! + 0.2;
+      const goals = (await rig.goalLog()).length;
+      // a 3 s chunk: 300 goal points, built and (over rosbridge) serialised in slices before the send
+      const running = real.execute(moveTo(target, 3));
+      await real.stop("contact"); // as a contact or an e-stop arriving in the next turn
+      expect(await running).toMatchObject({ outcome: "stopped", samplesExecuted: 0 });
+      await sleep(200);
+      expect((await rig.goalLog()).length).toBe(goals);
+      expect(Math.abs((await simQ())[0]! - q0[0]!)).toBeLessThan(1e-4);
+      expect(real.lifecycle).toBe("active");
+    });
+
     it("a sweep into the wire → contact from the buzz box (not the sim) reaches the listeners; stop() halts", async () => {
       const q0 = real.read().q;
       const n0 = events.length;

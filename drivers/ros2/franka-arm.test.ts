@@ -249,3 +249,127 @@ describe("FrankaArmDriver: streamed goals preempted with ABORTED / INVALID_GOAL"
     expect(arm.lifecycle).toBe("error");
   });
 });
+
+/**
+ * A chunk's goal is built (and, over rosbridge, serialised) in slices before it is sent (#10): a
+ * stop or an abort between two slices means the server never gets the goal and the execute ends
+ * as stopped / aborted with nothing executed; meanwhile the driver is busy; a link lost meanwhile
+ * lost no goal. Slices of 0 ms: a turn of the event loop at every pause point.
+ */
+describe("FrankaArmDriver: a chunk's goal prepared in slices", () => {
+  async function slicing() {
+    const graph = new MemoryRosGraph();
+    const now = () => performance.now() / 1000;
+    const timer = setInterval(() => {
+      const t = now();
+      graph.publish(CONFIG.jointStatesTopic, {
+        header: { stamp: { sec: Math.floor(t), nanosec: Math.round((t % 1) * 1e9) }, frame_id: "" },
+        name: NAMES,
+        position: HOME,
+        velocity: HOME.map(() => 0),
+        effort: HOME.map(() => 0),
+      });
+    }, 10);
+    stops.push(() => clearInterval(timer));
+    let goals = 0;
+    graph.advertiseAction(CONFIG.trajectoryAction, (_goal, ctx) => {
+      goals++;
+      return new Promise<ActionOutcome<unknown>>((resolve) => {
+        const t = setTimeout(
+          () => resolve({ status: GoalStatus.SUCCEEDED, values: { error_code: 0, error_string: "" } }),
+          20,
+        );
+        ctx.signal.addEventListener("abort", () => {
+          clearTimeout(t);
+          resolve({ status: GoalStatus.CANCELED });
+        });
+      });
+    });
+    const cancels: unknown[] = [];
+    graph.advertiseService(CANCEL, (req) => {
+      cancels.push(req);
+      return { return_code: 0, goals_canceling: [] };
+    });
+    const arm = new FrankaArmDriver({
+      transport: new MemoryRosTransport(graph),
+      robot: FR3,
+      config: CONFIG,
+      now,
+      goalSliceMs: 0,
+    });
+    stops.push(() => void arm.shutdown());
+    await arm.configure();
+    await arm.activate();
+    const r = arm.read();
+    // 3 s of 10 ms rows: 300 goal points, 18 pause points in the build
+    const traj = interpolateChunk(
+      r,
+      Array.from({ length: 300 }, () => [...HOME, r.gripperWidthM]),
+      0.01,
+      FR3.controlPeriodS,
+    );
+    return { graph, arm, traj, goals: () => goals, cancels };
+  }
+  const turns = async (n: number) => {
+    for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
+  };
+
+  it("a stop between two slices: the goal is never sent, the execute ends stopped, stop() settles", async () => {
+    const { arm, traj, goals } = await slicing();
+    for (const k of [0, 1, 5, 15]) {
+      const running = arm.execute(traj);
+      await turns(k);
+      const stopped = arm.stop("contact");
+      const res = await running;
+      expect(res, `stop after ${k} turns`).toMatchObject({ outcome: "stopped", samplesExecuted: 0 });
+      await stopped;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    expect(goals()).toBe(0);
+    // not stopped: the same chunk reaches the server once, and the driver is free again
+    const res = await arm.execute(traj);
+    expect(res.outcome).toBe("completed");
+    expect(goals()).toBe(1);
+  });
+
+  it("an abort between two slices: the goal is never sent, the execute ends aborted", async () => {
+    const { arm, traj, goals } = await slicing();
+    const ac = new AbortController();
+    const running = arm.execute(traj, { signal: ac.signal });
+    await turns(3);
+    ac.abort();
+    expect(await running).toMatchObject({ outcome: "aborted", samplesExecuted: 0 });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(goals()).toBe(0);
+  });
+
+  it("while its goal is prepared the arm is busy: a second execute and a stream are refused", async () => {
+    const { arm, traj, goals } = await slicing();
+    const running = arm.execute(traj);
+    await turns(2);
+    const second = await arm.execute(traj).catch((e: unknown) => e);
+    expect(isDeviceError(second, "RB_ERR_ROS_MOTION_BUSY")).toBe(true);
+    let streamed: unknown;
+    try {
+      await arm.streamReplace(traj, 0, HOME);
+    } catch (e) {
+      streamed = e;
+    }
+    expect(isDeviceError(streamed, "RB_ERR_ROS_MOTION_BUSY")).toBe(true);
+    expect((await running).outcome).toBe("completed");
+    expect(goals()).toBe(1);
+  });
+
+  it("the link lost while the goal is prepared: nothing sent, no goal counted lost (no cancel after the reconnect)", async () => {
+    const { graph, arm, traj, goals, cancels } = await slicing();
+    const running = arm.execute(traj);
+    await turns(2);
+    graph.setLinkUp(false);
+    const err = await running.catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "RB_ERR_LIFECYCLE" });
+    graph.setLinkUp(true);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(goals()).toBe(0);
+    expect(cancels).toHaveLength(0);
+  });
+});

@@ -13,6 +13,7 @@
  * only removes the driver's subscriptions (cameras may share the transport).
  */
 import { LifecycleComponent, type LifecycleState } from "../../seam/lifecycle.ts";
+import { runSliced, type Steps } from "../../seam/steps.ts";
 import {
   type ExecuteOptions,
   type ExecuteResult,
@@ -42,8 +43,14 @@ import {
   timeToS,
 } from "./messages.ts";
 import { StampClock } from "./stamp-clock.ts";
-import { buildFollowJointTrajectoryGoal } from "./trajectory-goal.ts";
-import { type ActionOutcome, GoalStatus, type RosTransport, type Unsubscribe } from "./transport.ts";
+import { buildFollowJointTrajectoryGoal, buildFollowJointTrajectoryGoalSteps } from "./trajectory-goal.ts";
+import {
+  type ActionOutcome,
+  GoalStatus,
+  type PreparedActionGoal,
+  type RosTransport,
+  type Unsubscribe,
+} from "./transport.ts";
 
 /** A joint reading as the ROS driver measured it. */
 export interface RosJointReading extends JointReading {
@@ -78,6 +85,11 @@ export interface FrankaArmDriverOptions {
   now: () => number;
   /** shared stamp → gateway time mapping (share it with cameras stamped by the same machine) */
   stampClock?: StampClock;
+  /**
+   * CPU time a chunk's goal preparation (build, and its JSON over rosbridge) runs between two
+   * turns of the event loop, ms (default GOAL_SLICE_MS; tests: 0, a turn at every pause point)
+   */
+  goalSliceMs?: number;
 }
 
 /** ROS 2 interface names of franka_ros2's arm, gripper and error recovery */
@@ -93,12 +105,23 @@ export const FRANKA_ROS_TYPES = {
 } as const;
 const TYPES = FRANKA_ROS_TYPES;
 
+/**
+ * CPU time of one slice of a chunk's goal preparation, ms. Less than the planner's SLICE_MS: the
+ * slices run as the motion starts, when the loop turn a slice runs in also serves the rest of
+ * that start (the recorder's records of the chunk: ~0.5 ms in the turn after the execute call,
+ * bench/act-turns.ts over the rig) and the joint states arriving, so a turn is the slice and then
+ * some; the ~2.2 ms of preparation of a 3 s chunk's goal then take ~11 turns.
+ */
+export const GOAL_SLICE_MS = 0.2;
+
 /** action_msgs/srv/CancelGoal return_code ERROR_REJECTED */
 const CANCEL_REJECTED = 1;
 
 interface RunningGoal {
   cancel(reason: "aborted" | "stopped" | "fault"): void;
   settled: Promise<unknown>;
+  /** an execute()'s goal still being prepared: nothing has been sent */
+  preparing?: boolean;
   /** a goal of the realtime stream (replaced by the next one), not an execute() */
   streamed?: boolean;
   /** streamed: gateway time at which its preemption (the controller took the next goal) arrived */
@@ -113,6 +136,7 @@ export class FrankaArmDriver extends LifecycleComponent {
   private readonly transport: RosTransport;
   private readonly robot: RobotModel;
   private readonly now: () => number;
+  private readonly goalSliceMs: number;
   private readonly jointNames: readonly string[];
   private readonly subs: Unsubscribe[] = [];
   private readonly readingListeners = new Set<(r: RosJointReading) => void>();
@@ -137,6 +161,7 @@ export class FrankaArmDriver extends LifecycleComponent {
     this.robot = opts.robot;
     this.config = opts.config ?? parseFrankaRosConfig();
     this.now = opts.now;
+    this.goalSliceMs = opts.goalSliceMs ?? GOAL_SLICE_MS;
     this.stampClock = opts.stampClock ?? new StampClock(opts.now);
     this.jointNames = this.config.jointNames ?? opts.robot.joints.map((j) => j.name);
     this.index = new Array(this.jointNames.length).fill(-1);
@@ -262,6 +287,13 @@ export class FrankaArmDriver extends LifecycleComponent {
    * Execute a dense trajectory as one FollowJointTrajectory goal. `onTick` runs once per joint
    * state message with the sample index estimated from elapsed time. Setup problems throw;
    * how the motion ended is returned.
+   *
+   * The goal is built and made ready to send (its JSON text over rosbridge: ~1.2 ms for a 3 s
+   * chunk) in slices with a turn of the event loop between them (seam/steps.ts runSliced, one
+   * turn before the first and after the last), and sent in a turn of its own: a contact or an
+   * e-stop arriving meanwhile is handled at once. A stop() or an abort between two slices means
+   * the goal is never sent: the execute ends "stopped" (stop) or "aborted" (signal) with nothing
+   * executed, as an execute aborted before its start does.
    */
   async execute(traj: JointTrajectory, opts: ExecuteOptions = {}): Promise<FrankaExecuteResult> {
     this.guard("execute");
@@ -286,14 +318,65 @@ export class FrankaArmDriver extends LifecycleComponent {
         frames: [],
       };
     }
-    const goalMsg = buildFollowJointTrajectoryGoal(
+    // the goal in preparation is the running goal: stop() cancels it (nothing will be sent), a
+    // second execute or a stream is refused as busy
+    let cancelled: "aborted" | "stopped" | "fault" | undefined;
+    let prepared: () => void = () => {};
+    const preparing: RunningGoal = {
+      preparing: true,
+      cancel: (reason) => {
+        cancelled ??= reason;
+      },
+      settled: new Promise<void>((resolve) => {
+        prepared = resolve;
+      }),
+    };
+    this.goal = preparing;
+    const notSent = new Error("goal not sent");
+    let goal: PreparedActionGoal<FollowJointTrajectoryFeedback, FollowJointTrajectoryResult>;
+    try {
+      ({ value: goal } = await runSliced(this.trajectoryGoalSteps(traj, start), {
+        sliceMs: this.goalSliceMs,
+        pauseAround: true,
+        resume: () => {
+          if (!cancelled && opts.signal?.aborted) cancelled = "aborted";
+          if (cancelled) throw notSent;
+          this.guard("execute");
+        },
+      }));
+    } catch (e) {
+      if (e !== notSent || !cancelled) throw e;
+      return {
+        outcome: cancelled,
+        samplesExecuted: 0,
+        final: this.latest ?? start,
+        frames: [],
+        ...(cancelled === "fault" ? { fault: { ...TICK_FAULT } } : {}),
+      };
+    } finally {
+      if (this.goal === preparing) this.goal = undefined;
+      prepared();
+    }
+    return this.runGoal(traj, goal, opts);
+  }
+
+  /** a chunk's FollowJointTrajectory goal from the measured start, built and prepared to send, as steps */
+  private *trajectoryGoalSteps(
+    traj: JointTrajectory,
+    start: RosJointReading,
+  ): Steps<PreparedActionGoal<FollowJointTrajectoryFeedback, FollowJointTrajectoryResult>> {
+    const goalMsg = yield* buildFollowJointTrajectoryGoalSteps(
       traj,
       start,
       this.jointNames,
       this.config.goalPointPeriodS,
       this.config.goalTimeToleranceS,
     );
-    return this.runGoal(traj, goalMsg, opts);
+    return yield* this.transport.prepareActionGoal<
+      FollowJointTrajectoryGoal,
+      FollowJointTrajectoryFeedback,
+      FollowJointTrajectoryResult
+    >(this.config.trajectoryAction, TYPES.fjt, goalMsg);
   }
 
   /**
@@ -562,18 +645,14 @@ export class FrankaArmDriver extends LifecycleComponent {
 
   private runGoal(
     traj: JointTrajectory,
-    goalMsg: FollowJointTrajectoryGoal,
+    goal: PreparedActionGoal<FollowJointTrajectoryFeedback, FollowJointTrajectoryResult>,
     opts: ExecuteOptions,
   ): Promise<FrankaExecuteResult> {
     const action = this.config.trajectoryAction;
     const period = traj.periodS;
     const t0 = this.now();
     let cancelReason: "aborted" | "stopped" | "fault" | undefined;
-    const handle = this.transport.sendActionGoal<
-      FollowJointTrajectoryGoal,
-      FollowJointTrajectoryFeedback,
-      FollowJointTrajectoryResult
-    >(action, TYPES.fjt, goalMsg);
+    const handle = goal.send();
 
     // gripper: one Move goal towards the final width when the trajectory changes it
     const g0 = traj.gripperWidthM[0]!;
@@ -741,7 +820,8 @@ export class FrankaArmDriver extends LifecycleComponent {
 
   private onConnectionLost(reason: string): void {
     this.lostAtT = this.now();
-    if (this.goal) this.goalLostOnDisconnect = true;
+    // a goal still being prepared was never sent (its execute gives up at its next slice)
+    if (this.goal && !this.goal.preparing) this.goalLostOnDisconnect = true;
     if (this.lifecycle === "unconfigured" || this.lifecycle === "finalized") return;
     this.deviceFault(`connection lost: ${reason}`, this.device);
   }

@@ -5,6 +5,7 @@
  * `setLinkUp(false)` drops every connection (pending calls reject, listeners hear "lost"),
  * `setLinkUp(true)` lets them reconnect; `failNextConnect()` makes the next connect fail.
  */
+import { doneSteps, type Steps } from "../../seam/steps.ts";
 import { DeviceError } from "../errors.ts";
 import {
   type ActionGoalHandle,
@@ -12,6 +13,7 @@ import {
   type CallServiceOptions,
   type ConnectionEvent,
   GoalStatus,
+  type PreparedActionGoal,
   type RosTransport,
   type SendGoalOptions,
   type Unsubscribe,
@@ -254,6 +256,11 @@ export class MemoryRosTransport implements RosTransport {
         if (!settled && this.state === "connected") ac.abort();
       },
     };
+  }
+
+  /** nothing to prepare in memory: the goal object is what the graph's handler gets */
+  prepareActionGoal<G, F, R>(action: string, type: string, goal: G): Steps<PreparedActionGoal<F, R>> {
+    return doneSteps({ send: (opts) => this.sendActionGoal<G, F, R>(action, type, goal, opts) });
   }
 
   onConnectionChange(listener: (e: ConnectionEvent) => void): Unsubscribe {

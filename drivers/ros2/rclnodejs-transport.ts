@@ -23,6 +23,7 @@
  * RB_ERR_ROS_NOT_CONNECTED, as over rosbridge.
  */
 import { createRequire } from "node:module";
+import { doneSteps, type Steps } from "../../seam/steps.ts";
 import { DeviceError } from "../errors.ts";
 import {
   type ActionGoalHandle,
@@ -31,6 +32,7 @@ import {
   type ConnectionEvent,
   GoalStatus,
   type GoalStatusCode,
+  type PreparedActionGoal,
   type RosTransport,
   type SendGoalOptions,
   type Unsubscribe,
@@ -283,6 +285,14 @@ export class RclnodejsTransport implements RosTransport {
         if (handle) handle.cancelGoal().catch(() => {});
       },
     };
+  }
+
+  /**
+   * nothing prepared ahead: rclnodejs converts the goal into its native message inside
+   * `ActionClient.sendGoal`, after the wait for the server (not measured here: no ROS 2 install)
+   */
+  prepareActionGoal<G, F, R>(action: string, type: string, goal: G): Steps<PreparedActionGoal<F, R>> {
+    return doneSteps({ send: (opts) => this.sendActionGoal<G, F, R>(action, type, goal, opts) });
   }
 
   onConnectionChange(listener: (e: ConnectionEvent) => void): Unsubscribe {

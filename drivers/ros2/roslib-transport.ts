@@ -8,9 +8,20 @@
  *   and neither helper can time out or forget a call.
  * - Reconnection: after a loss, retries with exponential backoff
  *   (initialDelayMs · factor^n, capped at maxDelayMs) until it succeeds or close() is called.
+ * - The socket is our own roslib transport (rosbridge-socket.ts, over `ws` as roslib's): a goal
+ *   prepared with prepareActionGoal carries its JSON text, serialised in steps (json-steps.ts), and
+ *   goes out as that text; every other message is stringified when sent, as roslib does.
  */
 import * as roslibModule from "roslib";
+import type { Steps } from "../../seam/steps.ts";
 import { DeviceError } from "../errors.ts";
+import { stringifySteps } from "./json-steps.ts";
+import {
+  JSON_TEXT,
+  type RosbridgeMessage,
+  type RosbridgeSocket,
+  rosbridgeSocket,
+} from "./rosbridge-socket.ts";
 import {
   type ActionGoalHandle,
   type ActionOutcome,
@@ -18,6 +29,7 @@ import {
   type ConnectionEvent,
   GoalStatus,
   type GoalStatusCode,
+  type PreparedActionGoal,
   type RosTransport,
   type SendGoalOptions,
   type Unsubscribe,
@@ -54,7 +66,10 @@ interface RoslibTopic<T> {
   publish(msg: T): void;
 }
 interface RoslibModule {
-  Ros: new (opts: { url?: string }) => RoslibRos;
+  Ros: new (opts: {
+    url?: string;
+    transportFactory?: (url: string) => Promise<RosbridgeSocket>;
+  }) => RoslibRos;
   Topic: new <T>(opts: {
     ros: RoslibRos;
     name: string;
@@ -83,7 +98,7 @@ const nextId = (kind: string, name: string): string => `${kind}:${name}:${++seq}
 
 export class RoslibTransport implements RosTransport {
   readonly endpoint: string;
-  private readonly ros: RoslibRos = new Ros({});
+  private readonly ros: RoslibRos = new Ros({ transportFactory: rosbridgeSocket });
   private readonly opts: Required<RoslibTransportOptions>;
   private state: "idle" | "connecting" | "connected" | "lost" | "closed" = "idle";
   private readonly listeners = new Set<(e: ConnectionEvent) => void>();
@@ -227,6 +242,24 @@ export class RoslibTransport implements RosTransport {
     goal: G,
     opts?: SendGoalOptions<F>,
   ): ActionGoalHandle<R> {
+    const id = nextId("send_action_goal", action);
+    return this.sendGoal(id, action, goalMessage(id, action, type, goal), opts);
+  }
+
+  /** the goal's send_action_goal message and its JSON text, made in steps (pause points: json-steps.ts) */
+  *prepareActionGoal<G, F, R>(action: string, type: string, goal: G): Steps<PreparedActionGoal<F, R>> {
+    const id = nextId("send_action_goal", action);
+    const message = goalMessage(id, action, type, goal);
+    const text = yield* stringifySteps(message);
+    return { send: (opts) => this.sendGoal<F, R>(id, action, { ...message, [JSON_TEXT]: text }, opts) };
+  }
+
+  private sendGoal<F, R>(
+    id: string,
+    action: string,
+    message: ReturnType<typeof goalMessage> & RosbridgeMessage,
+    opts?: SendGoalOptions<F>,
+  ): ActionGoalHandle<R> {
     const operation = `goal ${action}`;
     if (this.state !== "connected") {
       const result = Promise.reject(
@@ -235,7 +268,6 @@ export class RoslibTransport implements RosTransport {
       result.catch(() => {});
       return { result, cancel: () => {} };
     }
-    const id = nextId("send_action_goal", action);
     let settled = false;
     const result = new Promise<ActionOutcome<R>>((resolve, reject) => {
       const p: Pending = {
@@ -269,14 +301,7 @@ export class RoslibTransport implements RosTransport {
       };
       this.pending.add(p);
       this.ros.on(id, onMessage as never);
-      this.ros.callOnConnection({
-        op: "send_action_goal",
-        id,
-        action,
-        action_type: type,
-        args: goal,
-        feedback: true,
-      });
+      this.ros.callOnConnection(message);
     });
     result.catch(() => {});
     return {
@@ -350,6 +375,11 @@ export class RoslibTransport implements RosTransport {
   private emit(e: ConnectionEvent): void {
     for (const l of [...this.listeners]) l(e);
   }
+}
+
+/** rosbridge v2 `send_action_goal` (feedback always asked for); one shape for sent and prepared goals */
+function goalMessage(id: string, action: string, type: string, goal: unknown) {
+  return { op: "send_action_goal", id, action, action_type: type, args: goal, feedback: true };
 }
 
 /** Create a rosbridge transport (not yet connected). */

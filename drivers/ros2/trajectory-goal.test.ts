@@ -2,7 +2,11 @@ import { describe, expect, it } from "vitest";
 import { interpolateChunk } from "../../seam/interpolate.ts";
 import { FR3 } from "../../robots/franka/models.ts";
 import { densifyGoal } from "./goal-interpolation.ts";
-import { buildFollowJointTrajectoryGoal, goalSampleIndices } from "./trajectory-goal.ts";
+import {
+  buildFollowJointTrajectoryGoal,
+  buildFollowJointTrajectoryGoalSteps,
+  goalSampleIndices,
+} from "./trajectory-goal.ts";
 import { sToTime, timeToS } from "./messages.ts";
 
 const names = FR3.joints.map((j) => j.name);
@@ -29,6 +33,15 @@ describe("FollowJointTrajectory goal from a dense trajectory", () => {
     const last = goal.trajectory.points.at(-1)!;
     expect(last.velocities.every((v) => v === 0)).toBe(true);
     expect(last.positions[0]).toBeCloseTo(start.q[0]! + 0.15, 9);
+  });
+
+  it("as steps: the same goal, with a pause point every 16 points", () => {
+    const work = buildFollowJointTrajectoryGoalSteps(traj, start, names, 0.01);
+    let pauses = 0;
+    let r = work.next();
+    for (; !r.done; r = work.next()) pauses++;
+    expect(r.value).toEqual(goal);
+    expect(pauses).toBe(Math.floor(goal.trajectory.points.length / 16));
   });
 
   it("round-trips through the rig's interpolation close to the dense samples", () => {

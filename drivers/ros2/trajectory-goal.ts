@@ -7,8 +7,10 @@
  * central finite differences over the dense samples; the sequence is extended by the measured
  * start state before sample 0 (t = 0) and by a hold after the last sample, so the first point
  * is continuous with the measured state and the last one comes to rest. No point at t = 0 is
- * sent: the controller starts from its current state. Pure function.
+ * sent: the controller starts from its current state. Pure function (and the same as steps that
+ * may pause, for a chunk's start: drivers/ros2/franka-arm.ts).
  */
+import { runSteps, type Steps } from "../../seam/steps.ts";
 import type { JointTrajectory } from "../../seam/types.ts";
 import { type FollowJointTrajectoryGoal, type JointTrajectoryPointMsg, sToTime } from "./messages.ts";
 
@@ -33,6 +35,22 @@ export function buildFollowJointTrajectoryGoal(
   pointPeriodS: number,
   goalTimeToleranceS = 0.1,
 ): FollowJointTrajectoryGoal {
+  return runSteps(
+    buildFollowJointTrajectoryGoalSteps(traj, start, jointNames, pointPeriodS, goalTimeToleranceS),
+  );
+}
+
+/** goal points built between two pause points of buildFollowJointTrajectoryGoalSteps */
+const POINTS_PER_STEP = 16;
+
+/** `buildFollowJointTrajectoryGoal` as steps (seam/steps.ts): it may pause every POINTS_PER_STEP points. */
+export function* buildFollowJointTrajectoryGoalSteps(
+  traj: JointTrajectory,
+  start: GoalStart,
+  jointNames: readonly string[],
+  pointPeriodS: number,
+  goalTimeToleranceS = 0.1,
+): Steps<FollowJointTrajectoryGoal> {
   const dof = jointNames.length;
   const h = traj.periodS;
   const n = traj.count;
@@ -42,7 +60,10 @@ export function buildFollowJointTrajectoryGoal(
     const k = Math.min(i, n - 1);
     return traj.q[k * dof + j]!;
   };
-  const points: JointTrajectoryPointMsg[] = goalSampleIndices(n, h, pointPeriodS).map((i) => {
+  const indices = goalSampleIndices(n, h, pointPeriodS);
+  const points: JointTrajectoryPointMsg[] = new Array(indices.length);
+  for (let p = 0; p < indices.length; p++) {
+    const i = indices[p]!;
     const positions: number[] = new Array(dof);
     const velocities: number[] = new Array(dof);
     const accelerations: number[] = new Array(dof);
@@ -55,8 +76,9 @@ export function buildFollowJointTrajectoryGoal(
       velocities[j] = last ? 0 : (next - prev) / (2 * h);
       accelerations[j] = last ? 0 : (next - 2 * cur + prev) / (h * h);
     }
-    return { positions, velocities, accelerations, effort: [], time_from_start: sToTime((i + 1) * h) };
-  });
+    points[p] = { positions, velocities, accelerations, effort: [], time_from_start: sToTime((i + 1) * h) };
+    if ((p + 1) % POINTS_PER_STEP === 0) yield;
+  }
   return {
     trajectory: {
       header: { stamp: { sec: 0, nanosec: 0 }, frame_id: "" },

@@ -15,6 +15,8 @@
  *   `RB_ERR_ROS_CONNECTION_LOST`.
  */
 
+import type { Steps } from "../../seam/steps.ts";
+
 /** Removes a subscription or listener; safe to call twice. */
 export type Unsubscribe = () => void;
 
@@ -49,6 +51,12 @@ export interface ActionGoalHandle<R> {
   result: Promise<ActionOutcome<R>>;
   /** ask the server to cancel the goal; no-op after the result arrived */
   cancel(): void;
+}
+
+/** A goal made ready to send by `RosTransport.prepareActionGoal`: nothing has reached the server yet. */
+export interface PreparedActionGoal<F, R> {
+  /** send it now (a short turn: the preparation did the long work); as `sendActionGoal` */
+  send(opts?: SendGoalOptions<F>): ActionGoalHandle<R>;
 }
 
 export interface SendGoalOptions<F> {
@@ -88,6 +96,13 @@ export interface RosTransport {
     goal: G,
     opts?: SendGoalOptions<F>,
   ): ActionGoalHandle<R>;
+  /**
+   * Make an action goal ready to send, as steps that may pause (seam/steps.ts): what the adapter
+   * does to a goal before it goes out (rosbridge: its JSON text, ~1.2 ms for a 3 s trajectory) is
+   * done in them, so that `send()` is short. Nothing reaches the server before `send()`; a
+   * prepared goal never sent is dropped. The goal must not change meanwhile.
+   */
+  prepareActionGoal<G, F, R>(action: string, type: string, goal: G): Steps<PreparedActionGoal<F, R>>;
   /** be told when the connection comes up, drops, or is closed */
   onConnectionChange(listener: (e: ConnectionEvent) => void): Unsubscribe;
 }

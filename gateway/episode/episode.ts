@@ -7,6 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { CodedError } from "../../seam/errors.ts";
+import { runSliced } from "../../seam/steps.ts";
 import type {
   ExecuteResult,
   Frame,
@@ -42,7 +43,6 @@ import {
   planChunk,
   planChunkSteps,
   resolveCameras,
-  runSliced,
 } from "./planner.ts";
 import { commandedReading, RealtimeDriver, systemWallClock } from "./realtime.ts";
 import { episodeResult } from "./result.ts";

@@ -9,7 +9,8 @@ import { composeBench } from "../../compose/compose.ts";
 import type { JointReading } from "../../seam/types.ts";
 import { GatewayError } from "../errors.ts";
 import { Gateway } from "../gateway.ts";
-import { checkChunk, type PlanContext, planChunk, planChunkSteps, runSliced } from "./planner.ts";
+import { runSliced } from "../../seam/steps.ts";
+import { checkChunk, type PlanContext, planChunk, planChunkSteps } from "./planner.ts";
 
 let gateway: Gateway | undefined;
 afterEach(async () => {

@@ -48,7 +48,7 @@ export interface EpisodeSetup {
   motionAllowed: boolean;
   /** the realtime setting's pacing (setting "realtime" only) */
   realtime?: RealtimeSetup;
-  /** CPU time an act's planning runs between two turns of the event loop, ms (default PLAN_SLICE_MS) */
+  /** CPU time an act's planning runs between two turns of the event loop, ms (default SLICE_MS, seam/steps.ts) */
   planSliceMs?: number;
   /**
    * Told, as it happens, each event the agent's next response will carry (a sensor event, or a

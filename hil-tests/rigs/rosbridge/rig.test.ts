@@ -175,6 +175,45 @@ describe("Franka arm driver on the rig", () => {
     expect(res2.outcome).toBe("stopped");
   });
 
+  it("a stop or an abort while a chunk's goal is built or serialised: the rig never gets the goal", async () => {
+    const { backend, rig, transport } = await setup();
+    // slices of 0 ms: a turn of the event loop at every pause point (for 300 goal points: 18 in
+    // the build, one per point in the JSON, then the flatten)
+    const arm = new FrankaArmDriver({ transport, robot: FR3, now, goalSliceMs: 0 });
+    await arm.configure();
+    await arm.activate();
+    const start = arm.read();
+    const traj = chunk(start, 0.2, 30);
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
+    };
+    const goals = rig.goalLog.length;
+    for (const k of [0, 10, 100, 200]) {
+      const ac = new AbortController();
+      const running = arm.execute(traj, { signal: ac.signal });
+      await turns(k);
+      let res: Awaited<typeof running>;
+      if (k % 20 === 0) {
+        const stopped = arm.stop("contact");
+        res = await running;
+        await stopped;
+        expect(res.outcome, `stop after ${k} turns`).toBe("stopped");
+      } else {
+        ac.abort();
+        res = await running;
+        expect(res.outcome, `abort after ${k} turns`).toBe("aborted");
+      }
+      expect(res.samplesExecuted).toBe(0);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    expect(rig.goalLog.length).toBe(goals);
+    expect(backend.read().q[0]).toBeCloseTo(start.q[0]!, 9);
+    // the same chunk, not stopped, reaches the rig and runs
+    const ran = await arm.execute(chunk(arm.read(), 0.05, 2));
+    expect(ran.outcome).toBe("completed");
+    expect(rig.goalLog.length).toBe(goals + 1);
+  });
+
   it("surfaces a reflex (error code and name), enters error, and recovers (operator)", async () => {
     const { rig, transport } = await setup();
     const arm = new FrankaArmDriver({ transport, robot: FR3, now });
