@@ -82,11 +82,21 @@ export interface MotionTiles {
   /** per pixel: the squared length of its displacement (rounded to 32 bits per component), px²;
    * zero outside `rect` (x0, x1, y0, y1 px: what the last call wrote) */
   l2px: Float64Array;
-  /** per tile: the least `l2px` of its pixels (0 where any pixel of it is still), so that a tile
-   * whose neighbourhood all moves far enough can skip per-sample tests (motion-blur.ts) */
+  /** per tile: the least `l2px` of its pixels (0 where any pixel of it is still) */
   l2min: Float64Array;
+  /** per pixel: the length of its displacement in 1/REACH_PER_PX px, floored, at most REACH_MAX;
+   * zero outside `rect` */
+  reach: Uint16Array;
+  /** per tile: the least `reach` of its pixels (0 where any pixel of it is still), so that a tile
+   * whose neighbourhood all moves far enough can skip per-sample tests (motion-blur.ts) */
+  least: Int32Array;
   rect: [number, number, number, number];
 }
+
+/** MotionTiles.reach's unit: 1/64 px */
+export const REACH_PER_PX = 64;
+/** MotionTiles.reach's largest value (1024 px less one unit; a threshold of 65535 is never met) */
+export const REACH_MAX = 65534;
 
 export interface RasterizerOptions {
   /** near clipping plane, metres along camera z (default 0.01) */
@@ -400,6 +410,33 @@ export class Rasterizer {
     dy: Float32Array | null,
     tiles: MotionTiles | null = null,
     ignoreBelowPx = 0,
+  ): number {
+    if (tiles === null) return this.motionFieldL2(toA, toB, moving, dx, dy, null, ignoreBelowPx);
+    const old = this.oldRect;
+    for (let k = 0; k < 4; k++) old[k] = tiles.rect[k]!;
+    const n = this.width * this.height;
+    const fresh = tiles.reach.length !== n;
+    const count = this.motionFieldL2(toA, toB, moving, dx, dy, tiles, ignoreBelowPx);
+    const r = tiles.rect;
+    if (fresh) tiles.reach = new Uint16Array(n);
+    const nt = tiles.l2min.length;
+    if (tiles.least.length !== nt) tiles.least = new Int32Array(nt);
+    const ow = this.width;
+    if (!fresh) clearOutside(tiles.reach, ow, old[0]!, old[1]!, old[2]!, old[3]!, r[0], r[1], r[2], r[3]);
+    toReach(tiles.l2px, tiles.reach, ow, r[0], r[1], r[2], r[3]);
+    for (let t = 0; t < nt; t++) tiles.least[t] = reachOf(tiles.l2min[t]!);
+    return count;
+  }
+  private readonly oldRect = new Int32Array(4);
+
+  private motionFieldL2(
+    toA: Float64Array,
+    toB: Float64Array,
+    moving: Uint8Array,
+    dx: Float32Array | null,
+    dy: Float32Array | null,
+    tiles: MotionTiles | null,
+    ignoreBelowPx: number,
   ): number {
     const ow = this.width;
     const oh = this.height;
@@ -1248,9 +1285,27 @@ function wordView(rgb: Uint8Array): Uint32Array | null {
   return v;
 }
 
+/** a squared displacement as MotionTiles.reach */
+function reachOf(l2: number): number {
+  return Math.min(REACH_MAX, Math.floor(REACH_PER_PX * Math.sqrt(l2)));
+}
+
+/** reach of the pixels of rectangle x0, x1, y0, y1 from their squared displacements */
+function toReach(
+  l2: Float64Array,
+  reach: Uint16Array,
+  ow: number,
+  x0: number,
+  x1: number,
+  y0: number,
+  y1: number,
+): void {
+  for (let y = y0; y < y1; y++) for (let i = y * ow + x0; i < y * ow + x1; i++) reach[i] = reachOf(l2[i]!);
+}
+
 /** zero the pixels of rectangle o (x0, x1, y0, y1; row width ow) that are not in rectangle n */
 function clearOutside(
-  a: Float64Array,
+  a: Float64Array | Uint16Array,
   ow: number,
   ox0: number,
   ox1: number,

@@ -4,6 +4,7 @@ import { DEMO_CAMERA, demoScene, demoViews } from "../render/demo-scene.ts";
 import { Rasterizer } from "../render/rasterizer.ts";
 import type { Scene } from "../render/scene.ts";
 import { translationPose } from "../render/placement.ts";
+import { roundMagic } from "./gather-simd.ts";
 import { BLUR_MIN_PX, ExposureMotion, MotionBlur } from "./motion-blur.ts";
 import { RealismSchema, SensorRealism } from "./realism.ts";
 
@@ -63,6 +64,9 @@ function changed(a: Uint8Array, b: Uint8Array): { xs: number[]; ys: number[] } {
     }
   return { xs, ys };
 }
+
+/** the depth holes a blur found, in pixel order (the kernel's come after the JS tiles') */
+const holesOf = (b: MotionBlur) => Array.from(b.holes.subarray(0, b.holeCount)).sort((x, y) => x - y);
 
 /** the box's pixel extent in the still frame */
 function boxExtent(rgb: Uint8Array) {
@@ -263,7 +267,7 @@ describe("motion blur", () => {
           b.apply(w, h, rgb, m, 1, 0.6, 25);
           return {
             rgb,
-            holes: Array.from(b.holes.subarray(0, b.holeCount)),
+            holes: holesOf(b),
             simdTiles: Array.from(b.simdTiles),
             fastTiles: Array.from(b.fastTiles),
             visited: b.visited,
@@ -281,6 +285,15 @@ describe("motion blur", () => {
         if (speed >= 0.1) expect(js.holes.length).toBeGreaterThan(0);
         expect(simd.holes).toEqual(js.holes);
       }
+    }
+  });
+
+  it("the kernel's rounding, (2s + N) · roundMagic(N) >> 18, is the JS path's round(s / N) for every sum of N bytes", () => {
+    for (const ns of [3, 5, 7, 9]) {
+      const m = roundMagic(ns);
+      expect(m).toBeLessThan(65536);
+      for (let s = 0; s <= 255 * ns; s++)
+        expect(Math.floor(((2 * s + ns) * m) / 2 ** 18), `N ${ns}, sum ${s}`).toBe((s * (1 / ns) + 0.5) | 0);
     }
   });
 
@@ -333,25 +346,15 @@ describe("motion blur", () => {
       const a = new Uint8Array(img.rgb);
       const b = new Uint8Array(img.rgb);
       js.apply(w, h, a, m, 1, 0.6, 25);
-      // garbage in the kernel's memory: what a frame reads must be what it copied in
-      const k = (
-        reused as unknown as {
-          gather: { src: Uint8Array; out: Uint8Array; z: Uint16Array; l2: Float64Array };
-        }
-      ).gather;
-      if (k.src.length > 0) {
-        k.src.fill(7);
-        k.out.fill(7);
-        k.z.fill(1234);
-        k.l2.fill(1e6);
-      }
+      // garbage in the kernel's memory (all of it is per-frame scratch): what a frame reads must
+      // be what it copied in or derived from that
+      const k = (reused as unknown as { gather: { memory: { buffer: ArrayBuffer } } }).gather;
+      new Uint8Array(k.memory.buffer).fill(0xa7);
       reused.apply(w, h, b, m, 1, 0.6, 25);
       expect(reused.simdTiles[0]).toBeGreaterThan(0);
       expect(Buffer.from(a).equals(Buffer.from(img.rgb))).toBe(false);
       expect(Buffer.from(b).equals(Buffer.from(a))).toBe(true);
-      expect(Array.from(reused.holes.subarray(0, reused.holeCount))).toEqual(
-        Array.from(js.holes.subarray(0, js.holeCount)),
-      );
+      expect(holesOf(reused)).toEqual(holesOf(js));
     }
   });
 
@@ -383,7 +386,7 @@ describe("motion blur", () => {
         b.fastPaths = fast;
         const rgb = new Uint8Array(img.rgb);
         b.apply(w, h, rgb, m, 1, 0.6, 25);
-        return { rgb, holes: Array.from(b.holes.subarray(0, b.holeCount)), fast: Array.from(b.fastTiles) };
+        return { rgb, holes: holesOf(b), fast: Array.from(b.fastTiles) };
       };
       const slow = run(false);
       const fast = run(true);

@@ -35,9 +35,16 @@
  */
 
 import { type Mat4, mat4Mul, mat4RigidInverse } from "../../robots/math.ts";
-import type { MotionTiles } from "../render/rasterizer.ts";
+import { type MotionTiles, REACH_PER_PX } from "../render/rasterizer.ts";
 import type { SceneObject } from "../render/scene.ts";
-import { createGatherKernel, type GatherKernel } from "./gather-simd.ts";
+import {
+  createGatherKernel,
+  type GatherKernel,
+  REC_WORDS,
+  REC_PO,
+  REC_T,
+  roundMagic,
+} from "./gather-simd.ts";
 
 /** tile edge, px (Rasterizer.motionField summarises the field per tile of this size) */
 export const BLUR_TILE = 8;
@@ -49,10 +56,21 @@ const MAX_LEN = 32;
 const MAX_SAMPLES = 9;
 /** a sample nearer than the pixel by less than this is "the same surface", mm (RGB occlusion test) */
 const BEHIND_MM = 10;
+/** a reach threshold no pixel meets (MotionTiles.reach is at most REACH_MAX = 65534) */
+const NEVER = 65535;
+// local copies of imported constants for the per-tile loops (where a module is loaded as
+// CommonJS, as under tsx, every read of an imported binding is a getter call)
+const PER_PX = REACH_PER_PX;
+const RW = REC_WORDS;
+const RPO = REC_PO;
+const RT = REC_T;
+/** roundMagic(N) by N */
+const MAGIC = Int32Array.from({ length: MAX_SAMPLES + 1 }, (_, n) => (n > 0 ? roundMagic(n) : 0));
 
 export interface FrameMotion {
   /** Rasterizer.motionField's summary of the frame's image motion over the interval: per pixel
-   * the squared displacement, per tile (BLUR_TILE px) the longest one and the one surface seen */
+   * the length of the displacement (`reach`), per tile (BLUR_TILE px) the longest one and the one
+   * surface seen */
   tiles: MotionTiles;
   /** per colour-table slot: 1 where the object's shading is smooth (untextured), so that a
    * neighbourhood showing only it is unchanged by a box filter and is skipped */
@@ -75,7 +93,7 @@ export class MotionBlur {
   private zFrame = 0;
   /** false: every pixel through the per-sample tests (the skips below give the same bytes; tests) */
   fastPaths = true;
-  /** false: the colour gather in JS alone (the reference), even where the SIMD kernel would run (same bytes; tests) */
+  /** false: the colour gather and depth sweep in JS alone (the reference), even where the SIMD kernel would run (same bytes; tests) */
   simd = true;
   private readonly gather: GatherKernel | null = createGatherKernel();
   /** colour / depth tiles of the last frame through the kernel (the others: JS), for tests */
@@ -84,12 +102,13 @@ export class MotionBlur {
   readonly fastTiles = new Int32Array(2);
   private readonly ox = new Int32Array(MAX_SAMPLES);
   private readonly oy = new Int32Array(MAX_SAMPLES);
-  private readonly thr2 = new Float64Array(MAX_SAMPLES);
+  /** the samples' reach thresholds (MotionTiles.reach units; NEVER: not met) */
+  private readonly thr = new Int32Array(MAX_SAMPLES);
   /** the samples' offsets as pixel index steps (oy · w + ox), for tiles whose samples stay inside */
   private readonly po = new Int32Array(MAX_SAMPLES);
   /** the pass's exposure share, the current tile's smear vector (px), the edge step */
   private readonly sv = new Float64Array(4);
-  /** depth pixels without return from motion (indices), valid up to `holeCount` */
+  /** depth pixels without return from motion (indices, in no particular order), valid up to `holeCount` */
   holes = new Int32Array(0);
   holeCount = 0;
   /** pixels the colour pass visited (tiles with motion and more than one surface), for tests and the bench */
@@ -148,8 +167,8 @@ export class MotionBlur {
       return false;
     const z = m.zMm;
     const sv = this.sv;
-    // with the kernel: depth and l2px in its memory (both passes), for colour the source and
-    // the output (the source's copy the tiles are written into, copied back at the end)
+    // with the kernel: depth and reach in its memory (both passes), for colour the frame (the
+    // output, its tiles written over) and its colour planes (the source)
     // (only the rows the passes can read: the tile rows with something to do, and as far as a
     // sample reaches beyond them)
     const gk = this.simd ? this.gather : null;
@@ -167,18 +186,18 @@ export class MotionBlur {
         }
       b0 = Math.max(0, Math.floor(t0 / tw) * BLUR_TILE - MAX_LEN / 2) * w;
       b1 = Math.min(h, (Math.floor(t1 / tw) + 1) * BLUR_TILE + MAX_LEN / 2) * w;
-      gk.layout(n);
+      gk.layout(n, nt);
       gk.z.set(z.subarray(b0, b1), b0);
-      gk.l2.set(tiles.l2px.subarray(b0, b1), b0);
+      gk.reach.set(tiles.reach.subarray(b0, b1), b0);
     }
     if (rgbScale > 0) {
       let src: Uint8Array;
       let out: Uint8Array;
       if (gk !== null) {
-        const band = rgb.subarray(3 * b0, 3 * b1);
-        gk.src.set(band, 3 * b0);
-        gk.out.set(band, 3 * b0);
-        src = gk.src;
+        // the JS tiles read the frame (unchanged until the copy back) and write the kernel's output
+        gk.out.set(rgb.subarray(3 * b0, 3 * b1), 3 * b0);
+        gk.planes(b0, b1);
+        src = rgb;
         out = gk.out;
       } else {
         if (this.src.length !== 3 * n) this.src = new Uint8Array(3 * n);
@@ -194,33 +213,38 @@ export class MotionBlur {
         h,
         out,
         src,
-        tiles.l2px,
-        tiles.l2min,
+        tiles.reach,
+        tiles.least,
         z,
         this.nbX,
         this.nbY,
         sv,
         this.ox,
         this.oy,
-        this.thr2,
+        this.thr,
         this.po,
         tw,
         th,
         this.fastTiles,
         this.simdTiles,
       );
-      if (gk !== null) rgb.set(gk.out.subarray(3 * b0, 3 * b1), 3 * b0);
+      if (gk !== null) {
+        gk.gatherTiles(this.simdTiles[0]!, w);
+        rgb.set(gk.out.subarray(3 * b0, 3 * b1), 3 * b0);
+      }
     }
     if (depthScale > 0) {
       if (this.holes.length !== n) this.holes = new Int32Array(n);
       sv[0] = depthScale;
       sv[3] = edgeStepMm;
-      this.holeCount = depthHoles(
-        gk,
+      // the kernel takes integer edge steps below 65536 (a step exceeds edge iff it exceeds floor(edge))
+      const dk = gk !== null && edgeStepMm >= 0 && edgeStepMm < 65536 ? gk : null;
+      let count = depthHoles(
+        dk,
         fast,
         w,
         h,
-        tiles.l2px,
+        tiles.reach,
         z,
         this.zLo,
         this.zHi,
@@ -231,7 +255,7 @@ export class MotionBlur {
         sv,
         this.ox,
         this.oy,
-        this.thr2,
+        this.thr,
         this.po,
         tw,
         th,
@@ -239,6 +263,12 @@ export class MotionBlur {
         this.fastTiles,
         this.simdTiles,
       );
+      if (dk !== null) {
+        const found = dk.holesTiles(this.simdTiles[1]!, w, Math.floor(edgeStepMm));
+        this.holes.set(dk.holes.subarray(0, found), count);
+        count += found;
+      }
+      this.holeCount = count;
     }
     return true;
   }
@@ -296,10 +326,12 @@ function classify(
 
 /**
  * The sample offsets of a tile whose neighbourhood moves by (sv[1], sv[2]) px (clamped to 32
- * px): N odd, evenly over the interval; `thr2` the (distance − ½ px)² a sample's
- * half-displacement must reach. Returns N (1: nothing to do).
+ * px) at an exposure share sv[0]: N odd, evenly over the interval; `thr` the reach (MotionTiles
+ * units, displacement over the whole interval) a pixel needs for its half-smear at this exposure
+ * to cover the sample's distance less ½ px, rounded up. Returns N (1: nothing to do).
  */
-function samplesOf(sv: Float64Array, ox: Int32Array, oy: Int32Array, thr2: Float64Array): number {
+function samplesOf(sv: Float64Array, ox: Int32Array, oy: Int32Array, thr: Int32Array): number {
+  const sc = sv[0]!;
   let vx = sv[1]!;
   let vy = sv[2]!;
   // (Math.hypot would allocate: it is a variadic builtin V8 does not inline)
@@ -317,8 +349,9 @@ function samplesOf(sv: Float64Array, ox: Int32Array, oy: Int32Array, thr2: Float
     // symmetric rounding: the samples either side of the centre mirror each other
     ox[k] = Math.sign(s) * Math.round(Math.abs(s * vx));
     oy[k] = Math.sign(s) * Math.round(Math.abs(s * vy));
+    // half the displacement at this exposure (reach / REACH_PER_PX · sc / 2) must cover t
     const t = Math.max(0, Math.abs(s) * l - 0.5);
-    thr2[k] = t * t;
+    thr[k] = t === 0 ? 0 : Math.min(NEVER, Math.ceil((2 * PER_PX * t) / sc));
   }
   return ns;
 }
@@ -331,15 +364,15 @@ function rgbPass(
   h: number,
   rgb: Uint8Array,
   src: Uint8Array,
-  l2: Float64Array,
-  l2min: Float64Array,
+  reach: Uint16Array,
+  least: Int32Array,
   z: Uint16Array,
   nX: Float32Array,
   nY: Float32Array,
   sv: Float64Array,
   ox: Int32Array,
   oy: Int32Array,
-  thr2: Float64Array,
+  thr: Int32Array,
   po: Int32Array,
   tw: number,
   th: number,
@@ -348,8 +381,6 @@ function rgbPass(
 ): number {
   const sc = sv[0]!;
   simdTiles[0] = 0;
-  // (half displacement)² at this exposure = l2 · q2
-  const q2 = (sc * sc) / 4;
   let visited = 0;
   for (let ty = 0; ty < th; ty++)
     for (let tx = 0; tx < tw; tx++) {
@@ -357,7 +388,7 @@ function rgbPass(
       if (nX[tile] === 0 && nY[tile] === 0) continue;
       sv[1] = nX[tile]! * sc;
       sv[2] = nY[tile]! * sc;
-      const ns = samplesOf(sv, ox, oy, thr2);
+      const ns = samplesOf(sv, ox, oy, thr);
       if (ns === 1) continue;
       const inv = 1 / ns;
       const x0 = tx * BLUR_TILE;
@@ -368,28 +399,33 @@ function rgbPass(
       const inside = x0 - lo >= 0 && y0 - lo >= 0 && x1 + lo <= w && y1 + lo <= h;
       for (let k = 0; k < ns; k++) po[k] = oy[k]! * w + ox[k]!;
       visited += (x1 - x0) * (y1 - y0);
-      // every pixel the tile's samples reach moves far enough that every sample counts, in front
-      // or behind (thr2[0] is the largest threshold): the tests cannot fail, a plain box average
-      // (half the least displacement the samples can meet)²: a sample whose threshold is at most
-      // this counts for every pixel of the tile, in front or behind (−1: no such guarantee)
-      const sure = fast === 1 ? leastIn(l2min, tw, th, x0 - lo, x1 - 1 + lo, y0 - lo, y1 - 1 + lo) * q2 : -1;
-      if (gk !== null && inside && ((x1 - x0) & 3) === 0) {
-        // the same gather in the kernel, 4 pixels a step (its src, z, l2px: copies of these)
+      // the least reach of the pixels the tile's samples can reach: a sample whose threshold is
+      // at most this counts for every pixel of the tile, in front or behind (−1: no guarantee);
+      // every sample within it (thr[0] is the largest threshold): a plain box average
+      const sure = fast === 1 ? leastIn(least, tw, th, x0 - lo, x1 - 1 + lo, y0 - lo, y1 - 1 + lo) : -1;
+      const box = sure >= thr[0]!;
+      if (box) fastTiles[0]!++;
+      if (gk !== null && inside && x1 - x0 === BLUR_TILE) {
+        // the same gather in the kernel, 8 pixels a step (a record now, all records in one call)
+        const r = gk.recs;
+        const o = simdTiles[0]! * RW;
+        const s = box ? NEVER : sure;
+        let tested = 0;
+        r[o] = y0 * w + x0;
+        r[o + 1] = ns;
+        r[o + 2] = s;
+        r[o + 3] = y1 - y0;
+        r[o + 4] = MAGIC[ns]!;
         for (let k = 0; k < ns; k++) {
-          gk.po[k] = po[k]!;
-          gk.thr[k] = thr2[k]!;
+          r[o + RPO + k] = po[k]!;
+          r[o + RT + k] = thr[k]!;
+          if (thr[k]! > s) tested++;
         }
-        const box = sure >= thr2[0]!;
-        const prm = gk.prm;
-        prm[0] = sure;
-        prm[1] = q2;
-        prm[2] = inv;
-        gk.tile(w, x0, y0, x1, y1, ns, box ? 1 : 0);
-        if (box) fastTiles[0]!++;
+        r[o + 5] = tested;
         simdTiles[0]!++;
         continue;
       }
-      if (sure >= thr2[0]!) {
+      if (box) {
         for (let y = y0; y < y1; y++)
           for (let x = x0; x < x1; x++) {
             let sr = 0;
@@ -413,13 +449,12 @@ function rgbPass(
             rgb[o + 1] = (sg * inv + 0.5) | 0;
             rgb[o + 2] = (sb * inv + 0.5) | 0;
           }
-        fastTiles[0]!++;
         continue;
       }
       for (let y = y0; y < y1; y++)
         for (let x = x0; x < x1; x++) {
           const q = y * w + x;
-          const rq = l2[q]! * q2;
+          const rq = reach[q]!;
           const zq = z[q] === 0 ? 65535 : z[q]!;
           let sr = 0;
           let sg = 0;
@@ -432,13 +467,13 @@ function rgbPass(
               const py = y + oy[k]!;
               p = (py < 0 ? 0 : py >= h ? h - 1 : py) * w + (px < 0 ? 0 : px >= w ? w - 1 : px);
             }
-            const t = thr2[k]!;
+            const t = thr[k]!;
             // within the tile's guarantee it counts; else, behind q: seen at q only where q's
             // surface moved off it; else: where its own path reaches q
             let counts = t <= sure;
             if (!counts) {
               const zp = z[p] === 0 ? 65535 : z[p]!;
-              counts = zp > zq + BEHIND_MM ? rq >= t : l2[p]! * q2 >= t;
+              counts = (zp > zq + BEHIND_MM ? rq : reach[p]!) >= t;
             }
             if (counts) {
               const o = 3 * p;
@@ -456,9 +491,9 @@ function rgbPass(
   return visited;
 }
 
-/** the least of `l2min` over the tiles that hold pixels x0…x1, y0…y1 (clamped to the image) */
+/** the least of `least` over the tiles that hold pixels x0…x1, y0…y1 (clamped to the image) */
 function leastIn(
-  l2min: Float64Array,
+  least: Int32Array,
   tw: number,
   th: number,
   x0: number,
@@ -470,25 +505,26 @@ function leastIn(
   const k1 = Math.min(tw - 1, Math.floor(x1 / BLUR_TILE));
   const j0 = Math.max(0, Math.floor(y0 / BLUR_TILE));
   const j1 = Math.min(th - 1, Math.floor(y1 / BLUR_TILE));
-  let least = Number.POSITIVE_INFINITY;
+  let lo = NEVER;
   for (let j = j0; j <= j1; j++)
     for (let k = k0; k <= k1; k++) {
-      const v = l2min[j * tw + k]!;
-      if (v < least) least = v;
+      const v = least[j * tw + k]!;
+      if (v < lo) lo = v;
     }
-  return least;
+  return lo;
 }
 
 /**
  * The depth pixels that another surface (more than the edge step sv[3] away) crosses during the
- * infrared exposure (sv[0]: its share), into `holes`; returns their number.
+ * infrared exposure (sv[0]: its share), into `holes`; returns their number. With the kernel,
+ * its tiles become records (gk.recs, simdTiles[1] of them) for one call after this.
  */
 function depthHoles(
   gk: GatherKernel | null,
   fast: number,
   w: number,
   h: number,
-  l2: Float64Array,
+  reach: Uint16Array,
   z: Uint16Array,
   zLo: Int32Array,
   zHi: Int32Array,
@@ -499,7 +535,7 @@ function depthHoles(
   sv: Float64Array,
   ox: Int32Array,
   oy: Int32Array,
-  thr2: Float64Array,
+  thr: Int32Array,
   po: Int32Array,
   tw: number,
   th: number,
@@ -509,7 +545,6 @@ function depthHoles(
 ): number {
   simdTiles[1] = 0;
   const sc = sv[0]!;
-  const q2 = (sc * sc) / 4;
   const edge = sv[3]!;
   let count = 0;
   for (let ty = 0; ty < th; ty++)
@@ -518,7 +553,7 @@ function depthHoles(
       if (nX[tile] === 0 && nY[tile] === 0) continue;
       sv[1] = nX[tile]! * sc;
       sv[2] = nY[tile]! * sc;
-      const ns = samplesOf(sv, ox, oy, thr2);
+      const ns = samplesOf(sv, ox, oy, thr);
       if (ns === 1) continue;
       const x0 = tx * BLUR_TILE;
       const y0 = ty * BLUR_TILE;
@@ -548,24 +583,24 @@ function depthHoles(
           continue;
         }
       }
-      if (gk !== null && inside && ((x1 - x0) & 3) === 0 && edge >= 0 && edge < 65536) {
-        // the same sweep in the kernel, 4 pixels a step; its holes appended in scan order
+      if (gk !== null && inside && x1 - x0 === BLUR_TILE) {
+        // the same sweep in the kernel, 8 pixels a step (a record now, all records in one call)
+        const r = gk.recs;
+        const o = simdTiles[1]! * RW;
+        r[o] = y0 * w + x0;
+        r[o + 1] = ns;
+        r[o + 3] = y1 - y0;
         for (let k = 0; k < ns; k++) {
-          gk.po[k] = po[k]!;
-          gk.thr[k] = thr2[k]!;
+          r[o + RPO + k] = po[k]!;
+          r[o + RT + k] = thr[k]!;
         }
-        gk.prm[1] = q2;
-        gk.edge[0] = Math.floor(edge);
-        const found = gk.holesTile(w, x0, y0, x1, y1, ns);
-        const list = gk.holes;
-        for (let k = 0; k < found; k++) holes[count++] = list[k]!;
         simdTiles[1]!++;
         continue;
       }
       for (let y = y0; y < y1; y++)
         for (let x = x0; x < x1; x++) {
           const q = y * w + x;
-          const rq = l2[q]! * q2;
+          const rq = reach[q]!;
           const zq = z[q] === 0 ? 65535 : z[q]!;
           for (let k = 0; k < ns; k++) {
             let p = q + po[k]!;
@@ -579,8 +614,7 @@ function depthHoles(
             if (step <= edge && -step <= edge) continue;
             // another surface crosses q during the exposure: a farther one where q's moved off
             // it, a nearer one where its own path reaches q
-            const t = thr2[k]!;
-            if (step > 0 ? rq >= t : l2[p]! * q2 >= t) {
+            if ((step > 0 ? rq : reach[p]!) >= thr[k]!) {
               holes[count++] = q;
               break;
             }
@@ -645,6 +679,8 @@ export class ExposureMotion {
     slot: new Int32Array(0),
     l2px: new Float64Array(0),
     l2min: new Float64Array(0),
+    reach: new Uint16Array(0),
+    least: new Int32Array(0),
     rect: [0, 0, 0, 0],
   };
   private readonly camFromWorld = new Float64Array(16);
