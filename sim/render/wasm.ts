@@ -38,6 +38,7 @@ export const V128 = 0x7b;
 export const lget = (i: number) => [0x20, ...uleb(i)];
 export const lset = (i: number) => [0x21, ...uleb(i)];
 export const i32c = (n: number) => [0x41, ...sleb(n)];
+export const f32c = (x: number) => [0x43, ...new Uint8Array(new Float32Array([x]).buffer)];
 export const f64c = (x: number) => [0x44, ...new Uint8Array(new Float64Array([x]).buffer)];
 /** a SIMD instruction (prefix 0xFD, opcode as unsigned LEB128) */
 export const simd = (op: number) => [0xfd, ...uleb(op)];
@@ -61,6 +62,7 @@ export const OP = {
   f32Load: 0x2a,
   f64Load: 0x2b,
   i32Load8U: 0x2d,
+  i32Load16U: 0x2f,
   i32Store: 0x36,
   f32Store: 0x38,
   f64Store: 0x39,
@@ -71,14 +73,17 @@ export const OP = {
   i32Ne: 0x47,
   i32LtS: 0x48,
   i32LtU: 0x49,
+  i32GtS: 0x4a,
   i32GtU: 0x4b,
   i32LeS: 0x4c,
   i32GeS: 0x4e,
   i32GeU: 0x4f,
+  f32Eq: 0x5b,
   f64Eq: 0x61,
   f64Lt: 0x63,
   f64Gt: 0x64,
   f64Le: 0x65,
+  f64Ge: 0x66,
   i32Add: 0x6a,
   i32Sub: 0x6b,
   i32Mul: 0x6c,
@@ -86,7 +91,17 @@ export const OP = {
   i32And: 0x71,
   i32Or: 0x72,
   i32Shl: 0x74,
+  i32ShrS: 0x75,
   i32ShrU: 0x76,
+  f64Abs: 0x99,
+  f64Ceil: 0x9b,
+  f64Floor: 0x9c,
+  f64Sqrt: 0x9f,
+  f64Add: 0xa0,
+  f64Sub: 0xa1,
+  f64Mul: 0xa2,
+  f64Div: 0xa3,
+  i32TruncF64S: 0xaa,
   i64ExtendI32S: 0xac,
   f32DemoteF64: 0xb6,
   f64ConvertI32S: 0xb7,
@@ -101,11 +116,13 @@ export const S = {
   load64Splat: 0x0a,
   store: 0x0b,
   const: 0x0c,
+  i8x16Splat: 0x0f,
   i16x8Splat: 0x10,
   i32x4Splat: 0x11,
   i64x2Splat: 0x12,
   f32x4Splat: 0x13,
   f64x2Splat: 0x14,
+  i16x8ExtractLaneU: 0x19,
   i32x4ExtractLane: 0x1b,
   i64x2ReplaceLane: 0x1e,
   f64x2ExtractLane: 0x21,
@@ -140,6 +157,7 @@ export const S = {
   i16x8Sub: 0x91,
   i16x8SubSatU: 0x93,
   i16x8Mul: 0x95,
+  i16x8MinU: 0x97,
   i16x8MaxU: 0x99,
   i32x4Neg: 0xa1,
   i32x4AllTrue: 0xa3,
@@ -274,3 +292,126 @@ export const loopWhile = (cond: number[], body: number[]) => [
 /** WebAssembly memory is little-endian; JS typed arrays use the platform's order: the kernels that
  * share typed-array views with JS run only where the two agree */
 export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** memory.copy (bulk memory, prefix 0xFC): dst, src, n on the stack, memory 0 to memory 0 */
+export const memoryCopy = [0xfc, ...uleb(10), 0, 0];
+
+/** the parameters of padU16Body's function: raw, dst, w, h, pad, y0, y1 (i32 each) */
+export const PAD_U16_PARAMS = [I32, I32, I32, I32, I32, I32, I32];
+
+/**
+ * The code entry of `pad(raw, dst, w, h, pad, y0, y1)`: rows y0 … y1 − 1 of the w × h u16 image
+ * at raw copied to dst (a (w + 2 pad) × (h + 2 pad) image) with `pad` pixels either side repeating
+ * the row's edge pixels (row copies with memory.copy, the side pixels stored one by one); when
+ * the rows include the first (last) row, the border rows above (below) repeat it. Used by the
+ * realism kernel (the whole image) and the blur's gather kernel (the rows a frame reads).
+ */
+export function padU16Body(): number[] {
+  const [raw, dst, w, h, pad, y0, y1] = [0, 1, 2, 3, 4, 5, 6];
+  const [y, d, s, k, v, pwb] = [7, 8, 9, 10, 11, 12];
+  const load16 = [0x2f, 1, 0];
+  const store16 = (offset: number) => [0x3b, 1, ...uleb(offset)];
+  /** for (k = 0; k < pad; k++) body */
+  const sides = (body: number[]) => [
+    ...i32c(0),
+    ...lset(k),
+    ...loopWhile([...lget(k), ...lget(pad), OP.i32GeU], [...body, ...inc(k, 1)]),
+  ];
+  const rowAt = (rowExpr: number[]) => [...lget(dst), ...rowExpr, ...lget(pwb), OP.i32Mul, OP.i32Add];
+  const row = [
+    // s = raw + 2·y·w; d = dst + (y + pad)·pwb + 2·pad
+    ...lget(raw),
+    ...lget(y),
+    ...lget(w),
+    OP.i32Mul,
+    ...i32c(1),
+    OP.i32Shl,
+    OP.i32Add,
+    ...lset(s),
+    ...rowAt([...lget(y), ...lget(pad), OP.i32Add]),
+    ...lget(pad),
+    ...i32c(1),
+    OP.i32Shl,
+    OP.i32Add,
+    ...lset(d),
+    ...lget(d),
+    ...lget(s),
+    ...lget(w),
+    ...i32c(1),
+    OP.i32Shl,
+    ...memoryCopy,
+    // left border: d − 2 (k + 1) for k = 0 … pad − 1, the row's first pixel
+    ...lget(s),
+    ...load16,
+    ...lset(v),
+    ...sides([
+      ...lget(d),
+      ...lget(k),
+      ...i32c(1),
+      OP.i32Shl,
+      OP.i32Sub,
+      ...i32c(2),
+      OP.i32Sub,
+      ...lget(v),
+      ...store16(0),
+    ]),
+    // right border: d + 2w + 2k, the row's last pixel
+    ...lget(s),
+    ...lget(w),
+    ...i32c(1),
+    OP.i32Shl,
+    OP.i32Add,
+    ...i32c(2),
+    OP.i32Sub,
+    ...load16,
+    ...lset(v),
+    ...sides([
+      ...lget(d),
+      ...lget(w),
+      ...lget(k),
+      OP.i32Add,
+      ...i32c(1),
+      OP.i32Shl,
+      OP.i32Add,
+      ...lget(v),
+      ...store16(0),
+    ]),
+    ...inc(y, 1),
+  ];
+  return [
+    ...uleb(1),
+    ...uleb(6),
+    I32,
+    ...lget(w),
+    ...lget(pad),
+    ...i32c(1),
+    OP.i32Shl,
+    OP.i32Add,
+    ...i32c(1),
+    OP.i32Shl,
+    ...lset(pwb),
+    ...lget(y0),
+    ...lset(y),
+    ...loopWhile([...lget(y), ...lget(y1), OP.i32GeU], row),
+    // border rows: k above from the first row, pad + h + k below from the last
+    ...lget(y0),
+    OP.i32Eqz,
+    OP.if,
+    OP.void,
+    ...sides([...rowAt(lget(k)), ...rowAt(lget(pad)), ...lget(pwb), ...memoryCopy]),
+    OP.end,
+    ...lget(y1),
+    ...lget(h),
+    OP.i32Eq,
+    OP.if,
+    OP.void,
+    ...sides([
+      ...rowAt([...lget(pad), ...lget(h), OP.i32Add, ...lget(k), OP.i32Add]),
+      ...rowAt([...lget(pad), ...lget(h), OP.i32Add, ...i32c(1), OP.i32Sub]),
+      ...lget(pwb),
+      ...memoryCopy,
+    ]),
+    OP.end,
+    OP.end,
+  ];
+}

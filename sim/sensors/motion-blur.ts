@@ -22,8 +22,10 @@
  *   during it has no return (the matcher sees two disparities in its window); inside a moving
  *   surface the depth stays (both imagers see the same smear).
  *
- * The colour gather of a tile whose samples stay inside the image runs in WebAssembly SIMD
- * (gather-simd.ts, 4 pixels a step; `simd` false: JS alone, the same bytes).
+ * Per pixel the passes compare the length of its displacement over the interval (MotionTiles.reach,
+ * in 1/64 px, floored) with each sample's threshold (rounded up to that unit).
+ * Both passes, tile set-up included, run in WebAssembly SIMD (gather-simd.ts, a tile row of 8 px a
+ * step) where the frame's width is a multiple of 8 px; `simd` false: JS alone, the same bytes.
  * Work that cannot change a byte is skipped (`fastPaths`; false: every sample through its tests,
  * the same output): a tile whose samples all count (every pixel they reach moves far enough) is
  * a plain box average; a sample within that guarantee counts untested; a depth tile whose
@@ -37,14 +39,7 @@
 import { type Mat4, mat4Mul, mat4RigidInverse } from "../../robots/math.ts";
 import { type MotionTiles, REACH_PER_PX } from "../render/rasterizer.ts";
 import type { SceneObject } from "../render/scene.ts";
-import {
-  createGatherKernel,
-  type GatherKernel,
-  REC_WORDS,
-  REC_PO,
-  REC_T,
-  roundMagic,
-} from "./gather-simd.ts";
+import { createGatherKernel, type GatherKernel, MAX_SMOOTH } from "./gather-simd.ts";
 
 /** tile edge, px (Rasterizer.motionField summarises the field per tile of this size) */
 export const BLUR_TILE = 8;
@@ -58,14 +53,6 @@ const MAX_SAMPLES = 9;
 const BEHIND_MM = 10;
 /** a reach threshold no pixel meets (MotionTiles.reach is at most REACH_MAX = 65534) */
 const NEVER = 65535;
-// local copies of imported constants for the per-tile loops (where a module is loaded as
-// CommonJS, as under tsx, every read of an imported binding is a getter call)
-const PER_PX = REACH_PER_PX;
-const RW = REC_WORDS;
-const RPO = REC_PO;
-const RT = REC_T;
-/** roundMagic(N) by N */
-const MAGIC = Int32Array.from({ length: MAX_SAMPLES + 1 }, (_, n) => (n > 0 ? roundMagic(n) : 0));
 
 export interface FrameMotion {
   /** Rasterizer.motionField's summary of the frame's image motion over the interval: per pixel
@@ -127,11 +114,121 @@ export class MotionBlur {
     depthScale: number,
     edgeStepMm: number,
   ): boolean {
-    const n = w * h;
     this.holeCount = 0;
     this.visited = 0;
     const tiles = m.tiles;
     if (tiles.size !== BLUR_TILE) throw new Error(`motion tiles must be ${BLUR_TILE} px`);
+    const tw = tiles.cols;
+    const th = tiles.rows;
+    const nt = tw * th;
+    this.fastTiles.fill(0);
+    this.simdTiles.fill(0);
+    const scale = Math.max(rgbScale, depthScale);
+    if (!(scale > 0)) return false;
+    const tL = tiles.l2;
+    let top = 0;
+    for (let t = 0; t < nt; t++) if (tL[t]! > top) top = tL[t]!;
+    // the neighbourhood a tile samples reaches as far as the longest half-smear
+    const reach = Math.min(MAX_LEN, Math.sqrt(top) * scale) / 2;
+    if (2 * reach < BLUR_MIN_PX) return false;
+    const R = Math.ceil(reach / BLUR_TILE);
+    if (this.holes.length !== w * h) this.holes = new Int32Array(w * h);
+    // the kernel takes every tile (8 px wide), integer edge steps below 65536 (a step exceeds
+    // edge iff it exceeds floor(edge)) and up to MAX_SMOOTH colour-table slots; else JS
+    const gk = this.simd ? this.gather : null;
+    if (
+      gk !== null &&
+      w % BLUR_TILE === 0 &&
+      m.smooth.length <= MAX_SMOOTH &&
+      !(depthScale > 0 && !(edgeStepMm >= 0 && edgeStepMm < 65536))
+    )
+      return this.applyKernel(gk, w, h, rgb, m, rgbScale, depthScale, edgeStepMm, R, scale);
+    return this.applyJs(w, h, rgb, m, rgbScale, depthScale, edgeStepMm, R, scale);
+  }
+
+  /** apply's passes in the WebAssembly kernel: the tile set-up and the pixels */
+  private applyKernel(
+    gk: GatherKernel,
+    w: number,
+    h: number,
+    rgb: Uint8Array,
+    m: FrameMotion,
+    rgbScale: number,
+    depthScale: number,
+    edgeStepMm: number,
+    R: number,
+    scale: number,
+  ): boolean {
+    const tiles = m.tiles;
+    const tw = tiles.cols;
+    const th = tiles.rows;
+    const nt = tw * th;
+    gk.layout(w, h, nt);
+    gk.tL2.set(tiles.l2);
+    gk.tVx.set(tiles.vx);
+    gk.tVy.set(tiles.vy);
+    gk.tSlot.set(tiles.slot);
+    gk.tLeast.set(tiles.least);
+    gk.smooth.set(m.smooth);
+    const prm = gk.prm;
+    prm[2] = scale * scale;
+    if (gk.classify(m.smooth.length, tw, th, R) === 0) return false;
+    // only the rows the passes can read: the tile rows with something to do, and as far as a
+    // sample reaches beyond them
+    let t0 = nt;
+    let t1 = -1;
+    const nX = gk.nbx;
+    const nY = gk.nby;
+    for (let t = 0; t < nt; t++)
+      if (nX[t] !== 0 || nY[t] !== 0) {
+        if (t0 === nt) t0 = t;
+        t1 = t;
+      }
+    const r0 = Math.max(0, Math.floor(t0 / tw) * BLUR_TILE - MAX_LEN / 2);
+    const r1 = Math.min(h, (Math.floor(t1 / tw) + 1) * BLUR_TILE + MAX_LEN / 2);
+    gk.stage.set(m.zMm.subarray(r0 * w, r1 * w), r0 * w);
+    gk.padDepth(r0, r1);
+    gk.stage.set(tiles.reach.subarray(r0 * w, r1 * w), r0 * w);
+    gk.padReach(r0, r1);
+    const fast = this.fastPaths ? 1 : 0;
+    if (rgbScale > 0) {
+      gk.out.set(rgb.subarray(3 * r0 * w, 3 * r1 * w), 3 * r0 * w);
+      gk.planes(r0, r1);
+      prm[0] = rgbScale;
+      const count = gk.plan(false, fast, tw, th);
+      this.visited = gk.stats[0]!;
+      this.fastTiles[0] = gk.stats[1]!;
+      this.simdTiles[0] = count;
+      gk.gatherTiles(count);
+      rgb.set(gk.out.subarray(3 * r0 * w, 3 * r1 * w), 3 * r0 * w);
+    }
+    if (depthScale > 0) {
+      if (fast === 1) gk.zranges(tw, r0 / BLUR_TILE, Math.ceil(r1 / BLUR_TILE));
+      prm[0] = depthScale;
+      prm[1] = edgeStepMm;
+      const count = gk.plan(true, fast, tw, th);
+      this.fastTiles[1] = gk.stats[1]!;
+      this.simdTiles[1] = count;
+      const found = gk.holesTiles(count, Math.floor(edgeStepMm));
+      this.holes.set(gk.holes.subarray(0, found));
+      this.holeCount = found;
+    }
+    return true;
+  }
+
+  /** apply's passes in JS (the reference) */
+  private applyJs(
+    w: number,
+    h: number,
+    rgb: Uint8Array,
+    m: FrameMotion,
+    rgbScale: number,
+    depthScale: number,
+    edgeStepMm: number,
+    R: number,
+    scale: number,
+  ): boolean {
+    const tiles = m.tiles;
     const tw = tiles.cols;
     const th = tiles.rows;
     const nt = tw * th;
@@ -146,73 +243,38 @@ export class MotionBlur {
     this.zFrame = this.zFrame === 0x7fffffff ? 1 : this.zFrame + 1;
     if (this.zFrame === 1) this.zSeen.fill(0);
     const fast = this.fastPaths ? 1 : 0;
-    this.fastTiles.fill(0);
-    this.simdTiles.fill(0);
-    const scale = Math.max(rgbScale, depthScale);
-    if (!(scale > 0)) return false;
-    const tL = tiles.l2;
-    let top = 0;
-    for (let t = 0; t < nt; t++) if (tL[t]! > top) top = tL[t]!;
-    // the neighbourhood a tile samples reaches as far as the longest half-smear
-    const reach = Math.min(MAX_LEN, Math.sqrt(top) * scale) / 2;
-    if (2 * reach < BLUR_MIN_PX) return false;
-    const R = Math.ceil(reach / BLUR_TILE);
     // the passes are module functions with every input an argument or local: as methods of this
     // class (and with doubles passed per tile) V8 deoptimised them repeatedly and boxed numbers
     // (≈ 290 KB of heap per wrist frame)
     if (
-      classify(tL, tiles.vx, tiles.vy, tiles.slot, m.smooth, this.nbX, this.nbY, tw, th, R, scale * scale) ===
-      0
+      classify(
+        tiles.l2,
+        tiles.vx,
+        tiles.vy,
+        tiles.slot,
+        m.smooth,
+        this.nbX,
+        this.nbY,
+        tw,
+        th,
+        R,
+        scale * scale,
+      ) === 0
     )
       return false;
     const z = m.zMm;
     const sv = this.sv;
-    // with the kernel: depth and reach in its memory (both passes), for colour the frame (the
-    // output, its tiles written over) and its colour planes (the source)
-    // (only the rows the passes can read: the tile rows with something to do, and as far as a
-    // sample reaches beyond them)
-    const gk = this.simd ? this.gather : null;
-    let b0 = 0;
-    let b1 = 0;
-    if (gk !== null) {
-      let t0 = nt;
-      let t1 = -1;
-      const nX = this.nbX;
-      const nY = this.nbY;
-      for (let t = 0; t < nt; t++)
-        if (nX[t] !== 0 || nY[t] !== 0) {
-          if (t0 === nt) t0 = t;
-          t1 = t;
-        }
-      b0 = Math.max(0, Math.floor(t0 / tw) * BLUR_TILE - MAX_LEN / 2) * w;
-      b1 = Math.min(h, (Math.floor(t1 / tw) + 1) * BLUR_TILE + MAX_LEN / 2) * w;
-      gk.layout(n, nt);
-      gk.z.set(z.subarray(b0, b1), b0);
-      gk.reach.set(tiles.reach.subarray(b0, b1), b0);
-    }
     if (rgbScale > 0) {
-      let src: Uint8Array;
-      let out: Uint8Array;
-      if (gk !== null) {
-        // the JS tiles read the frame (unchanged until the copy back) and write the kernel's output
-        gk.out.set(rgb.subarray(3 * b0, 3 * b1), 3 * b0);
-        gk.planes(b0, b1);
-        src = rgb;
-        out = gk.out;
-      } else {
-        if (this.src.length !== 3 * n) this.src = new Uint8Array(3 * n);
-        this.src.set(rgb);
-        src = this.src;
-        out = rgb;
-      }
+      const n = w * h;
+      if (this.src.length !== 3 * n) this.src = new Uint8Array(3 * n);
+      this.src.set(rgb);
       sv[0] = rgbScale;
       this.visited = rgbPass(
-        gk,
         fast,
         w,
         h,
-        out,
-        src,
+        rgb,
+        this.src,
         tiles.reach,
         tiles.least,
         z,
@@ -226,21 +288,12 @@ export class MotionBlur {
         tw,
         th,
         this.fastTiles,
-        this.simdTiles,
       );
-      if (gk !== null) {
-        gk.gatherTiles(this.simdTiles[0]!, w);
-        rgb.set(gk.out.subarray(3 * b0, 3 * b1), 3 * b0);
-      }
     }
     if (depthScale > 0) {
-      if (this.holes.length !== n) this.holes = new Int32Array(n);
       sv[0] = depthScale;
       sv[3] = edgeStepMm;
-      // the kernel takes integer edge steps below 65536 (a step exceeds edge iff it exceeds floor(edge))
-      const dk = gk !== null && edgeStepMm >= 0 && edgeStepMm < 65536 ? gk : null;
-      let count = depthHoles(
-        dk,
+      this.holeCount = depthHoles(
         fast,
         w,
         h,
@@ -261,14 +314,7 @@ export class MotionBlur {
         th,
         this.holes,
         this.fastTiles,
-        this.simdTiles,
       );
-      if (dk !== null) {
-        const found = dk.holesTiles(this.simdTiles[1]!, w, Math.floor(edgeStepMm));
-        this.holes.set(dk.holes.subarray(0, found), count);
-        count += found;
-      }
-      this.holeCount = count;
     }
     return true;
   }
@@ -351,14 +397,13 @@ function samplesOf(sv: Float64Array, ox: Int32Array, oy: Int32Array, thr: Int32A
     oy[k] = Math.sign(s) * Math.round(Math.abs(s * vy));
     // half the displacement at this exposure (reach / REACH_PER_PX · sc / 2) must cover t
     const t = Math.max(0, Math.abs(s) * l - 0.5);
-    thr[k] = t === 0 ? 0 : Math.min(NEVER, Math.ceil((2 * PER_PX * t) / sc));
+    thr[k] = t === 0 ? 0 : Math.min(NEVER, Math.ceil((2 * REACH_PER_PX * t) / sc));
   }
   return ns;
 }
 
 /** the colour gather over every tile with something to do (sv[0]: the exposure's share); returns the pixels visited */
 function rgbPass(
-  gk: GatherKernel | null,
   fast: number,
   w: number,
   h: number,
@@ -377,10 +422,8 @@ function rgbPass(
   tw: number,
   th: number,
   fastTiles: Int32Array,
-  simdTiles: Int32Array,
 ): number {
   const sc = sv[0]!;
-  simdTiles[0] = 0;
   let visited = 0;
   for (let ty = 0; ty < th; ty++)
     for (let tx = 0; tx < tw; tx++) {
@@ -405,26 +448,6 @@ function rgbPass(
       const sure = fast === 1 ? leastIn(least, tw, th, x0 - lo, x1 - 1 + lo, y0 - lo, y1 - 1 + lo) : -1;
       const box = sure >= thr[0]!;
       if (box) fastTiles[0]!++;
-      if (gk !== null && inside && x1 - x0 === BLUR_TILE) {
-        // the same gather in the kernel, 8 pixels a step (a record now, all records in one call)
-        const r = gk.recs;
-        const o = simdTiles[0]! * RW;
-        const s = box ? NEVER : sure;
-        let tested = 0;
-        r[o] = y0 * w + x0;
-        r[o + 1] = ns;
-        r[o + 2] = s;
-        r[o + 3] = y1 - y0;
-        r[o + 4] = MAGIC[ns]!;
-        for (let k = 0; k < ns; k++) {
-          r[o + RPO + k] = po[k]!;
-          r[o + RT + k] = thr[k]!;
-          if (thr[k]! > s) tested++;
-        }
-        r[o + 5] = tested;
-        simdTiles[0]!++;
-        continue;
-      }
       if (box) {
         for (let y = y0; y < y1; y++)
           for (let x = x0; x < x1; x++) {
@@ -520,7 +543,6 @@ function leastIn(
  * its tiles become records (gk.recs, simdTiles[1] of them) for one call after this.
  */
 function depthHoles(
-  gk: GatherKernel | null,
   fast: number,
   w: number,
   h: number,
@@ -541,9 +563,7 @@ function depthHoles(
   th: number,
   holes: Int32Array,
   fastTiles: Int32Array,
-  simdTiles: Int32Array,
 ): number {
-  simdTiles[1] = 0;
   const sc = sv[0]!;
   const edge = sv[3]!;
   let count = 0;
@@ -582,20 +602,6 @@ function depthHoles(
           fastTiles[1]!++;
           continue;
         }
-      }
-      if (gk !== null && inside && x1 - x0 === BLUR_TILE) {
-        // the same sweep in the kernel, 8 pixels a step (a record now, all records in one call)
-        const r = gk.recs;
-        const o = simdTiles[1]! * RW;
-        r[o] = y0 * w + x0;
-        r[o + 1] = ns;
-        r[o + 3] = y1 - y0;
-        for (let k = 0; k < ns; k++) {
-          r[o + RPO + k] = po[k]!;
-          r[o + RT + k] = thr[k]!;
-        }
-        simdTiles[1]!++;
-        continue;
       }
       for (let y = y0; y < y1; y++)
         for (let x = x0; x < x1; x++) {
