@@ -32,6 +32,7 @@ export function sleb(n: number): number[] {
 }
 
 export const I32 = 0x7f;
+export const F32 = 0x7d;
 export const F64 = 0x7c;
 export const V128 = 0x7b;
 
@@ -79,6 +80,7 @@ export const OP = {
   i32GeS: 0x4e,
   i32GeU: 0x4f,
   f32Eq: 0x5b,
+  f32Gt: 0x5e,
   f64Eq: 0x61,
   f64Lt: 0x63,
   f64Gt: 0x64,
@@ -86,6 +88,7 @@ export const OP = {
   f64Ge: 0x66,
   i32Add: 0x6a,
   i32Sub: 0x6b,
+  i32Popcnt: 0x69,
   i32Mul: 0x6c,
   i32DivU: 0x6e,
   i32And: 0x71,
@@ -104,6 +107,7 @@ export const OP = {
   i32TruncF64S: 0xaa,
   i64ExtendI32S: 0xac,
   f32DemoteF64: 0xb6,
+  f32ConvertI32S: 0xb2,
   f64ConvertI32S: 0xb7,
   f64PromoteF32: 0xbb,
 } as const;
@@ -113,6 +117,7 @@ export const S = {
   load: 0x00,
   load8x8U: 0x02,
   load16x4U: 0x04,
+  load32Splat: 0x09,
   load64Splat: 0x0a,
   store: 0x0b,
   const: 0x0c,
@@ -124,6 +129,7 @@ export const S = {
   f64x2Splat: 0x14,
   i16x8ExtractLaneU: 0x19,
   i32x4ExtractLane: 0x1b,
+  f32x4ExtractLane: 0x1f,
   i64x2ReplaceLane: 0x1e,
   f64x2ExtractLane: 0x21,
   f64x2ReplaceLane: 0x22,
@@ -132,6 +138,7 @@ export const S = {
   i16x8LeU: 0x34,
   i16x8GeU: 0x36,
   i32x4Eq: 0x37,
+  i32x4Ne: 0x38,
   i32x4GtS: 0x3b,
   f32x4Gt: 0x44,
   f64x2Gt: 0x4a,
@@ -141,6 +148,7 @@ export const S = {
   andnot: 0x4f,
   or: 0x50,
   bitselect: 0x52,
+  anyTrue: 0x53,
   store32Lane: 0x5a,
   store64Lane: 0x5b,
   load32Zero: 0x5c,
@@ -166,14 +174,24 @@ export const S = {
   i32x4Add: 0xae,
   i32x4Sub: 0xb1,
   i32x4Mul: 0xb5,
+  i32x4MinU: 0xb7,
   i32x4ExtmulLowI16x8U: 0xbe,
   i32x4ExtmulHighI16x8U: 0xbf,
+  f32x4Sqrt: 0xe3,
+  f32x4Add: 0xe4,
+  f32x4Sub: 0xe5,
+  f32x4Mul: 0xe6,
+  f32x4Div: 0xe7,
+  f32x4Min: 0xe8,
+  f32x4Max: 0xe9,
   f64x2Add: 0xf0,
   f64x2Sub: 0xf1,
   f64x2Mul: 0xf2,
   f64x2Div: 0xf3,
   f64x2Pmin: 0xf6,
   f64x2Pmax: 0xf7,
+  i32x4TruncSatF32x4U: 0xf9,
+  f32x4ConvertI32x4S: 0xfa,
   i32x4TruncSatF64x2SZero: 0xfc,
   f64x2ConvertLowI32x4S: 0xfe,
 } as const;
@@ -196,7 +214,11 @@ export function namedLocals<P extends Record<string, number>, N extends string>(
   if (indices.some((v, i) => v !== i)) throw new Error("parameter indices must be 0 … n − 1");
   const L = {} as Record<N, number>;
   let at = np;
-  for (const [, names] of groups) for (const k of names) L[k] = at++;
+  for (const [, names] of groups)
+    for (const k of names) {
+      if (k in L || k in params) throw new Error(`local ${k} named twice`);
+      L[k] = at++;
+    }
   const index = (k: string) => {
     const i = (L as Record<string, number>)[k];
     if (i === undefined) throw new Error(`no local named ${k}`);

@@ -683,8 +683,6 @@ export class ExposureMotion {
     vx: new Float32Array(0),
     vy: new Float32Array(0),
     slot: new Int32Array(0),
-    l2px: new Float64Array(0),
-    l2min: new Float64Array(0),
     reach: new Uint16Array(0),
     least: new Int32Array(0),
     rect: [0, 0, 0, 0],
