@@ -3,7 +3,7 @@ import { type Mat4, mat4Identity, mat4Mul } from "../../robots/math.ts";
 import { BLUR_MIN_PX, ExposureMotion } from "../sensors/motion-blur.ts";
 import { DEMO_CAMERA, demoScene, demoViews } from "./demo-scene.ts";
 import { translationPose } from "./placement.ts";
-import { type RasterCamera, Rasterizer } from "./rasterizer.ts";
+import { type MotionTiles, type RasterCamera, Rasterizer } from "./rasterizer.ts";
 import type { Scene } from "./scene.ts";
 
 /** the bytes of a typed array (a bitwise comparison: −0, NaN payloads and all) */
@@ -22,6 +22,9 @@ const camAt = (view: Mat4, s: number, shiftM: number, turnRad: number) => {
   return mat4Mul(view, Float64Array.from([c, -n, 0, s * shiftM, n, c, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]));
 };
 
+/** every tile's reach written (the kernel leaves a linear tile's to fillReach) */
+const complete = (t: MotionTiles) => t.fillReach?.(new Uint8Array(t.cols * t.rows).fill(1));
+
 /** motionField of one rendered frame through the JS pass and through the kernel, same inputs */
 function both(
   camera: RasterCamera,
@@ -39,6 +42,7 @@ function both(
     r.motionSimd = simd;
     const n = r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, ignoreBelowPx);
     const t = ex.tiles;
+    complete(t);
     const vx = Float32Array.from(t.vx);
     const vy = Float32Array.from(t.vy);
     return {
@@ -218,6 +222,7 @@ describe("motionField's WebAssembly SIMD pixel pass", () => {
       ex.set(sc.objects, turned(-0.5), turned(0.5), view, view, view);
       r.motionSimd = f % 2 === 0;
       r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
+      complete(ex.tiles);
       const ref = new ExposureMotion();
       ref.set(sc.objects, turned(-0.5), turned(0.5), view, view, view);
       fresh.motionField(ref.toA, ref.toB, ref.moving, null, null, ref.tiles, BLUR_MIN_PX);
@@ -251,6 +256,7 @@ describe("motionField's WebAssembly SIMD pixel pass", () => {
       const linear = r.lastLinearTiles;
       r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles);
       expect(r.lastMotionPass).toBe("kernel");
+      complete(ex.tiles);
       const { invZ, shade } = r as unknown as { invZ: Float32Array; shade: Uint32Array };
       let err = 0;
       let reachErr = 0;

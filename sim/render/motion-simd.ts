@@ -76,8 +76,12 @@ const P = {
   tLeast: 17,
   m64: 18,
   lin: 19,
+  mode: 20,
+  need: 21,
+  ready: 22,
+  tp: 23,
 } as const;
-const NP = 20;
+const NP = 24;
 const I32_LOCALS = [
   "tx",
   "ty",
@@ -101,6 +105,7 @@ const I32_LOCALS = [
   "isLin",
   "ok",
   "b",
+  "pa",
 ] as const;
 const F32_LOCALS = ["best"] as const;
 const F64_LOCALS = [
@@ -115,9 +120,6 @@ const F64_LOCALS = [
   "Z",
   "G",
   "Zm",
-  "Uc",
-  "X",
-  "A",
   "LX0",
   "LY0",
   "LXU",
@@ -126,6 +128,22 @@ const F64_LOCALS = [
   "LYU",
   "LYV",
   "LYW",
+  "iZ",
+  "iZm",
+  "kx",
+  "ky",
+  "vax",
+  "vbx2",
+  "vcx",
+  "vay",
+  "vby2",
+  "vcy",
+  "cx",
+  "cy2",
+  "vl2",
+  "vbest",
+  "vbx",
+  "vby",
 ] as const;
 /** the six rows of a slot's coefficients (motionField's Mf): za, ua, va, dz, du, dv */
 const ROWS = ["za", "ua", "va", "dz", "du", "dv"] as const;
@@ -167,6 +185,14 @@ const V128_LOCALS = [
   "WMAX",
   "SV",
   "NEQ",
+  "mU",
+  "mX",
+  "mA",
+  "mT",
+  "mL0",
+  "mLU",
+  "mLV",
+  "mLW",
 ] as const;
 const { L, g, st, p, decl } = namedLocals(P, [
   [I32, I32_LOCALS],
@@ -499,68 +525,32 @@ const HU = 3.5;
  * remainder's bound is within the tolerance (lin: f64 [0]) and the surface stays in front
  */
 function model(): number[] {
-  const M = (k: number) => [...g("b"), ...mem(OP.f64Load, 3, 8 * k)];
+  const M = (k: number) => [...g("b"), ...mem(OP.f64Load, 3, 64 + 8 * (k - 8))];
   const absM = (k: number) => [...M(k), OP.f64Abs];
   const mul = (a: number[], b: number[]) => [...a, ...b, OP.f64Mul];
   const add = (a: number[], b: number[]) => [...a, ...b, OP.f64Add];
-  /** ((m_r · uc) + (m_r+1 · vc)) + m_r+2) + (m_r+3 · wc) */
-  const at = (r: number) =>
-    add(add(add(mul(M(r), g("uc")), mul(M(r + 1), g("vc"))), M(r + 2)), mul(M(r + 3), g("wc")));
-  /** ((|m_r| · hu) + (|m_r+1| · hv)) + (|m_r+3| · hw) */
-  const spread = (r: number) =>
-    add(add(mul(absM(r), f64c(HU)), mul(absM(r + 1), g("hv"))), mul(absM(r + 3), g("hw")));
-  const acc = (dst: string, term: number[]) => [...g(dst), ...term, OP.f64Add, ...st(dst)];
+  /** the pair (m_k, m_k+4) (x and y rows) of the end at b */
+  const P = (k: number) => [...g("b"), ...vmem(S.load, 16 * k)];
+  const f64x2 = (op: "add" | "sub" | "mul") =>
+    simd({ add: S.f64x2Add, sub: S.f64x2Sub, mul: S.f64x2Mul }[op]);
+  const splat = (v: number[]) => [...v, ...simd(S.f64x2Splat)];
+  const vmul = (a: number[], b: number[]) => [...a, ...b, ...f64x2("mul")];
+  const vadd = (a: number[], b: number[]) => [...a, ...b, ...f64x2("add")];
+  const acc = (dst: string, term: number[]) => [...g(dst), ...term, ...f64x2("add"), ...st(dst)];
   const end = (e: number) => {
-    const sign = e === 0 ? -1 : 1;
-    const comp = (c: number) => {
-      const r = 4 * c;
-      const [l0, lu, lv, lw] = c === 0 ? ["LX0", "LXU", "LXV", "LXW"] : ["LY0", "LYU", "LYV", "LYW"];
-      /** (sign · (m_k − X · m_z)) / Z */
-      const deriv = (k: number, kz: number) => [
-        ...f64c(sign),
-        ...M(k),
-        ...g("X"),
-        ...M(kz),
-        OP.f64Mul,
-        OP.f64Sub,
-        OP.f64Mul,
-        ...g("Z"),
-        OP.f64Div,
-      ];
-      return [
-        ...at(r),
-        ...st("Uc"),
-        ...g("Uc"),
-        ...g("Z"),
-        OP.f64Div,
-        ...st("X"),
-        ...spread(r),
-        ...st("A"),
-        // bound += (G · (A + ((|U| + A) / Zm) · G)) / (Zm · Zm)
-        ...acc("bound", [
-          ...g("G"),
-          ...g("A"),
-          ...g("Uc"),
-          OP.f64Abs,
-          ...g("A"),
-          OP.f64Add,
-          ...g("Zm"),
-          OP.f64Div,
-          ...g("G"),
-          OP.f64Mul,
-          OP.f64Add,
-          OP.f64Mul,
-          ...g("Zm"),
-          ...g("Zm"),
-          OP.f64Mul,
-          OP.f64Div,
-        ]),
-        ...acc(l0, [...f64c(sign), ...g("X"), OP.f64Mul]),
-        ...acc(lu, deriv(r, 8)),
-        ...acc(lv, deriv(r + 1, 9)),
-        ...acc(lw, deriv(r + 3, 11)),
-      ];
-    };
+    const sign = splat(f64c(e === 0 ? -1 : 1));
+    /** sign · ((m_k − X · m_z) · (1/Z)), x and y */
+    const deriv = (k: number, kz: number) => [
+      ...sign,
+      ...P(k),
+      ...g("mX"),
+      ...splat(M(kz)),
+      ...f64x2("mul"),
+      ...f64x2("sub"),
+      ...splat(g("iZ")),
+      ...f64x2("mul"),
+      ...f64x2("mul"),
+    ];
     return [
       ...p("m64"),
       ...g("s"),
@@ -570,9 +560,10 @@ function model(): number[] {
       ...i32c(96 * e),
       OP.i32Add,
       ...st("b"),
-      ...at(8),
+      // Z = ((m8 · uc + m9 · vc) + m10) + m11 · wc; G likewise of |m| and the half extents
+      ...add(add(add(mul(M(8), g("uc")), mul(M(9), g("vc"))), M(10)), mul(M(11), g("wc"))),
       ...st("Z"),
-      ...spread(8),
+      ...add(add(mul(absM(8), f64c(HU)), mul(absM(9), g("hv"))), mul(absM(11), g("hw"))),
       ...st("G"),
       ...g("Z"),
       ...g("G"),
@@ -584,10 +575,74 @@ function model(): number[] {
       OP.f64Gt,
       OP.i32And,
       ...st("ok"),
-      ...comp(0),
-      ...comp(1),
+      ...f64c(1),
+      ...g("Z"),
+      OP.f64Div,
+      ...st("iZ"),
+      ...f64c(1),
+      ...g("Zm"),
+      OP.f64Div,
+      ...st("iZm"),
+      // x and y in the lanes: U, X = U · (1/Z), A
+      ...vadd(
+        vadd(vadd(vmul(P(0), splat(g("uc"))), vmul(P(1), splat(g("vc")))), P(2)),
+        vmul(P(3), splat(g("wc"))),
+      ),
+      ...st("mU"),
+      ...g("mU"),
+      ...splat(g("iZ")),
+      ...f64x2("mul"),
+      ...st("mX"),
+      ...vadd(
+        vadd(
+          vmul([...P(0), ...simd(S.f64x2Abs)], splat(f64c(HU))),
+          vmul([...P(1), ...simd(S.f64x2Abs)], splat(g("hv"))),
+        ),
+        vmul([...P(3), ...simd(S.f64x2Abs)], splat(g("hw"))),
+      ),
+      ...st("mA"),
+      // the remainder's bound, x then y: (G · (A + ((|U| + A) · (1/Zm)) · G)) · ((1/Zm) · (1/Zm))
+      ...splat(g("G")),
+      ...g("mA"),
+      ...g("mU"),
+      ...simd(S.f64x2Abs),
+      ...g("mA"),
+      ...f64x2("add"),
+      ...splat(g("iZm")),
+      ...f64x2("mul"),
+      ...splat(g("G")),
+      ...f64x2("mul"),
+      ...f64x2("add"),
+      ...f64x2("mul"),
+      ...splat([...g("iZm"), ...g("iZm"), OP.f64Mul]),
+      ...f64x2("mul"),
+      ...st("mT"),
+      ...g("bound"),
+      ...g("mT"),
+      ...simd(S.f64x2ExtractLane),
+      0,
+      OP.f64Add,
+      ...g("mT"),
+      ...simd(S.f64x2ExtractLane),
+      1,
+      OP.f64Add,
+      ...st("bound"),
+      ...acc("mL0", [...sign, ...g("mX"), ...f64x2("mul")]),
+      ...acc("mLU", deriv(0, 8)),
+      ...acc("mLV", deriv(1, 9)),
+      ...acc("mLW", deriv(3, 11)),
     ];
   };
+  const lanes = (v: string, x: string, y: string) => [
+    ...g(v),
+    ...simd(S.f64x2ExtractLane),
+    0,
+    ...st(x),
+    ...g(v),
+    ...simd(S.f64x2ExtractLane),
+    1,
+    ...st(y),
+  ];
   return [
     ...g("y1"),
     ...g("y0"),
@@ -620,14 +675,17 @@ function model(): number[] {
     ...f64c(2),
     OP.f64Div,
     ...st("wc"),
-    ...["bound", "LX0", "LY0", "LXU", "LXV", "LXW", "LYU", "LYV", "LYW"].flatMap((v) => [
-      ...f64c(0),
-      ...st(v),
-    ]),
+    ...f64c(0),
+    ...st("bound"),
+    ...["mL0", "mLU", "mLV", "mLW"].flatMap((v) => [...ZERO, ...st(v)]),
     ...i32c(1),
     ...st("ok"),
     ...end(0),
     ...end(1),
+    ...lanes("mL0", "LX0", "LY0"),
+    ...lanes("mLU", "LXU", "LYU"),
+    ...lanes("mLV", "LXV", "LYV"),
+    ...lanes("mLW", "LXW", "LYW"),
     ...g("ok"),
     ...g("bound"),
     ...p("lin"),
@@ -642,26 +700,28 @@ function model(): number[] {
  * A full tile (8 px wide) of one moving slot whose linear model is within the tolerance: its
  * pixels from the model (rasterizer.ts motionTiles' linear branch), lin = 1; else lin = 0
  */
+/** body(c) over the two quads (c = 0, 1) of row y of the tile at x0, W loaded and i set */
+const quads = (body: (c: number) => number[]) =>
+  [0, 1].flatMap((c) => [
+    ...g("y"),
+    ...p("ow"),
+    OP.i32Mul,
+    ...g("x0"),
+    OP.i32Add,
+    ...i32c(4 * c),
+    OP.i32Add,
+    ...st("i"),
+    ...p("iz"),
+    ...g("i"),
+    ...i32c(2),
+    OP.i32Shl,
+    OP.i32Add,
+    ...vmem(S.load, 0),
+    ...st("W"),
+    ...body(c),
+  ]);
+
 function linearTile(): number[] {
-  const quads = (body: (c: number) => number[]) =>
-    [0, 1].flatMap((c) => [
-      ...g("y"),
-      ...p("ow"),
-      OP.i32Mul,
-      ...g("x0"),
-      OP.i32Add,
-      ...i32c(4 * c),
-      OP.i32Add,
-      ...st("i"),
-      ...p("iz"),
-      ...g("i"),
-      ...i32c(2),
-      OP.i32Shl,
-      OP.i32Add,
-      ...vmem(S.load, 0),
-      ...st("W"),
-      ...body(c),
-    ]);
   const scan = () => [
     ...g("NEQ"),
     ...p("sh"),
@@ -704,16 +764,22 @@ function linearTile(): number[] {
     0,
     OP.f64PromoteF32,
   ];
-  const base = (j: number, c: 0 | 1) => {
-    const [l0, lu, lv, lw] = c === 0 ? ["LX0", "LXU", "LXV", "LXW"] : ["LY0", "LYU", "LYV", "LYW"];
-    // ((l0 + lu · (j − 3.5)) − lv · hv) − lw · wc, to f32
+  /** fr(k + lu · (j − 3.5)) for column j of component c (k: its row-0 constant kx / ky) */
+  const base = (j: number, c: 0 | 1) => [
+    ...g("pa"),
+    ...g(c === 0 ? "kx" : "ky"),
+    ...g(c === 0 ? "LXU" : "LYU"),
+    ...f64c(j - HU),
+    OP.f64Mul,
+    OP.f64Add,
+    OP.f32DemoteF64,
+    ...mem(OP.f32Store, 2, 32 * c + 4 * j),
+  ];
+  /** k = (l0 − lv · hv) − lw · wc */
+  const constant = (c: 0 | 1) => {
+    const [l0, lv, lw] = c === 0 ? ["LX0", "LXV", "LXW"] : ["LY0", "LYV", "LYW"];
     return [
-      ...p("lin"),
       ...g(l0),
-      ...g(lu),
-      ...f64c(j - HU),
-      OP.f64Mul,
-      OP.f64Add,
       ...g(lv),
       ...g("hv"),
       OP.f64Mul,
@@ -722,28 +788,9 @@ function linearTile(): number[] {
       ...g("wc"),
       OP.f64Mul,
       OP.f64Sub,
-      OP.f32DemoteF64,
-      ...mem(OP.f32Store, 2, 16 + 32 * c + 4 * j),
+      ...st(c === 0 ? "kx" : "ky"),
     ];
   };
-  const splat32 = (v: string) => [...g(v), OP.f32DemoteF64, ...simd(S.f32x4Splat)];
-  const evalQuad = (c: number) => [
-    ...g(c === 0 ? "BX0" : "BX1"),
-    ...g("JWX"),
-    ...g("W"),
-    ...f32x4("mul"),
-    ...f32x4("add"),
-    ...st("DDX"),
-    ...g(c === 0 ? "BY0" : "BY1"),
-    ...g("JWY"),
-    ...g("W"),
-    ...f32x4("mul"),
-    ...f32x4("add"),
-    ...st("DDY"),
-    ...lengthAndReach(),
-    ...track(),
-  ];
-  const step = (v: string, j: string) => [...g(v), ...g(j), ...f32x4("add"), ...st(v)];
   return [
     ...i32c(0),
     ...st("isLin"),
@@ -808,22 +855,23 @@ function linearTile(): number[] {
     ...g("ok"),
     OP.if,
     OP.void,
+    // the tile's parameters for the fill: the first row's bases, then the v and 1/z steps
+    ...g("t"),
+    ...i32c(LIN_BYTES),
+    OP.i32Mul,
+    ...p("tp"),
+    OP.i32Add,
+    ...st("pa"),
+    ...constant(0),
+    ...constant(1),
     ...[0, 1, 2, 3, 4, 5, 6, 7].flatMap((j) => [...base(j, 0), ...base(j, 1)]),
-    ...(["BX0", "BX1", "BY0", "BY1"] as const).flatMap((v, k) => [
-      ...p("lin"),
-      ...vmem(S.load, 16 + 16 * k),
-      ...st(v),
+    ...(["LXV", "LYV", "LXW", "LYW"] as const).flatMap((v, k) => [
+      ...g("pa"),
+      ...g(v),
+      OP.f32DemoteF64,
+      ...mem(OP.f32Store, 2, 64 + 4 * k),
     ]),
-    ...splat32("LXV"),
-    ...st("JVX"),
-    ...splat32("LYV"),
-    ...st("JVY"),
-    ...splat32("LXW"),
-    ...st("JWX"),
-    ...splat32("LYW"),
-    ...st("JWY"),
-    ...g("s"),
-    ...st("one"),
+    ...summary(),
     ...g("count"),
     ...g("y1"),
     ...g("y0"),
@@ -832,19 +880,6 @@ function linearTile(): number[] {
     OP.i32Shl,
     OP.i32Add,
     ...st("count"),
-    ...g("y0"),
-    ...st("y"),
-    ...loopWhile(
-      [...g("y"), ...g("y1"), OP.i32GeS],
-      [
-        ...quads(evalQuad),
-        ...step("BX0", "JVX"),
-        ...step("BX1", "JVX"),
-        ...step("BY0", "JVY"),
-        ...step("BY1", "JVY"),
-        ...inc(L.y!, 1),
-      ],
-    ),
     ...i32c(1),
     ...st("isLin"),
     // the linear tiles counted at lin + 8
@@ -858,6 +893,144 @@ function linearTile(): number[] {
     OP.end,
     OP.end,
     OP.end,
+  ];
+}
+
+/** bytes of a linear tile's parameters: 16 f32 bases (x: 8 columns, y: 8), the v and 1/z steps (x, y) */
+const LIN_BYTES = 80;
+
+/**
+ * A linear tile's record (rasterizer.ts motionTiles' linear branch): its slot; its longest
+ * displacement at the corners of its box in (u, v, 1/z) (the first longest of the 8 in order);
+ * its least reach from leastOf's bound; not ready (its reach written by a fill)
+ */
+function summary(): number[] {
+  const at = (param: keyof typeof P, shift: number) => [
+    ...p(param),
+    ...g("t"),
+    ...i32c(shift),
+    OP.i32Shl,
+    OP.i32Add,
+  ];
+  /** ((l0 ± a) ± b) ± c (the corner's signs: k's bits 0, 1, 2) */
+  const vertex = (k: number) => {
+    const pm = (v: string, bit: number) => [...g(v), ...(k & bit ? [] : [OP.f64Neg]), OP.f64Add];
+    const comp = (l0: string, a: string, b: string, c: string) => [
+      ...g(l0),
+      ...pm(a, 1),
+      ...pm(b, 2),
+      ...pm(c, 4),
+    ];
+    return [
+      ...comp("LX0", "vax", "vbx2", "vcx"),
+      ...st("cx"),
+      ...comp("LY0", "vay", "vby2", "vcy"),
+      ...st("cy2"),
+      ...g("cx"),
+      ...g("cx"),
+      OP.f64Mul,
+      ...g("cy2"),
+      ...g("cy2"),
+      OP.f64Mul,
+      OP.f64Add,
+      ...st("vl2"),
+      ...g("vl2"),
+      ...g("vbest"),
+      OP.f64Gt,
+      OP.if,
+      OP.void,
+      ...g("vl2"),
+      ...st("vbest"),
+      ...g("cx"),
+      ...st("vbx"),
+      ...g("cy2"),
+      ...st("vby"),
+      OP.end,
+    ];
+  };
+  const times = (a: string, b: number[], dst: string) => [...g(a), ...b, OP.f64Mul, ...st(dst)];
+  const sumAbs = (a: string, b: string) => [...g(a), OP.f64Abs, ...g(b), OP.f64Abs, OP.f64Add];
+  return [
+    ...f64c(0),
+    ...st("vbest"),
+    ...f64c(0),
+    ...st("vbx"),
+    ...f64c(0),
+    ...st("vby"),
+    ...times("LXU", f64c(HU), "vax"),
+    ...times("LXV", g("hv"), "vbx2"),
+    ...times("LXW", g("hw"), "vcx"),
+    ...times("LYU", f64c(HU), "vay"),
+    ...times("LYV", g("hv"), "vby2"),
+    ...times("LYW", g("hw"), "vcy"),
+    ...[0, 1, 2, 3, 4, 5, 6, 7].flatMap(vertex),
+    ...at("tSlot", 2),
+    ...g("s"),
+    ...mem(OP.i32Store, 2),
+    ...at("tL2", 2),
+    ...g("vbest"),
+    OP.f32DemoteF64,
+    ...mem(OP.f32Store, 2),
+    ...at("tVx", 2),
+    ...g("vbx"),
+    OP.f32DemoteF64,
+    ...mem(OP.f32Store, 2),
+    ...at("tVy", 2),
+    ...g("vby"),
+    OP.f32DemoteF64,
+    ...mem(OP.f32Store, 2),
+    // m = √(x0² + y0²) − ((|∂x/∂u| + |∂y/∂u|) · 3.5 + (… v) · hv + (… 1/z) · hw) − 1/1024
+    ...g("LX0"),
+    ...g("LX0"),
+    OP.f64Mul,
+    ...g("LY0"),
+    ...g("LY0"),
+    OP.f64Mul,
+    OP.f64Add,
+    OP.f64Sqrt,
+    ...sumAbs("LXU", "LYU"),
+    ...f64c(HU),
+    OP.f64Mul,
+    ...sumAbs("LXV", "LYV"),
+    ...g("hv"),
+    OP.f64Mul,
+    OP.f64Add,
+    ...sumAbs("LXW", "LYW"),
+    ...g("hw"),
+    OP.f64Mul,
+    OP.f64Add,
+    OP.f64Sub,
+    ...f64c(1 / 1024),
+    OP.f64Sub,
+    ...st("cx"),
+    // least = m > 0 ? min(65534, ⌊64 m⌋) : 0
+    ...at("tLeast", 2),
+    ...g("cx"),
+    ...f64c(0),
+    OP.f64Gt,
+    OP.if,
+    I32,
+    ...g("cx"),
+    ...f64c(64),
+    OP.f64Mul,
+    OP.f64Floor,
+    ...st("cy2"),
+    ...g("cy2"),
+    ...f64c(65534),
+    ...g("cy2"),
+    ...f64c(65534),
+    OP.f64Lt,
+    OP.select,
+    OP.i32TruncF64S,
+    OP.else,
+    ...i32c(0),
+    OP.end,
+    ...mem(OP.i32Store, 2),
+    ...p("ready"),
+    ...g("t"),
+    OP.i32Add,
+    ...i32c(0),
+    ...mem(OP.i32Store8, 0),
   ];
 }
 
@@ -916,12 +1089,6 @@ function tileEnd(): number[] {
     ...st("LEAST"),
   ]);
   return [
-    ...g("ty"),
-    ...p("cols"),
-    OP.i32Mul,
-    ...g("tx"),
-    OP.i32Add,
-    ...st("t"),
     ...f32lane("BEST", 0),
     ...st("best"),
     ...lane("BI", 0),
@@ -951,6 +1118,82 @@ function tileEnd(): number[] {
 }
 
 /** `field(...)` → the number of pixels of moving slots (motionTiles' return) */
+/**
+ * A linear tile's reach (mode 1): the model's values from its parameters (LIN_BYTES at tp) per
+ * pixel, as pass 0 would have written them; then ready
+ */
+function fillTile(): number[] {
+  const evalQuad = (c: number) => [
+    ...g(c === 0 ? "BX0" : "BX1"),
+    ...g("JWX"),
+    ...g("W"),
+    ...f32x4("mul"),
+    ...f32x4("add"),
+    ...st("DDX"),
+    ...g(c === 0 ? "BY0" : "BY1"),
+    ...g("JWY"),
+    ...g("W"),
+    ...f32x4("mul"),
+    ...f32x4("add"),
+    ...st("DDY"),
+    ...lengthAndReach(),
+    ...p("reach"),
+    ...g("i"),
+    ...i32c(1),
+    OP.i32Shl,
+    OP.i32Add,
+    ...g("Q"),
+    ...g("Q"),
+    ...simd(S.i16x8NarrowI32x4U),
+    ...simd(S.store64Lane),
+    0,
+    0,
+    0,
+  ];
+  const step = (v: string, j: string) => [...g(v), ...g(j), ...f32x4("add"), ...st(v)];
+  return [
+    ...g("t"),
+    ...i32c(LIN_BYTES),
+    OP.i32Mul,
+    ...p("tp"),
+    OP.i32Add,
+    ...st("pa"),
+    ...(["BX0", "BX1", "BY0", "BY1"] as const).flatMap((v, k) => [
+      ...g("pa"),
+      ...vmem(S.load, 16 * k),
+      ...st(v),
+    ]),
+    ...(["JVX", "JVY", "JWX", "JWY"] as const).flatMap((v, k) => [
+      ...g("pa"),
+      ...vmem(S.load32Splat, 64 + 4 * k),
+      ...st(v),
+    ]),
+    ...g("y0"),
+    ...st("y"),
+    ...loopWhile(
+      [...g("y"), ...g("y1"), OP.i32GeS],
+      [
+        ...quads(evalQuad),
+        ...step("BX0", "JVX"),
+        ...step("BX1", "JVX"),
+        ...step("BY0", "JVY"),
+        ...step("BY1", "JVY"),
+        ...inc(L.y!, 1),
+      ],
+    ),
+    ...p("ready"),
+    ...g("t"),
+    OP.i32Add,
+    ...i32c(1),
+    ...mem(OP.i32Store8, 0),
+  ];
+}
+
+/**
+ * `field(...)` → the number of pixels of moving slots (motionTiles' return). mode 0: the pass
+ * (linear tiles: their record and parameters, not ready); mode 1: the reach of the tiles marked in
+ * `need` that are not ready
+ */
 function fieldBody(): number[] {
   const min = (a: number[], b: number[]) => [...a, ...b, ...a, ...b, OP.i32LtS, OP.select];
   const rows = [
@@ -960,6 +1203,12 @@ function fieldBody(): number[] {
     ...inc(L.y!, 1),
   ];
   const tile = [
+    ...g("ty"),
+    ...p("cols"),
+    OP.i32Mul,
+    ...g("tx"),
+    OP.i32Add,
+    ...st("t"),
     ...g("tx"),
     ...i32c(3),
     OP.i32Shl,
@@ -972,6 +1221,25 @@ function fieldBody(): number[] {
     ...st("y0"),
     ...min(p("oh"), [...g("y0"), ...i32c(8), OP.i32Add]),
     ...st("y1"),
+    ...p("mode"),
+    OP.if,
+    OP.void,
+    // fill: needed and not ready
+    ...p("need"),
+    ...g("t"),
+    OP.i32Add,
+    ...mem(OP.i32Load8U, 0),
+    ...p("ready"),
+    ...g("t"),
+    OP.i32Add,
+    ...mem(OP.i32Load8U, 0),
+    OP.i32Eqz,
+    OP.i32And,
+    OP.if,
+    OP.void,
+    ...fillTile(),
+    OP.end,
+    OP.else,
     ...i32c(-2),
     ...st("one"),
     ...ZERO,
@@ -992,8 +1260,9 @@ function fieldBody(): number[] {
     ...g("y0"),
     ...st("y"),
     ...loopWhile([...g("y"), ...g("y1"), OP.i32GeS], rows),
-    OP.end,
     ...tileEnd(),
+    OP.end,
+    OP.end,
     ...inc(L.tx!, 1),
   ];
   return [
@@ -1039,14 +1308,33 @@ export class MotionKernel {
   readonly tVx: Float32Array;
   readonly tVy: Float32Array;
   readonly tLeast: Int32Array;
-  /** per slot 24 numbers (motionField's M: per end the u, v, z rows, f64), for the linear tiles */
+  /** per slot 24 numbers (motionField's M, f64), per end: the u and v rows' coefficients in pairs
+   * (u₀, v₀, u₁, v₁, u₂, v₂, u₃, v₃), then the z row; for the linear tiles */
   readonly M64: Float64Array;
   /** [0] the linear model's tolerance, px (then the kernel's scratch) */
   readonly lin: Float64Array;
   /** [2]: the tiles the last run took from the linear model */
   readonly linCount: Int32Array;
+  /** per tile: 1 = its reach is written (mode 0 clears it for linear tiles; set it to 1 before) */
+  readonly ready: Uint8Array;
+  /** per tile: 1 = a fill (mode 1) writes its reach */
+  readonly need: Uint8Array;
   private readonly off: Record<
-    "iz" | "sh" | "m" | "vf" | "reach" | "tSlot" | "tL2" | "tVx" | "tVy" | "tLeast" | "m64" | "lin",
+    | "iz"
+    | "sh"
+    | "m"
+    | "vf"
+    | "reach"
+    | "tSlot"
+    | "tL2"
+    | "tVx"
+    | "tVy"
+    | "tLeast"
+    | "m64"
+    | "lin"
+    | "need"
+    | "ready"
+    | "tp",
     number
   >;
 
@@ -1073,7 +1361,10 @@ export class MotionKernel {
       tVy: take(4 * tiles),
       tLeast: take(4 * tiles),
       m64: take(192 * MAX_SLOTS),
-      lin: take(16 + 64),
+      lin: take(16),
+      need: take(tiles),
+      ready: take(tiles),
+      tp: take(LIN_BYTES * tiles),
     };
     const have = memory.buffer.byteLength;
     if (at > have) memory.grow(Math.ceil((at - have) / PAGE));
@@ -1092,10 +1383,16 @@ export class MotionKernel {
     this.M64 = new Float64Array(b, o.m64, 24 * MAX_SLOTS);
     this.lin = new Float64Array(b, o.lin, 1);
     this.linCount = new Int32Array(b, o.lin, 4);
+    this.need = new Uint8Array(b, o.need, tiles);
+    this.ready = new Uint8Array(b, o.ready, tiles);
   }
 
-  /** the pass over tiles tx0 … tx1 − 1, ty0 … ty1 − 1 of 8 px (M, M64, lin[0] and flags set) */
+  /**
+   * mode 0: the pass over tiles tx0 … tx1 − 1, ty0 … ty1 − 1 of 8 px (M, M64, lin[0], flags
+   * set; ready 1); mode 1: the reach of those tiles marked in `need` and not ready
+   */
   run(
+    mode: number,
     slots: number,
     ow: number,
     oh: number,
@@ -1127,6 +1424,10 @@ export class MotionKernel {
       o.tLeast,
       o.m64,
       o.lin,
+      mode,
+      o.need,
+      o.ready,
+      o.tp,
     );
   }
 }

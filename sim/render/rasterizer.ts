@@ -86,6 +86,12 @@ export interface MotionTiles {
   /** per tile: the least `reach` of its pixels (0 where any pixel of it is still), so that a tile
    * whose neighbourhood all moves far enough can skip per-sample tests (motion-blur.ts) */
   least: Int32Array;
+  /** per tile: 1 where `reach` holds its pixels' values; 0: a tile from a linear model whose
+   * pixels' reach `fillReach` writes when asked (the tile's record is set either way) */
+  ready: Uint8Array;
+  /** writes the reach of the tiles marked 1 in `need` (cols × rows) that are not ready, valid
+   * until the next motionField (null: every tile ready) */
+  fillReach: ((need: Uint8Array) => void) | null;
   rect: [number, number, number, number];
 }
 
@@ -225,6 +231,14 @@ export class Rasterizer {
   private motionMf = new Float32Array(0);
   /** motionField's per slot: 1 = moving (index `slots`: 0) */
   private motionFlags = new Uint8Array(1);
+  /** motionField's reach buffer (the kernel's where there is one) and the rectangle last written to it */
+  private readonly reachBuf: Uint16Array;
+  private readonly reachRect = new Int32Array(4);
+  /** motionField's tiles' ready flags: all 1 (the JS pass), the kernel's (a view) */
+  private readyJs = new Uint8Array(0);
+  private readyKernel: Uint8Array | null = null;
+  /** the kernel's last pass: slots, cols, tx0, tx1, ty0, ty1 (for fillReach) */
+  private readonly lastRun = new Int32Array(6);
   /** motionTiles' scratch: a tile's linear model (tileModel), then [8] the linear tiles counted */
   private readonly motionLin = new Float64Array(9);
   /**
@@ -287,6 +301,7 @@ export class Rasterizer {
         : null;
     this.invZ = this.motionKernel ? this.motionKernel.invZ : new Float32Array(this.iw * this.ih);
     this.shade = this.motionKernel ? this.motionKernel.shade : new Uint32Array(this.iw * this.ih);
+    this.reachBuf = this.motionKernel ? this.motionKernel.reach : new Uint16Array(width * height);
     // side planes: u ≥ -0.5, u ≤ W-0.5, v ≥ -0.5, v ≤ H-0.5, as n·X ≥ 0
     const raw = [
       [this.fx, 0, this.cx + 0.5],
@@ -508,24 +523,27 @@ export class Rasterizer {
     const ts = tiles ? tiles.size : ow;
     const cols = Math.ceil(ow / ts);
     const rows = Math.ceil(oh / ts);
-    // reach is zero outside the rectangle motionField last wrote (its only writer; every pixel
-    // inside it is written): that one is cleared where the new one does not cover it
-    let ox0 = 0;
-    let ox1 = 0;
-    let oy0 = 0;
-    let oy1 = 0;
+    // this rasterizer's reach buffer (the kernel's, where there is one) is zero outside the
+    // rectangle motionField last wrote into it (its only writer; every pixel inside is written,
+    // or, in a linear tile, by fillReach): that one is cleared where the new one does not cover it
+    const k = this.motionKernel;
+    const old = this.reachRect;
+    const ox0 = old[0]!;
+    const ox1 = old[1]!;
+    const oy0 = old[2]!;
+    const oy1 = old[3]!;
+    old.fill(0);
     if (tiles) {
-      if (tiles.reach.length !== n) {
-        tiles.reach = new Uint16Array(n);
-        tiles.rect = [0, 0, 0, 0];
-      }
-      const old = tiles.rect;
-      ox0 = old[0];
-      ox1 = old[1];
-      oy0 = old[2];
-      oy1 = old[3];
-      old.fill(0);
+      tiles.reach = this.reachBuf;
+      tiles.rect = [0, 0, 0, 0];
+      tiles.fillReach = null;
       const nt = cols * rows;
+      if (this.readyJs.length !== nt) {
+        this.readyJs = new Uint8Array(nt).fill(1);
+        this.readyKernel =
+          k !== null && nt <= k.ready.length ? new Uint8Array(k.ready.buffer, k.ready.byteOffset, nt) : null;
+      }
+      tiles.ready = this.readyJs;
       if (tiles.l2.length !== nt) {
         tiles.l2 = new Float32Array(nt);
         tiles.vx = new Float32Array(nt);
@@ -545,7 +563,8 @@ export class Rasterizer {
     const ty0 = Math.max(0, Math.floor((v0 - 1) / ts));
     const ty1 = Math.min(rows, Math.ceil((v1 + 1) / ts));
     if (!(u1 > u0 && v1 > v0) || tx1 <= tx0 || ty1 <= ty0) {
-      if (tiles) clearOutside(tiles.reach, ow, ox0, ox1, oy0, oy1, 0, 0, 0, 0);
+      if (tiles) clearOutside(this.reachBuf, ow, ox0, ox1, oy0, oy1, 0, 0, 0, 0);
+      else old.set([ox0, ox1, oy0, oy1]);
       this.lastMotionPass = "none";
       this.lastLinearTiles = 0;
       return 0;
@@ -555,14 +574,17 @@ export class Rasterizer {
     const y0 = ty0 * ts;
     const y1 = Math.min(oh, ty1 * ts);
     if (tiles) {
-      clearOutside(tiles.reach, ow, ox0, ox1, oy0, oy1, x0, x1, y0, y1);
+      clearOutside(this.reachBuf, ow, ox0, ox1, oy0, oy1, x0, x1, y0, y1);
+      old[0] = x0;
+      old[1] = x1;
+      old[2] = y0;
+      old[3] = y1;
       const rect = tiles.rect;
       rect[0] = x0;
       rect[1] = x1;
       rect[2] = y0;
       rect[3] = y1;
-    }
-    const k = this.motionKernel;
+    } else old.set([ox0, ox1, oy0, oy1]);
     if (
       k !== null &&
       this.motionSimd &&
@@ -572,10 +594,11 @@ export class Rasterizer {
       ts === MOTION_TILE &&
       ow % 4 === 0 &&
       slots <= MAX_SLOTS &&
+      this.readyKernel !== null &&
       tiles.l2.length <= k.tSlot.length
     ) {
       this.lastMotionPass = "kernel";
-      return this.motionFieldSimd(k, M, Mf, vf, slots, tiles, cols, tx0, tx1, ty0, ty1);
+      return this.motionFieldSimd(k, this.readyKernel, M, Mf, vf, slots, tiles, cols, tx0, tx1, ty0, ty1);
     }
     this.lastMotionPass = "js";
     this.motionLin[8] = 0;
@@ -594,7 +617,7 @@ export class Rasterizer {
       slots,
       dx,
       dy,
-      tiles ? tiles.reach : null,
+      tiles ? this.reachBuf : null,
       ts,
       cols,
       tx0,
@@ -611,9 +634,14 @@ export class Rasterizer {
     return count;
   }
 
-  /** motionTiles' work through the kernel: its inputs into the kernel's memory, its results out */
+  /**
+   * motionTiles' work through the kernel: its inputs into the kernel's memory, its tiles' records
+   * out (the reach stays in the kernel's memory: tiles.reach is a view of it); linear tiles are
+   * not ready until tiles.fillReach writes their reach
+   */
   private motionFieldSimd(
     k: MotionKernel,
+    ready: Uint8Array,
     M: Float64Array,
     Mf: Float32Array,
     vf: Uint8Array,
@@ -629,30 +657,30 @@ export class Rasterizer {
     const oh = this.height;
     const kM = k.M;
     const kM64 = k.M64;
-    for (let j = 0; j < 24 * slots; j++) {
-      kM[j] = Mf[j]!;
-      kM64[j] = M[j]!;
+    for (let j = 0; j < 24 * slots; j++) kM[j] = Mf[j]!;
+    // per end: the u and v rows' coefficients in pairs, then the z row (the kernel's layout)
+    for (let e = 0; e < 24 * slots; e += 12) {
+      for (let c = 0; c < 4; c++) {
+        kM64[e + 2 * c] = M[e + c]!;
+        kM64[e + 2 * c + 1] = M[e + 4 + c]!;
+      }
+      for (let c = 8; c < 12; c++) kM64[e + c] = M[e + c]!;
     }
     k.lin[0] = this.motionLinearTolPx;
     for (let s = 0; s <= slots; s++) k.flags[s] = vf[s]!;
     k.linCount[2] = 0;
-    const count = k.run(slots, ow, oh, cols, tx0, tx1, ty0, ty1);
+    ready.fill(1);
+    const count = k.run(0, slots, ow, oh, cols, tx0, tx1, ty0, ty1);
     this.lastLinearTiles = k.linCount[2]!;
-    const ts = MOTION_TILE;
-    const x0 = tx0 * ts;
-    const x1 = Math.min(ow, tx1 * ts);
-    const y0 = ty0 * ts;
-    const y1 = Math.min(oh, ty1 * ts);
-    const reach = tiles.reach;
-    const kr = k.reach;
-    // (one subarray for a rect as wide as the image; else row by row, element-wise: a
-    // subarray per row is an object per row)
-    if (x0 === 0 && x1 === ow) reach.set(kr.subarray(y0 * ow, y1 * ow), y0 * ow);
-    else
-      for (let y = y0; y < y1; y++) {
-        const e = y * ow + x1;
-        for (let i = y * ow + x0; i < e; i++) reach[i] = kr[i]!;
-      }
+    const run = this.lastRun;
+    run[0] = slots;
+    run[1] = cols;
+    run[2] = tx0;
+    run[3] = tx1;
+    run[4] = ty0;
+    run[5] = ty1;
+    tiles.ready = ready;
+    tiles.fillReach = this.fill;
     for (let ty = ty0; ty < ty1; ty++)
       for (let t = ty * cols + tx0; t < ty * cols + tx1; t++) {
         tiles.slot[t] = k.tSlot[t]!;
@@ -663,6 +691,15 @@ export class Rasterizer {
       }
     return count;
   }
+
+  /** MotionTiles.fillReach of the kernel's last pass: the reach of the linear tiles marked in `need` */
+  private readonly fill = (need: Uint8Array): void => {
+    const k = this.motionKernel;
+    if (k === null) return;
+    const r = this.lastRun;
+    k.need.set(need);
+    k.run(1, r[0]!, this.width, this.height, r[1]!, r[2]!, r[3]!, r[4]!, r[5]!);
+  };
 
   /** Colour (via the colour table) and depth in one pass, through the lens remap if any. */
   private resolve(target: RenderTarget): void {
@@ -1322,6 +1359,21 @@ export const LINEAR_TOL_PX = 0.01;
 const linBase = new Float32Array(2 * LINEAR_TILE);
 
 /**
+ * A lower bound of a linear tile's reach (tileModel's lin; rows hv, 1/z range ± hw about the
+ * centre): |d| ≥ |d(centre)| − Σ (|∂x| + |∂y|) · half-extent, less 1/1024 px for the pixels'
+ * 32-bit rounding, in reach units (floored, 0 … REACH_MAX)
+ */
+function leastOf(lin: Float64Array, hv: number, hw: number): number {
+  const m =
+    Math.sqrt(lin[0]! * lin[0]! + lin[1]! * lin[1]!) -
+    ((Math.abs(lin[2]!) + Math.abs(lin[5]!)) * 3.5 +
+      (Math.abs(lin[3]!) + Math.abs(lin[6]!)) * hv +
+      (Math.abs(lin[4]!) + Math.abs(lin[7]!)) * hw) -
+    1 / 1024;
+  return m > 0 ? Math.min(REACH_MAX, Math.floor(m * REACH_PER_PX)) : 0;
+}
+
+/**
  * The linear model of a tile's field (x0 … x0 + 7, rows y0 … y1 − 1, 1/z in wmin … wmax) of the
  * slot whose f64 maps start at M[d] (motionField's M: per end the u, v and z rows over
  * (u, v, 1, 1/z)), about the tile's centre: into lin the displacement there (x, y) and its
@@ -1330,6 +1382,7 @@ const linBase = new Float32Array(2 * LINEAR_TILE);
  * is 2 |g| |a − X g| / Z² with g = ∇Z·δ, a = ∇U·δ; with G, A their bounds over the tile's box,
  * Zm = Z(centre) − G and |X| ≤ (|U(centre)| + A) / Zm, the remainder is at most
  * G (A + |X| G) / Zm²; the four such bounds summed (the displacement's error is at most their sum).
+ * (Divisions as multiplications by 1/Z and 1/Zm: the kernel's order.)
  * 0: not within `tol`, or a surface that may reach the camera plane (Zm ≤ 0).
  */
 function tileModel(
@@ -1358,17 +1411,19 @@ function tileModel(
     const G = Math.abs(M[b + 8]!) * hu + Math.abs(M[b + 9]!) * hv + Math.abs(M[b + 11]!) * hw;
     const Zm = Z - G;
     if (!(Zm > 0)) return 0;
+    const iZ = 1 / Z;
+    const iZm = 1 / Zm;
     for (let c = 0; c < 2; c++) {
       const r = b + 4 * c;
       const U = M[r]! * uc + M[r + 1]! * vc + M[r + 2]! + M[r + 3]! * wc;
-      const X = U / Z;
+      const X = U * iZ;
       const A = Math.abs(M[r]!) * hu + Math.abs(M[r + 1]!) * hv + Math.abs(M[r + 3]!) * hw;
-      bound += (G * (A + ((Math.abs(U) + A) / Zm) * G)) / (Zm * Zm);
+      bound += G * (A + (Math.abs(U) + A) * iZm * G) * (iZm * iZm);
       const o = 3 * c;
       lin[c] = lin[c]! + sign * X;
-      lin[2 + o] = lin[2 + o]! + (sign * (M[r]! - X * M[b + 8]!)) / Z;
-      lin[3 + o] = lin[3 + o]! + (sign * (M[r + 1]! - X * M[b + 9]!)) / Z;
-      lin[4 + o] = lin[4 + o]! + (sign * (M[r + 3]! - X * M[b + 11]!)) / Z;
+      lin[2 + o] = lin[2 + o]! + sign * ((M[r]! - X * M[b + 8]!) * iZ);
+      lin[3 + o] = lin[3 + o]! + sign * ((M[r + 1]! - X * M[b + 9]!) * iZ);
+      lin[4 + o] = lin[4 + o]! + sign * ((M[r + 3]! - X * M[b + 11]!) * iZ);
     }
   }
   return bound <= tol ? 1 : 0;
@@ -1462,14 +1517,37 @@ function motionTiles(
           linear = true;
           one = s;
           const hv = (y1 - y0 - 1) / 2;
+          const hw = (wmax - wmin) / 2;
           const wc = (wmin + wmax) / 2;
+          // the tile's summary from the model: its longest displacement at the box's corners in
+          // (u, v, 1/z) (≥ every pixel's), its least reach from a lower bound of the length
+          best = 0;
+          const ax = lin[2]! * 3.5;
+          const bx_ = lin[3]! * hv;
+          const cw = lin[4]! * hw;
+          const ay = lin[5]! * 3.5;
+          const by_ = lin[6]! * hv;
+          const cwy = lin[7]! * hw;
+          for (let k = 0; k < 8; k++) {
+            const cx_ = lin[0]! + (k & 1 ? ax : -ax) + (k & 2 ? bx_ : -bx_) + (k & 4 ? cw : -cw);
+            const cy_ = lin[1]! + (k & 1 ? ay : -ay) + (k & 2 ? by_ : -by_) + (k & 4 ? cwy : -cwy);
+            const l2 = cx_ * cx_ + cy_ * cy_;
+            if (l2 > best) {
+              best = l2;
+              bx = cx_;
+              by = cy_;
+            }
+          }
+          least = leastOf(lin, hv, hw);
           const jvx = fr(lin[3]!);
           const jvy = fr(lin[6]!);
           const jwx = fr(lin[4]!);
           const jwy = fr(lin[7]!);
+          const kx = lin[0]! - lin[3]! * hv - lin[4]! * wc;
+          const ky = lin[1]! - lin[6]! * hv - lin[7]! * wc;
           for (let j = 0; j < LINEAR_TILE; j++) {
-            linBase[j] = fr(lin[0]! + lin[2]! * (j - 3.5) - lin[3]! * hv - lin[4]! * wc);
-            linBase[LINEAR_TILE + j] = fr(lin[1]! + lin[5]! * (j - 3.5) - lin[6]! * hv - lin[7]! * wc);
+            linBase[j] = fr(kx + lin[2]! * (j - 3.5));
+            linBase[LINEAR_TILE + j] = fr(ky + lin[5]! * (j - 3.5));
           }
           for (let y = y0; y < y1; y++) {
             for (let j = 0; j < LINEAR_TILE; j++) {
@@ -1478,18 +1556,12 @@ function motionTiles(
               const ddx = fr(linBase[j]! + fr(jwx * w));
               const ddy = fr(linBase[LINEAR_TILE + j]! + fr(jwy * w));
               const l2 = fr(fr(ddx * ddx) + fr(ddy * ddy));
-              const q = Math.min(REACH_MAX, Math.floor(fr(Math.sqrt(l2)) * REACH_PER_PX));
               if (dx !== null && dy !== null) {
                 dx[i] = ddx;
                 dy[i] = ddy;
               }
-              if (reach !== null) reach[i] = q;
-              if (q < least) least = q;
-              if (l2 > best) {
-                best = l2;
-                bx = ddx;
-                by = ddy;
-              }
+              if (reach !== null)
+                reach[i] = Math.min(REACH_MAX, Math.floor(fr(Math.sqrt(l2)) * REACH_PER_PX));
             }
             for (let j = 0; j < LINEAR_TILE; j++) {
               linBase[j] = fr(linBase[j]! + jvx);

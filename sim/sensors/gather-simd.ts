@@ -63,6 +63,9 @@ export const PAD = 16;
 export const REC_WORDS = 32;
 export const REC_PO = 8;
 export const REC_T = REC_PO + MAX_SAMPLES;
+/** the record's words after the thresholds: the samples' reach in px (max |offset|), the tile's index */
+const REC_LO = REC_T + MAX_SAMPLES;
+const REC_TILE = REC_LO + 1;
 const REC_SHIFT = 7; // log2(4 · REC_WORDS)
 
 /** ⌈2¹⁸ / 2N⌉: floor((2s + N) · this / 2¹⁸) = round(s / N) for 0 ≤ s ≤ 255 · N (N odd ≤ 9) */
@@ -1124,6 +1127,8 @@ function planBody(): number[] {
     ...field(1, qg("ns")),
     ...field(3, [...qg("y1"), ...qg("y0"), OP.i32Sub]),
     ...field(6, [...qg("y0"), ...qp("w"), OP.i32Mul, ...qg("x0"), OP.i32Add]),
+    ...field(REC_LO, qg("lo")),
+    ...field(REC_TILE, qg("t")),
     ...inc(QL.count!, 1),
   ];
   const colour = [
@@ -1352,6 +1357,114 @@ function planBody(): number[] {
   ];
 }
 
+// `need(recs, count, colour, tw, th, out)`: out[tile] = 1 for every tile a record's tested
+// samples read the reach of (the record's tile ± its samples' reach; colour records without a
+// tested sample read none)
+const N = { recs: 0, count: 1, colour: 2, tw: 3, th: 4, out: 5 } as const;
+const {
+  L: NL,
+  g: ng,
+  st: ns_,
+  p: np,
+  decl: ndecl,
+} = namedLocals(N, [[I32, ["r", "rec", "t", "lo", "tx", "ty", "j", "k", "j1", "k0", "k1"] as const]]);
+
+function needBody(): number[] {
+  const word = (w: number) => [...ng("rec"), ...mem(OP.i32Load, 2, 4 * w)];
+  const imin2 = (a: number[], b: number[]) => [...a, ...b, ...a, ...b, OP.i32LtS, OP.select];
+  const imax2 = (a: number[], b: number[]) => [...a, ...b, ...a, ...b, OP.i32GtS, OP.select];
+  /** the tiles of pixels x0 − lo … x0 + 7 + lo (tile coordinate t of x0 = 8 t) */
+  const lowT = (t: string) =>
+    imax2(i32c(0), [...ng(t), ...i32c(3), OP.i32Shl, ...ng("lo"), OP.i32Sub, ...i32c(3), OP.i32ShrS]);
+  const highT = (t: string, n: "tw" | "th") =>
+    imin2(
+      [...np(n), ...i32c(1), OP.i32Sub],
+      [
+        ...ng(t),
+        ...i32c(3),
+        OP.i32Shl,
+        ...i32c(7),
+        OP.i32Add,
+        ...ng("lo"),
+        OP.i32Add,
+        ...i32c(3),
+        OP.i32ShrS,
+      ],
+    );
+  const mark = [
+    ...word(REC_TILE),
+    ...ns_("t"),
+    ...word(REC_LO),
+    ...ns_("lo"),
+    ...ng("t"),
+    ...np("tw"),
+    OP.i32DivU,
+    ...ns_("ty"),
+    ...ng("t"),
+    ...ng("ty"),
+    ...np("tw"),
+    OP.i32Mul,
+    OP.i32Sub,
+    ...ns_("tx"),
+    ...highT("ty", "th"),
+    ...ns_("j1"),
+    ...lowT("tx"),
+    ...ns_("k0"),
+    ...highT("tx", "tw"),
+    ...ns_("k1"),
+    ...lowT("ty"),
+    ...ns_("j"),
+    ...loopWhile(
+      [...ng("j"), ...ng("j1"), OP.i32GtS],
+      [
+        ...ng("k0"),
+        ...ns_("k"),
+        ...loopWhile(
+          [...ng("k"), ...ng("k1"), OP.i32GtS],
+          [
+            ...np("out"),
+            ...ng("j"),
+            ...np("tw"),
+            OP.i32Mul,
+            OP.i32Add,
+            ...ng("k"),
+            OP.i32Add,
+            ...i32c(1),
+            ...mem(OP.i32Store8, 0),
+            ...inc(NL.k!, 1),
+          ],
+        ),
+        ...inc(NL.j!, 1),
+      ],
+    ),
+  ];
+  return [
+    ...loopWhile(
+      [...ng("r"), ...np("count"), OP.i32GeS],
+      [
+        ...np("recs"),
+        ...ng("r"),
+        ...i32c(REC_SHIFT),
+        OP.i32Shl,
+        OP.i32Add,
+        ...ns_("rec"),
+        // a colour record with no tested sample reads no reach
+        ...np("colour"),
+        ...word(5),
+        OP.i32Eqz,
+        OP.i32And,
+        OP.i32Eqz,
+        OP.if,
+        OP.void,
+        ...mark,
+        OP.end,
+        ...inc(NL.r!, 1),
+      ],
+    ),
+    OP.end,
+  ];
+}
+
 export function gatherModuleBytes(): Uint8Array {
   return kernelModule(
     [
@@ -1362,6 +1475,7 @@ export function gatherModuleBytes(): Uint8Array {
       funcType(Array(Object.keys(C).length).fill(I32), [I32]),
       funcType(Array(Object.keys(Z).length).fill(I32), []),
       funcType(Array(QNP).fill(I32), [I32]),
+      funcType(Array(Object.keys(N).length).fill(I32), []),
     ],
     [
       { name: "gather", type: 0, body: [...decl, ...gatherBody()] },
@@ -1371,6 +1485,7 @@ export function gatherModuleBytes(): Uint8Array {
       { name: "classify", type: 4, body: [...cdecl, ...classifyBody()] },
       { name: "zranges", type: 5, body: [...zdecl, ...zrangesBody()] },
       { name: "plan", type: 6, body: [...qdecl, ...planBody()] },
+      { name: "need", type: 7, body: [...ndecl, ...needBody()] },
     ],
   );
 }
@@ -1392,6 +1507,7 @@ export class GatherKernel {
   private readonly classifyFn: Fn;
   private readonly zrangesFn: Fn;
   private readonly planFn: Fn;
+  private readonly needFn: Fn;
   private w = -1;
   private h = -1;
   private nt = 0;
@@ -1415,8 +1531,10 @@ export class GatherKernel {
   out = new Uint8Array(0);
   /** w × h u16 staging of depth and reach (`padDepth`, `padReach` pad it into their areas) */
   stage = new Uint16Array(0);
-  /** the tile records (REC_WORDS each) */
+  /** the tile records (REC_WORDS each): colour from 0, depth from REC_WORDS · nt */
   recs = new Int32Array(0);
+  /** per tile: 1 = a record's tested samples read its reach (markNeed) */
+  need = new Uint8Array(0);
   /** the depth sweep's holes (pixel indices) */
   holes = new Int32Array(0);
   private off = {
@@ -1428,6 +1546,7 @@ export class GatherKernel {
     reach: 0,
     stage: 0,
     recs: 0,
+    need: 0,
     holes: 0,
     tL2: 0,
     tVx: 0,
@@ -1453,6 +1572,7 @@ export class GatherKernel {
     this.classifyFn = inst.exports.classify as Fn;
     this.zrangesFn = inst.exports.zranges as Fn;
     this.planFn = inst.exports.plan as Fn;
+    this.needFn = inst.exports.need as Fn;
   }
 
   /** size the areas for w × h images (nt tiles) */
@@ -1476,7 +1596,9 @@ export class GatherKernel {
       z: take(2 * pn + 16),
       reach: take(2 * pn + 16),
       stage: take(2 * n),
-      recs: take(4 * REC_WORDS * nt),
+      // colour records, then depth records
+      recs: take(2 * 4 * REC_WORDS * nt),
+      need: take(nt),
       holes: take(4 * n),
       tL2: take(4 * nt),
       tVx: take(4 * nt),
@@ -1497,7 +1619,8 @@ export class GatherKernel {
     const o = this.off;
     this.out = new Uint8Array(b, o.out, 3 * n);
     this.stage = new Uint16Array(b, o.stage, n);
-    this.recs = new Int32Array(b, o.recs, REC_WORDS * nt);
+    this.recs = new Int32Array(b, o.recs, 2 * REC_WORDS * nt);
+    this.need = new Uint8Array(b, o.need, nt);
     this.holes = new Int32Array(b, o.holes, n);
     this.tL2 = new Float32Array(b, o.tL2, nt);
     this.tVx = new Float32Array(b, o.tVx, nt);
@@ -1544,7 +1667,7 @@ export class GatherKernel {
       o.tLeast,
       o.zlo,
       o.zhi,
-      o.recs,
+      this.recsOf(depth),
       tw,
       th,
       this.w,
@@ -1553,6 +1676,16 @@ export class GatherKernel {
       o.prm,
       o.stats,
     );
+  }
+
+  /** the records' address of a pass */
+  private recsOf(depth: boolean): number {
+    return this.off.recs + (depth ? 4 * REC_WORDS * this.nt : 0);
+  }
+
+  /** need: the tiles the first `count` records of a pass read the reach of (need cleared before) */
+  markNeed(depth: boolean, count: number, tw: number, th: number): void {
+    this.needFn(this.recsOf(depth), count, depth ? 0 : 1, tw, th, this.off.need);
   }
 
   /** the colour planes of rows y0 … y1 − 1 from `out` (padded; the border rows too where they touch it) */
@@ -1574,13 +1707,13 @@ export class GatherKernel {
   /** the colour gather of the first `count` records (tiles 8 px wide) into `out` */
   gatherTiles(count: number): void {
     const o = this.off;
-    this.gatherFn(o.r, o.g, o.b, o.out, o.z, o.reach, o.recs, count, this.pw, this.w);
+    this.gatherFn(o.r, o.g, o.b, o.out, o.z, o.reach, this.recsOf(false), count, this.pw, this.w);
   }
 
   /** the depth sweep of the first `count` records: their holes into `holes`, returns their number */
   holesTiles(count: number, edge: number): number {
     const o = this.off;
-    return this.holesFn(o.z, o.reach, o.recs, count, this.pw, this.w, edge, o.holes);
+    return this.holesFn(o.z, o.reach, this.recsOf(true), count, this.pw, this.w, edge, o.holes);
   }
 }
 

@@ -78,6 +78,8 @@ export class MotionBlur {
   private zHi = new Int32Array(0);
   private zSeen = new Int32Array(0);
   private zFrame = 0;
+  /** a need mask of every tile (MotionTiles.fillReach), for the JS passes */
+  private needAll = new Uint8Array(0);
   /** false: every pixel through the per-sample tests (the skips below give the same bytes; tests) */
   fastPaths = true;
   /** false: the colour gather and depth sweep in JS alone (the reference), even where the SIMD kernel would run (same bytes; tests) */
@@ -188,28 +190,42 @@ export class MotionBlur {
     const r1 = Math.min(h, (Math.floor(t1 / tw) + 1) * BLUR_TILE + MAX_LEN / 2);
     gk.stage.set(m.zMm.subarray(r0 * w, r1 * w), r0 * w);
     gk.padDepth(r0, r1);
-    gk.stage.set(tiles.reach.subarray(r0 * w, r1 * w), r0 * w);
-    gk.padReach(r0, r1);
     const fast = this.fastPaths ? 1 : 0;
+    // the records of both passes first: they say which tiles' reach is read (a linear tile of the
+    // field has its reach written only when asked)
+    let colour = 0;
+    let depth = 0;
     if (rgbScale > 0) {
-      gk.out.set(rgb.subarray(3 * r0 * w, 3 * r1 * w), 3 * r0 * w);
-      gk.planes(r0, r1);
       prm[0] = rgbScale;
-      const count = gk.plan(false, fast, tw, th);
+      colour = gk.plan(false, fast, tw, th);
       this.visited = gk.stats[0]!;
       this.fastTiles[0] = gk.stats[1]!;
-      this.simdTiles[0] = count;
-      gk.gatherTiles(count);
-      rgb.set(gk.out.subarray(3 * r0 * w, 3 * r1 * w), 3 * r0 * w);
+      this.simdTiles[0] = colour;
     }
     if (depthScale > 0) {
       if (fast === 1) gk.zranges(tw, r0 / BLUR_TILE, Math.ceil(r1 / BLUR_TILE));
       prm[0] = depthScale;
       prm[1] = edgeStepMm;
-      const count = gk.plan(true, fast, tw, th);
+      depth = gk.plan(true, fast, tw, th);
       this.fastTiles[1] = gk.stats[1]!;
-      this.simdTiles[1] = count;
-      const found = gk.holesTiles(count, Math.floor(edgeStepMm));
+      this.simdTiles[1] = depth;
+    }
+    if (tiles.fillReach !== null) {
+      gk.need.fill(0);
+      gk.markNeed(false, colour, tw, th);
+      gk.markNeed(true, depth, tw, th);
+      tiles.fillReach(gk.need);
+    }
+    gk.stage.set(tiles.reach.subarray(r0 * w, r1 * w), r0 * w);
+    gk.padReach(r0, r1);
+    if (rgbScale > 0) {
+      gk.out.set(rgb.subarray(3 * r0 * w, 3 * r1 * w), 3 * r0 * w);
+      gk.planes(r0, r1);
+      gk.gatherTiles(colour);
+      rgb.set(gk.out.subarray(3 * r0 * w, 3 * r1 * w), 3 * r0 * w);
+    }
+    if (depthScale > 0) {
+      const found = gk.holesTiles(depth, Math.floor(edgeStepMm));
       this.holes.set(gk.holes.subarray(0, found));
       this.holeCount = found;
     }
@@ -243,6 +259,11 @@ export class MotionBlur {
     this.zFrame = this.zFrame === 0x7fffffff ? 1 : this.zFrame + 1;
     if (this.zFrame === 1) this.zSeen.fill(0);
     const fast = this.fastPaths ? 1 : 0;
+    // the reach of every tile (the JS passes do not know which they read)
+    if (tiles.fillReach !== null) {
+      if (this.needAll.length !== nt) this.needAll = new Uint8Array(nt).fill(1);
+      tiles.fillReach(this.needAll);
+    }
     // the passes are module functions with every input an argument or local: as methods of this
     // class (and with doubles passed per tile) V8 deoptimised them repeatedly and boxed numbers
     // (≈ 290 KB of heap per wrist frame)
@@ -539,8 +560,7 @@ function leastIn(
 
 /**
  * The depth pixels that another surface (more than the edge step sv[3] away) crosses during the
- * infrared exposure (sv[0]: its share), into `holes`; returns their number. With the kernel,
- * its tiles become records (gk.recs, simdTiles[1] of them) for one call after this.
+ * infrared exposure (sv[0]: its share), into `holes`; returns their number.
  */
 function depthHoles(
   fast: number,
@@ -685,6 +705,8 @@ export class ExposureMotion {
     slot: new Int32Array(0),
     reach: new Uint16Array(0),
     least: new Int32Array(0),
+    ready: new Uint8Array(0),
+    fillReach: null,
     rect: [0, 0, 0, 0],
   };
   private readonly camFromWorld = new Float64Array(16);
