@@ -623,6 +623,8 @@ const C = {
   th: 9,
   r: 10,
   prm: 11,
+  hIdx: 12,
+  hSame: 13,
 } as const;
 const {
   L: CL,
@@ -631,7 +633,7 @@ const {
   p: cp,
   decl: cdecl,
 } = namedLocals(C, [
-  [I32, ["tx", "ty", "t", "u", "j", "k", "j1", "k0", "k1", "one", "uniform", "moved", "bi"] as const],
+  [I32, ["tx", "ty", "t", "u", "j", "k", "j0", "j1", "k0", "k1", "one", "uniform", "moved", "bi"] as const],
   [F64, ["best", "l", "scale2"] as const],
 ]);
 /** min(a, b) / max(a, b) of two i32 expressions (signed) */
@@ -656,22 +658,8 @@ function classifyBody(): number[] {
     OP.i32Shl,
     OP.i32Add,
   ];
-  const inner = [
-    ...cg("j"),
-    ...cp("tw"),
-    OP.i32Mul,
-    ...cg("k"),
-    OP.i32Add,
-    ...cs("u"),
-    ...at4("slot", "u"),
-    ...mem(OP.i32Load, 2),
-    ...cg("one"),
-    OP.i32Ne,
-    OP.if,
-    OP.void,
-    ...i32c(0),
-    ...cs("uniform"),
-    OP.end,
+  /** l = l2[u]; when longer than best (strictly): best = l, bi = u */
+  const longer = [
     ...at4("l2", "u"),
     ...mem(OP.f32Load, 2),
     OP.f64PromoteF32,
@@ -687,21 +675,75 @@ function classifyBody(): number[] {
     ...cs("bi"),
     OP.end,
   ];
+  const tileIndex = [...cg("ty"), ...cp("tw"), OP.i32Mul, ...cg("tx"), OP.i32Add, ...cs("t")];
+  // rows: per tile, along its row (k within r of it) the first longest tile (hIdx, −1: none
+  // longer than 0) and the one slot the tiles share (hSame, −3: several)
+  const row = [
+    ...tileIndex,
+    ...f64c(0),
+    ...cs("best"),
+    ...i32c(-1),
+    ...cs("bi"),
+    ...imax(i32c(0), [...cg("tx"), ...cp("r"), OP.i32Sub]),
+    ...cs("k0"),
+    ...imin([...cp("tw"), ...i32c(1), OP.i32Sub], [...cg("tx"), ...cp("r"), OP.i32Add]),
+    ...cs("k1"),
+    ...cg("ty"),
+    ...cp("tw"),
+    OP.i32Mul,
+    ...cg("k0"),
+    OP.i32Add,
+    ...cs("u"),
+    ...at4("slot", "u"),
+    ...mem(OP.i32Load, 2),
+    ...cs("one"),
+    ...upTo(
+      cg,
+      cs,
+      CL.k!,
+      "k",
+      cg("k0"),
+      [...cg("k1"), ...i32c(1), OP.i32Add],
+      [
+        ...cg("ty"),
+        ...cp("tw"),
+        OP.i32Mul,
+        ...cg("k"),
+        OP.i32Add,
+        ...cs("u"),
+        ...i32c(-3),
+        ...cg("one"),
+        ...at4("slot", "u"),
+        ...mem(OP.i32Load, 2),
+        ...cg("one"),
+        OP.i32Ne,
+        OP.select,
+        ...cs("one"),
+        ...longer,
+      ],
+    ),
+    ...at4("hIdx", "t"),
+    ...cg("bi"),
+    ...mem(OP.i32Store, 2),
+    ...at4("hSame", "t"),
+    ...cg("one"),
+    ...mem(OP.i32Store, 2),
+  ];
   const store = (dst: keyof typeof C, src: keyof typeof C) => [
     ...at4(dst, "t"),
     ...at4(src, "bi"),
     ...mem(OP.f32Load, 2),
     ...mem(OP.f32Store, 2),
   ];
+  // columns: over the rows within r, the first longest of the rows' longest (rows in order: the
+  // first in row-major order, as a scan of the whole neighbourhood finds it), and whether every
+  // row's tiles are the tile's own slot
   const tile = [
-    ...cg("ty"),
-    ...cp("tw"),
-    OP.i32Mul,
-    ...cg("tx"),
-    OP.i32Add,
-    ...cs("t"),
+    ...tileIndex,
     ...f64c(0),
     ...cs("best"),
+    ...i32c(-1),
+    ...cs("bi"),
     ...at4("slot", "t"),
     ...mem(OP.i32Load, 2),
     ...cs("one"),
@@ -723,10 +765,6 @@ function classifyBody(): number[] {
     ...cs("uniform"),
     ...imin([...cp("th"), ...i32c(1), OP.i32Sub], [...cg("ty"), ...cp("r"), OP.i32Add]),
     ...cs("j1"),
-    ...imax(i32c(0), [...cg("tx"), ...cp("r"), OP.i32Sub]),
-    ...cs("k0"),
-    ...imin([...cp("tw"), ...i32c(1), OP.i32Sub], [...cg("tx"), ...cp("r"), OP.i32Add]),
-    ...cs("k1"),
     ...upTo(
       cg,
       cs,
@@ -734,7 +772,33 @@ function classifyBody(): number[] {
       "j",
       imax(i32c(0), [...cg("ty"), ...cp("r"), OP.i32Sub]),
       [...cg("j1"), ...i32c(1), OP.i32Add],
-      upTo(cg, cs, CL.k!, "k", cg("k0"), [...cg("k1"), ...i32c(1), OP.i32Add], inner),
+      [
+        ...cg("j"),
+        ...cp("tw"),
+        OP.i32Mul,
+        ...cg("tx"),
+        OP.i32Add,
+        ...cs("j0"),
+        ...at4("hSame", "j0"),
+        ...mem(OP.i32Load, 2),
+        ...cg("one"),
+        OP.i32Ne,
+        OP.if,
+        OP.void,
+        ...i32c(0),
+        ...cs("uniform"),
+        OP.end,
+        ...at4("hIdx", "j0"),
+        ...mem(OP.i32Load, 2),
+        ...cs("u"),
+        ...cg("u"),
+        ...i32c(0),
+        OP.i32GeS,
+        OP.if,
+        OP.void,
+        ...longer,
+        OP.end,
+      ],
     ),
     ...cg("uniform"),
     ...cg("best"),
@@ -762,6 +826,7 @@ function classifyBody(): number[] {
     ...cp("prm"),
     ...mem(OP.f64Load, 3, 16),
     ...cs("scale2"),
+    ...upTo(cg, cs, CL.ty!, "ty", i32c(0), cp("th"), upTo(cg, cs, CL.tx!, "tx", i32c(0), cp("tw"), row)),
     ...upTo(cg, cs, CL.ty!, "ty", i32c(0), cp("th"), upTo(cg, cs, CL.tx!, "tx", i32c(0), cp("tw"), tile)),
     ...cg("moved"),
     OP.end,
@@ -1558,6 +1623,8 @@ export class GatherKernel {
     nby: 0,
     zlo: 0,
     zhi: 0,
+    hIdx: 0,
+    hSame: 0,
     prm: 0,
     stats: 0,
   };
@@ -1610,6 +1677,8 @@ export class GatherKernel {
       nby: take(4 * nt),
       zlo: take(4 * nt),
       zhi: take(4 * nt),
+      hIdx: take(4 * nt),
+      hSame: take(4 * nt),
       prm: take(8 * 3),
       stats: take(4 * STATS),
     };
@@ -1644,7 +1713,22 @@ export class GatherKernel {
    */
   classify(slots: number, tw: number, th: number, r: number): number {
     const o = this.off;
-    return this.classifyFn(o.tL2, o.tVx, o.tVy, o.tSlot, o.smooth, slots, o.nbx, o.nby, tw, th, r, o.prm);
+    return this.classifyFn(
+      o.tL2,
+      o.tVx,
+      o.tVy,
+      o.tSlot,
+      o.smooth,
+      slots,
+      o.nbx,
+      o.nby,
+      tw,
+      th,
+      r,
+      o.prm,
+      o.hIdx,
+      o.hSame,
+    );
   }
 
   /** the least and greatest depth of the tiles of tile rows ty0 … ty1 − 1 (padded depth set) */
