@@ -535,7 +535,7 @@ export class Rasterizer {
     old.fill(0);
     if (tiles) {
       tiles.reach = this.reachBuf;
-      tiles.rect = [0, 0, 0, 0];
+      tiles.rect.fill(0);
       tiles.fillReach = null;
       const nt = cols * rows;
       if (this.readyJs.length !== nt) {
@@ -564,7 +564,7 @@ export class Rasterizer {
     const ty1 = Math.min(rows, Math.ceil((v1 + 1) / ts));
     if (!(u1 > u0 && v1 > v0) || tx1 <= tx0 || ty1 <= ty0) {
       if (tiles) clearOutside(this.reachBuf, ow, ox0, ox1, oy0, oy1, 0, 0, 0, 0);
-      else old.set([ox0, ox1, oy0, oy1]);
+      else keepRect(old, ox0, ox1, oy0, oy1);
       this.lastMotionPass = "none";
       this.lastLinearTiles = 0;
       return 0;
@@ -584,7 +584,7 @@ export class Rasterizer {
       rect[1] = x1;
       rect[2] = y0;
       rect[3] = y1;
-    } else old.set([ox0, ox1, oy0, oy1]);
+    } else keepRect(old, ox0, ox1, oy0, oy1);
     if (
       k !== null &&
       this.motionSimd &&
@@ -1324,6 +1324,14 @@ function wordView(rgb: Uint8Array): Uint32Array | null {
     wordViews.set(rgb, v);
   }
   return v;
+}
+
+/** r = (x0, x1, y0, y1) (a call without tiles leaves the reach buffer's rectangle as it was) */
+function keepRect(r: Int32Array, x0: number, x1: number, y0: number, y1: number): void {
+  r[0] = x0;
+  r[1] = x1;
+  r[2] = y0;
+  r[3] = y1;
 }
 
 /** zero the pixels of rectangle o (x0, x1, y0, y1; row width ow) that are not in rectangle n */
