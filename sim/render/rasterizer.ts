@@ -239,8 +239,8 @@ export class Rasterizer {
   private readyKernel: Uint8Array | null = null;
   /** the kernel's last pass: slots, cols, tx0, tx1, ty0, ty1 (for fillReach) */
   private readonly lastRun = new Int32Array(6);
-  /** motionTiles' scratch: a tile's linear model (tileModel), then [8] the linear tiles counted */
-  private readonly motionLin = new Float64Array(9);
+  /** motionTiles' scratch: a tile's linear model (tileModel), [8] the linear tiles counted, [9] [10] its 1/z range */
+  private readonly motionLin = new Float64Array(11);
   /**
    * motionField's tolerance for the linear model of a tile, px: a tile of one moving surface
    * whose field a first-order expansion about its centre reproduces within this (a bound on the
@@ -1367,11 +1367,13 @@ export const LINEAR_TOL_PX = 0.01;
 const linBase = new Float32Array(2 * LINEAR_TILE);
 
 /**
- * A lower bound of a linear tile's reach (tileModel's lin; rows hv, 1/z range ± hw about the
- * centre): |d| ≥ |d(centre)| − Σ (|∂x| + |∂y|) · half-extent, less 1/1024 px for the pixels'
+ * A lower bound of a linear tile's reach (tileModel's lin, its `rows`: half extents hv in v and
+ * hw in 1/z about the centre): |d| ≥ |d(centre)| − Σ (|∂x| + |∂y|) · half-extent, less 1/1024 px for the pixels'
  * 32-bit rounding, in reach units (floored, 0 … REACH_MAX)
  */
-function leastOf(lin: Float64Array, hv: number, hw: number): number {
+function leastOf(lin: Float64Array, rows: number): number {
+  const hv = (rows - 1) / 2;
+  const hw = (lin[10]! - lin[9]!) / 2;
   const m =
     Math.sqrt(lin[0]! * lin[0]! + lin[1]! * lin[1]!) -
     ((Math.abs(lin[2]!) + Math.abs(lin[5]!)) * 3.5 +
@@ -1382,7 +1384,7 @@ function leastOf(lin: Float64Array, hv: number, hw: number): number {
 }
 
 /**
- * The linear model of a tile's field (x0 … x0 + 7, rows y0 … y1 − 1, 1/z in wmin … wmax) of the
+ * The linear model of a tile's field (x0 … x0 + 7, rows y0 … y1 − 1, 1/z in lin[9] … lin[10]) of the
  * slot whose f64 maps start at M[d] (motionField's M: per end the u, v and z rows over
  * (u, v, 1, 1/z)), about the tile's centre: into lin the displacement there (x, y) and its
  * derivatives by u, v, 1/z (x: 2–4, y: 5–7). Returns 1 when the expansion's remainder is within
@@ -1399,11 +1401,11 @@ function tileModel(
   x0: number,
   y0: number,
   y1: number,
-  wmin: number,
-  wmax: number,
   tol: number,
   lin: Float64Array,
 ): number {
+  const wmin = lin[9]!;
+  const wmax = lin[10]!;
   const hu = 3.5;
   const hv = (y1 - y0 - 1) / 2;
   const hw = (wmax - wmin) / 2;
@@ -1521,7 +1523,10 @@ function motionTiles(
             if (w < wmin) wmin = w;
             if (w > wmax) wmax = w;
           }
-        if (uniform && tileModel(M, 24 * s, x0, y0, y1, wmin, wmax, tol, lin) === 1) {
+        // (1/z's range through the scratch: doubles passed as arguments per tile are boxed)
+        lin[9] = wmin;
+        lin[10] = wmax;
+        if (uniform && tileModel(M, 24 * s, x0, y0, y1, tol, lin) === 1) {
           linear = true;
           one = s;
           const hv = (y1 - y0 - 1) / 2;
@@ -1546,7 +1551,7 @@ function motionTiles(
               by = cy_;
             }
           }
-          least = leastOf(lin, hv, hw);
+          least = leastOf(lin, y1 - y0);
           const jvx = fr(lin[3]!);
           const jvy = fr(lin[6]!);
           const jwx = fr(lin[4]!);
