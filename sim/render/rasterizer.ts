@@ -81,7 +81,8 @@ export interface MotionTiles {
   vy: Float32Array;
   slot: Int32Array;
   /** per pixel: the length of its displacement in 1/REACH_PER_PX px, floored, at most REACH_MAX;
-   * zero outside `rect` (x0, x1, y0, y1 px: what the last call wrote) */
+   * zero outside `rect` (x0, x1, y0, y1 px: what the last call wrote); the rasterizer's buffer,
+   * valid until its next motionField */
   reach: Uint16Array;
   /** per tile: the least `reach` of its pixels (0 where any pixel of it is still), so that a tile
    * whose neighbourhood all moves far enough can skip per-sample tests (motion-blur.ts) */

@@ -63,7 +63,6 @@ export const OP = {
   f32Load: 0x2a,
   f64Load: 0x2b,
   i32Load8U: 0x2d,
-  i32Load16U: 0x2f,
   i32Store: 0x36,
   f32Store: 0x38,
   f64Store: 0x39,

@@ -52,7 +52,7 @@ import {
 /** samples per pixel at most (motion-blur.ts MAX_SAMPLES) */
 const MAX_SAMPLES = 9;
 /** the padded images' border, px: a sample reaches at most half the longest smear (32 px) from its pixel */
-export const PAD = 16;
+const PAD = 16;
 /**
  * A tile's record, i32 words: [0] its first pixel ((y0 + PAD) · pw + x0 + PAD), [1] N, [2] the reach up to which
  * a threshold counts untested ("sure"; −1: none), [3] its rows, [4] roundMagic(N), [5] the number
@@ -60,9 +60,9 @@ export const PAD = 16;
  * in the padded images), then the N sample offsets (index steps in the padded images) from
  * REC_PO and their thresholds from REC_T.
  */
-export const REC_WORDS = 32;
-export const REC_PO = 8;
-export const REC_T = REC_PO + MAX_SAMPLES;
+const REC_WORDS = 32;
+const REC_PO = 8;
+const REC_T = REC_PO + MAX_SAMPLES;
 /** the record's words after the thresholds: the samples' reach in px (max |offset|), the tile's index */
 const REC_LO = REC_T + MAX_SAMPLES;
 const REC_TILE = REC_LO + 1;
