@@ -14,8 +14,10 @@
  * follower's speed, and at 0.25 m/s) in the front view, and the wrist camera moving (as fast
  * sideways, and 1 rad/s per m/s about its optical axis); timed: the per-slot exposure transforms, the renderer's
  * motion field and processFrame with it, the work the sim adds per frame for blur (the poses at
- * the exposure's ends come from the arm's FK in the sim, not timed here); the motion field's pixel
- * pass runs in WebAssembly SIMD (sim/render/motion-simd.ts), its JS pass on a row of its own. Every row also counts
+ * the exposure's ends come from the arm's FK in the sim, not timed here); the motion field runs in
+ * WebAssembly SIMD (sim/render/motion-simd.ts), its JS pass on a row of its own; the rows of the
+ * parts: the field with the reach of the tiles the frame's passes read (a linear tile's pixels
+ * are written when asked), the colour gather alone, the depth sweep alone. Every row also counts
  * the GCs in its timed frames and the heap growth per frame (the tail's usual suspects); the
  * realism object's RGB LUTs are all built before timing, as the sim does at a bench build (its
  * own row: ms per build).
@@ -248,11 +250,19 @@ function movingFrame(view: Mat4, camA: Mat4, camB: Mat4, pA: Float64Array, pB: F
     parts: () => {
       const mb = new MotionBlur();
       ex.set(sc.objects, pA, pB, camA, view, camB);
-      const field = () => rr.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
-      field();
+      rr.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
       const m = ex.motion(zMm, EXPOSURE_S * 1000);
       const iv = m.intervalMs;
       const p = DEFAULT_REALISM;
+      // the tiles whose reach a frame's passes read (the field writes a linear tile's pixels
+      // only when asked: MotionTiles.fillReach): the field part includes writing those
+      mb.apply(w, h, rgb, m, p.rgb.exposureMs / iv, p.depth.exposureMs / iv, p.depth.edgeStepMm);
+      const need = Uint8Array.from((mb as unknown as { gather: { need: Uint8Array } }).gather.need);
+      const field = () => {
+        rr.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
+        ex.tiles.fillReach?.(need);
+      };
+      field();
       return {
         field,
         /** the same field through the JS pixel pass (the reference; same results) */

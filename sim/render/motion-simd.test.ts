@@ -3,7 +3,7 @@ import { type Mat4, mat4Identity, mat4Mul } from "../../robots/math.ts";
 import { BLUR_MIN_PX, ExposureMotion } from "../sensors/motion-blur.ts";
 import { DEMO_CAMERA, demoScene, demoViews } from "./demo-scene.ts";
 import { translationPose } from "./placement.ts";
-import { type RasterCamera, Rasterizer } from "./rasterizer.ts";
+import { type MotionTiles, type RasterCamera, Rasterizer } from "./rasterizer.ts";
 import type { Scene } from "./scene.ts";
 
 /** the bytes of a typed array (a bitwise comparison: −0, NaN payloads and all) */
@@ -22,6 +22,9 @@ const camAt = (view: Mat4, s: number, shiftM: number, turnRad: number) => {
   return mat4Mul(view, Float64Array.from([c, -n, 0, s * shiftM, n, c, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]));
 };
 
+/** every tile's reach written (the kernel leaves a linear tile's to fillReach) */
+const complete = (t: MotionTiles) => t.fillReach?.(new Uint8Array(t.cols * t.rows).fill(1));
+
 /** motionField of one rendered frame through the JS pass and through the kernel, same inputs */
 function both(
   camera: RasterCamera,
@@ -39,16 +42,18 @@ function both(
     r.motionSimd = simd;
     const n = r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, ignoreBelowPx);
     const t = ex.tiles;
-    // the vector of a tile is written where it has a displacement (l2 > 0), as the JS pass writes it
-    const vx = Float32Array.from(t.vx, (v, i) => (t.l2[i]! > 0 ? v : 0));
-    const vy = Float32Array.from(t.vy, (v, i) => (t.l2[i]! > 0 ? v : 0));
+    complete(t);
+    const vx = Float32Array.from(t.vx);
+    const vy = Float32Array.from(t.vy);
     return {
       n,
       rect: [...t.rect],
-      l2px: Float64Array.from(t.l2px),
+      reach: Uint16Array.from(t.reach),
       l2: Float32Array.from(t.l2),
       slot: Int32Array.from(t.slot),
-      l2min: Float64Array.from(t.l2min),
+      least: Int32Array.from(t.least),
+      pass: r.lastMotionPass,
+      linear: r.lastLinearTiles,
       vx,
       vy,
     };
@@ -57,13 +62,16 @@ function both(
   const js = run(false);
   const simd = run(true);
   const again = run(false);
+  // (else the comparison could not fail; "none": nothing moves ½ px, no pass ran)
+  if (js.pass !== "none") expect([js.pass, simd.pass, again.pass]).toEqual(["js", "kernel", "js"]);
   return { r, js, simd, again };
 }
 
 function expectSame(x: ReturnType<typeof both>["js"], y: ReturnType<typeof both>["js"]): void {
   expect(y.n).toBe(x.n);
+  expect(y.linear).toBe(x.linear);
   expect(y.rect).toEqual(x.rect);
-  for (const k of ["l2px", "l2", "slot", "l2min", "vx", "vy"] as const)
+  for (const k of ["reach", "l2", "slot", "least", "vx", "vy"] as const)
     expect(bytes(y[k]).equals(bytes(x[k])), `${k} differs`).toBe(true);
 }
 
@@ -91,6 +99,9 @@ describe("motionField's WebAssembly SIMD pixel pass", () => {
       expect(js.n).toBe(DEMO_CAMERA.width * DEMO_CAMERA.height);
       expect(js.slot.some((s) => s >= 0)).toBe(true);
       expect(js.slot.some((s) => s === -1)).toBe(true);
+      // tiles from the linear model and tiles per pixel (several slots)
+      expect(js.linear).toBeGreaterThan(1000);
+      expect(js.linear).toBeLessThan(js.l2.length);
       expectSame(js, simd);
       expectSame(js, again);
     }
@@ -126,8 +137,8 @@ describe("motionField's WebAssembly SIMD pixel pass", () => {
     }
   });
 
-  it("and on an odd-sized image (tiles cut at the edges, a pixel left over per row)", () => {
-    const cam = { width: 157, height: 101, fx: 150, fy: 150, cx: 78, cy: 50, distortion: [0, 0, 0, 0, 0] };
+  it("and on an image whose tiles are cut at the edges (156 × 101 px: 4 px at the right, 5 rows at the bottom)", () => {
+    const cam = { width: 156, height: 101, fx: 150, fy: 150, cx: 78, cy: 50, distortion: [0, 0, 0, 0, 0] };
     const sc: Scene = {
       objects: [
         {
@@ -163,9 +174,9 @@ describe("motionField's WebAssembly SIMD pixel pass", () => {
     expectSame(js, again);
   });
 
-  it("leaves l2px zero outside each frame's rectangle when the rectangle changes between frames", () => {
+  it("leaves reach zero outside each frame's rectangle when the rectangle changes between frames", () => {
     // one rasterizer and one set of tiles over frames whose moving objects (so rectangles) differ,
-    // the kernel and the JS pass in turn; each frame's l2px against a fresh JS pass's
+    // the kernel and the JS pass in turn; each frame's reach against a fresh JS pass's
     const sc = demoScene();
     const view = demoViews().front;
     const r = new Rasterizer(DEMO_CAMERA);
@@ -211,15 +222,137 @@ describe("motionField's WebAssembly SIMD pixel pass", () => {
       ex.set(sc.objects, turned(-0.5), turned(0.5), view, view, view);
       r.motionSimd = f % 2 === 0;
       r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles, BLUR_MIN_PX);
+      complete(ex.tiles);
       const ref = new ExposureMotion();
       ref.set(sc.objects, turned(-0.5), turned(0.5), view, view, view);
       fresh.motionField(ref.toA, ref.toB, ref.moving, null, null, ref.tiles, BLUR_MIN_PX);
       expect(ex.tiles.rect).toEqual(ref.tiles.rect);
       if (`${ex.tiles.rect}` !== last) rects++;
       last = `${ex.tiles.rect}`;
-      expect(bytes(ex.tiles.l2px).equals(bytes(ref.tiles.l2px)), `frame ${f}`).toBe(true);
+      expect(bytes(ex.tiles.reach).equals(bytes(ref.tiles.reach)), `frame ${f}`).toBe(true);
     }
     expect(rects).toBeGreaterThanOrEqual(4);
+  });
+
+  it("is within 0.01 px of the exact field (a double-precision projection of each pixel at both ends), linear tiles and per-pixel ones", () => {
+    // the bench's frames (the arm turning in the front view, the wrist camera moving) and
+    // harder ones: a camera moving along and turning about every axis
+    const { width: w, height: h, fx, fy, cx, cy } = DEMO_CAMERA;
+    const worst = (
+      view: Mat4,
+      a: { poses: Float64Array; cam: Mat4 },
+      b: { poses: Float64Array; cam: Mat4 },
+      tol: number,
+    ) => {
+      const sc = demoScene();
+      const r = new Rasterizer(DEMO_CAMERA);
+      r.render(sc, view, r.createTarget());
+      r.motionLinearTolPx = tol;
+      const ex = new ExposureMotion();
+      ex.size(w * h);
+      ex.set(sc.objects, a.poses, b.poses, a.cam, view, b.cam);
+      // the JS pass (dx, dy wanted), then the kernel's reach
+      r.motionField(ex.toA, ex.toB, ex.moving, ex.dx, ex.dy, ex.tiles);
+      const linear = r.lastLinearTiles;
+      r.motionField(ex.toA, ex.toB, ex.moving, null, null, ex.tiles);
+      expect(r.lastMotionPass).toBe("kernel");
+      complete(ex.tiles);
+      const { invZ, shade } = r as unknown as { invZ: Float32Array; shade: Uint32Array };
+      let err = 0;
+      let reachErr = 0;
+      for (let i = 0; i < w * h; i++) {
+        const wz = invZ[i]!;
+        const s = wz > 0 ? shade[i]! >>> 8 : 0;
+        if (!ex.moving[s]) continue;
+        const hp = [((i % w) - cx) / fx, (Math.floor(i / w) - cy) / fy, 1, wz];
+        const proj = (T: Float64Array) => {
+          const q = [0, 1, 2].map((k) => hp.reduce((acc, v, c) => acc + T[16 * s + 4 * k + c]! * v, 0));
+          return [(fx * q[0]!) / q[2]! + cx, (fy * q[1]!) / q[2]! + cy];
+        };
+        const pa = proj(ex.toA);
+        const pb = proj(ex.toB);
+        const ex_ = pb[0]! - pa[0]!;
+        const ey = pb[1]! - pa[1]!;
+        err = Math.max(err, Math.hypot(ex.dx[i]! - ex_, ex.dy[i]! - ey));
+        reachErr = Math.max(reachErr, Math.abs(ex.tiles.reach[i]! / 64 - Math.hypot(ex_, ey)));
+      }
+      return { err, reachErr, linear };
+    };
+    const still = (sc: Scene) => posesOf(sc);
+    const arm = (angle: number) => (s: number) => {
+      const sc = demoScene();
+      const c = Math.cos(s * angle);
+      const n = Math.sin(s * angle);
+      const m = Float64Array.from([c, -n, 0, 0, n, c, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
+      return posesOf(sc, (id) =>
+        /^(link\d|gripper|handle|loop)$/.test(id)
+          ? mat4Mul(m, sc.objects.find((o) => o.id === id)!.pose)
+          : null,
+      );
+    };
+    /** the camera moved by t (m) and turned by r (rad, about x, y, z) times s */
+    const moved = (view: Mat4, t: number[], r: number[]) => (s: number) => {
+      const rot = (axis: number, a: number) => {
+        const c = Math.cos(s * a);
+        const n = Math.sin(s * a);
+        const m = mat4Identity();
+        const [i, j] = axis === 0 ? [1, 2] : axis === 1 ? [2, 0] : [0, 1];
+        m[4 * i + i] = c;
+        m[4 * i + j] = -n;
+        m[4 * j + i] = n;
+        m[4 * j + j] = c;
+        return m;
+      };
+      const m = mat4Mul(rot(2, r[2]!), mat4Mul(rot(1, r[1]!), rot(0, r[0]!)));
+      m[3] = s * t[0]!;
+      m[7] = s * t[1]!;
+      m[11] = s * t[2]!;
+      return mat4Mul(view, m);
+    };
+    const views = demoViews();
+    const cases: [Mat4, (s: number) => { poses: Float64Array; cam: Mat4 }][] = [
+      [views.front, (s) => ({ poses: arm(0.0075)(s), cam: views.front })],
+      [views.wrist, (s) => ({ poses: still(demoScene()), cam: camAt(views.wrist, s, 0.00375, 0.0075) })],
+      [
+        views.wrist,
+        (s) => ({
+          poses: still(demoScene()),
+          cam: moved(views.wrist, [0.004, 0, 0.004], [0.01, 0, 0.008])(s),
+        }),
+      ],
+      [
+        views.wrist,
+        (s) => ({
+          poses: still(demoScene()),
+          cam: moved(views.wrist, [0.02, 0.01, 0.02], [0.03, 0.02, 0.05])(s),
+        }),
+      ],
+      [
+        views.side,
+        (s) => ({
+          poses: still(demoScene()),
+          cam: moved(views.side, [0.02, 0.01, 0.02], [0.03, 0.02, 0.05])(s),
+        }),
+      ],
+      // 5 cm along the wrist camera's axis (160 px at the image's corners)
+      [
+        views.wrist,
+        (s) => ({ poses: still(demoScene()), cam: moved(views.wrist, [0, 0, 0.05], [0, 0, 0])(s) }),
+      ],
+    ];
+    let linear = 0;
+    for (const [view, at] of cases) {
+      const r = worst(view, at(-0.5), at(0.5), 0.01);
+      expect(r.err).toBeLessThanOrEqual(0.01);
+      // reach is the length in 1/64 px, floored
+      expect(r.reachErr).toBeLessThanOrEqual(0.01 + 1 / 64);
+      linear += r.linear;
+    }
+    expect(linear).toBeGreaterThan(10000);
+    // without the remainder's bound (every full tile of one slot linear) the error grows past it
+    // (0.027 px; 0.0065 with it)
+    const [view, at] = cases[5]!;
+    expect(worst(view, at(-0.5), at(0.5), Number.POSITIVE_INFINITY).err).toBeGreaterThan(0.02);
   });
 
   it("is not used with lens distortion (the remap's field is the JS pass's)", () => {

@@ -46,7 +46,7 @@ import { type Mat4, mat4Mul, mat4RigidInverse } from "../../robots/math.ts";
 import type { CameraDescription } from "../../seam/types.ts";
 import { parseDistortion } from "../../calibration/distortion.ts";
 import { buildRemap } from "./distortion.ts";
-import { createMotionKernel, MAX_SLOTS, type MotionKernel } from "./motion-simd.ts";
+import { createMotionKernel, MAX_SLOTS, MOTION_TILE, type MotionKernel } from "./motion-simd.ts";
 import type { Scene, Texture } from "./scene.ts";
 import { type Mesh, meshFor } from "./tessellate.ts";
 import { type MipLevel, mipPyramid, sampleBilinear } from "./texture.ts";
@@ -68,8 +68,9 @@ export interface RenderTarget {
 /**
  * A per-tile summary of a motion field (Rasterizer.motionField): tiles of `size` × `size` px,
  * row-major (`cols` × `rows`); per tile the squared length `l2` and the vector (`vx`, `vy`) of its
- * longest displacement, and `slot` the only colour-table slot drawn in it (−1: more than one);
- * `l2px` per pixel. The buffers are (re)sized by motionField.
+ * longest displacement (the first in scan order; 0 where there is none), `slot` the only
+ * colour-table slot drawn in it (−1: more than one), `least` its least reach; `reach` per pixel.
+ * The buffers are (re)sized by motionField.
  */
 export interface MotionTiles {
   size: number;
@@ -79,14 +80,26 @@ export interface MotionTiles {
   vx: Float32Array;
   vy: Float32Array;
   slot: Int32Array;
-  /** per pixel: the squared length of its displacement (rounded to 32 bits per component), px²;
-   * zero outside `rect` (x0, x1, y0, y1 px: what the last call wrote) */
-  l2px: Float64Array;
-  /** per tile: the least `l2px` of its pixels (0 where any pixel of it is still), so that a tile
+  /** per pixel: the length of its displacement in 1/REACH_PER_PX px, floored, at most REACH_MAX;
+   * zero outside `rect` (x0, x1, y0, y1 px: what the last call wrote); the rasterizer's buffer,
+   * valid until its next motionField */
+  reach: Uint16Array;
+  /** per tile: the least `reach` of its pixels (0 where any pixel of it is still), so that a tile
    * whose neighbourhood all moves far enough can skip per-sample tests (motion-blur.ts) */
-  l2min: Float64Array;
+  least: Int32Array;
+  /** per tile: 1 where `reach` holds its pixels' values; 0: a tile from a linear model whose
+   * pixels' reach `fillReach` writes when asked (the tile's record is set either way) */
+  ready: Uint8Array;
+  /** writes the reach of the tiles marked 1 in `need` (cols × rows) that are not ready, valid
+   * until the next motionField (null: every tile ready) */
+  fillReach: ((need: Uint8Array) => void) | null;
   rect: [number, number, number, number];
 }
+
+/** MotionTiles.reach's unit: 1/64 px */
+export const REACH_PER_PX = 64;
+/** MotionTiles.reach's largest value (1024 px less one unit; a threshold of 65535 is never met) */
+export const REACH_MAX = 65534;
 
 export interface RasterizerOptions {
   /** near clipping plane, metres along camera z (default 0.01) */
@@ -155,14 +168,17 @@ export class Rasterizer {
   private order = new Int32Array(0);
   private orderKey = new Float64Array(0);
 
-  private stillSlots = new Uint8Array(1);
   /** motionField's pixel pass in WebAssembly SIMD (null: not available, or a lens remap) */
   private readonly motionKernel: MotionKernel | null;
   /**
    * false: motionField's pixel pass in JS (the reference) even where the kernel would run; the
-   * same l2px and tiles either way (motion-simd.test.ts)
+   * same reach and tiles either way (motion-simd.test.ts)
    */
   motionSimd = true;
+  /** which pass computed the last motionField ("none": nothing moved), for tests */
+  lastMotionPass: "kernel" | "js" | "none" = "none";
+  /** the tiles of the last motionField taken from the linear model, for tests */
+  lastLinearTiles = 0;
 
   /** whether motionField's pixel pass can run in the kernel (WebAssembly SIMD there, no lens remap) */
   get motionKernelReady(): boolean {
@@ -210,10 +226,28 @@ export class Rasterizer {
   private objBox = new Float64Array(4);
   /** per slot of the last render: its bounding sphere in the camera frame (x, y, z, r) */
   private objSphere = new Float64Array(4);
-  /** motionField's l2px when it is given no tiles */
-  private ownL2: Float64Array = new Float64Array(0);
-  /** motionField's per-slot transforms in pixel form */
+  /** motionField's per-slot transforms in pixel form (two ends × three rows × four, f64) */
   private motionM = new Float64Array(0);
+  /** motionField's per-slot rows za, ua, va, dz, du, dv (four coefficients each, f32) */
+  private motionMf = new Float32Array(0);
+  /** motionField's per slot: 1 = moving (index `slots`: 0) */
+  private motionFlags = new Uint8Array(1);
+  /** motionField's reach buffer (the kernel's where there is one) and the rectangle last written to it */
+  private readonly reachBuf: Uint16Array;
+  private readonly reachRect = new Int32Array(4);
+  /** motionField's tiles' ready flags: all 1 (the JS pass), the kernel's (a view) */
+  private readyJs = new Uint8Array(0);
+  private readyKernel: Uint8Array | null = null;
+  /** the kernel's last pass: slots, cols, tx0, tx1, ty0, ty1 (for fillReach) */
+  private readonly lastRun = new Int32Array(6);
+  /** motionTiles' scratch: a tile's linear model (tileModel), [8] the linear tiles counted, [9] [10] its 1/z range */
+  private readonly motionLin = new Float64Array(11);
+  /**
+   * motionField's tolerance for the linear model of a tile, px: a tile of one moving surface
+   * whose field a first-order expansion about its centre reproduces within this (a bound on the
+   * expansion's remainder) takes the expansion's values; the others are computed per pixel
+   */
+  motionLinearTolPx = LINEAR_TOL_PX;
 
   /** colour-table slot of the object being drawn, ·256 */
   private slotBase = 0;
@@ -268,6 +302,7 @@ export class Rasterizer {
         : null;
     this.invZ = this.motionKernel ? this.motionKernel.invZ : new Float32Array(this.iw * this.ih);
     this.shade = this.motionKernel ? this.motionKernel.shade : new Uint32Array(this.iw * this.ih);
+    this.reachBuf = this.motionKernel ? this.motionKernel.reach : new Uint16Array(width * height);
     // side planes: u ≥ -0.5, u ≤ W-0.5, v ≥ -0.5, v ≤ H-0.5, as n·X ≥ 0
     const raw = [
       [this.fx, 0, this.cx + 0.5],
@@ -387,10 +422,18 @@ export class Rasterizer {
    * camera now); the background is at infinity (only the rotation acts on it). Slots with
    * `moving[slot]` 0 get 0 without arithmetic. With lens distortion the displacement is the one in
    * the ideal pinhole image at the pixel's source. Writes every pixel of `dx`, `dy` (null: not
-   * wanted; the blur needs only the squared lengths) and, with `tiles`, a summary per tile (the longest displacement, and the one slot drawn in it or −1)
-   * in the same pass. With `ignoreBelowPx` > 0, a slot whose image motion is certainly below it
-   * (a bound from its bounding sphere's motion) is taken as still. Returns the number of pixels of
+   * wanted; the blur needs only the lengths) and, with `tiles`, each pixel's reach and a summary
+   * per tile (the longest displacement, the least reach, and the one slot drawn in it or −1) in
+   * the same pass. With `ignoreBelowPx` > 0, a slot whose image motion is certainly below it (a
+   * bound from its bounding sphere's motion) is taken as still. Returns the number of pixels of
    * moving slots. No allocation after the first call with a slot count.
+   *
+   * Arithmetic (motionTiles below; its kernel, motion-simd.ts, gives the same bits): per slot, the
+   * maps of (u, v, 1, 1/z) to the homogeneous image point at a (za, ua, va) and to its change from
+   * a to b (dz, du, dv), rounded to 32-bit floats; per pixel those six in 32-bit float operations,
+   * the displacement (du·za − ua·dz, dv·za − va·dz) / (za·zb) (the difference of the two
+   * projections without subtracting two image positions: its rounding error is ~1e-6 px, not the
+   * 1e-4 px of ub/zb − ua/za in 32 bits), its length √(dx² + dy²) and reach ⌊64 · length⌋.
    */
   motionField(
     toA: Float64Array,
@@ -408,27 +451,28 @@ export class Rasterizer {
       throw new Error(`motion field buffers must hold ${n} pixels`);
     const slots = moving.length;
     // slots whose image motion is certainly below `ignoreBelowPx` are taken as still
-    if (this.stillSlots.length < slots) this.stillSlots = new Uint8Array(slots);
-    for (let sl = 1; sl < slots; sl++)
-      this.stillSlots[sl] =
-        ignoreBelowPx > 0 && moving[sl] !== 0 && this.motionBound(sl, toA, toB) < ignoreBelowPx ? 1 : 0;
-    this.stillSlots[0] = 0;
-    const stillS = this.stillSlots;
+    if (this.motionFlags.length < slots + 1) this.motionFlags = new Uint8Array(slots + 1);
+    const vf = this.motionFlags;
+    for (let sl = 0; sl < slots; sl++)
+      vf[sl] =
+        moving[sl] !== 0 && !(sl > 0 && ignoreBelowPx > 0 && this.motionBound(sl, toA, toB) < ignoreBelowPx)
+          ? 1
+          : 0;
+    vf[slots] = 0;
     // per moving slot, the transforms as maps of (u, v, 1, 1/z) to (u·Z', v·Z', Z') at a and b:
-    // K · T[0..2] · (K⁻¹ on u, v), so that a pixel costs six 4-term dot products and two divisions
-    if (this.motionM.length < 24 * slots) this.motionM = new Float64Array(24 * slots);
+    // K · T[0..2] · (K⁻¹ on u, v); then the f32 rows za, ua, va at a and dz, du, dv (b − a)
+    if (this.motionM.length < 24 * slots) {
+      this.motionM = new Float64Array(24 * slots);
+      this.motionMf = new Float32Array(24 * slots);
+    }
     const M = this.motionM;
+    const Mf = this.motionMf;
     const fx = this.fx;
     const fy = this.fy;
     const cx = this.cx;
     const cy = this.cy;
     for (let s = 0; s < slots; s++) {
-      if (moving[s] === 0) continue;
-      if (s > 0 && this.stillSlots[s] === 1) {
-        // as good as still: the pixel pass treats it like a slot that does not move
-        M[s * 24 + 8] = Number.NaN;
-        continue;
-      }
+      if (vf[s] === 0) continue;
       for (let e = 0; e < 2; e++) {
         const T = e === 0 ? toA : toB;
         const o = s * 16;
@@ -447,6 +491,14 @@ export class Rasterizer {
           M[row + 2] = M[row + 2]! - (a0 * cx) / fx - (a1 * cy) / fy;
         }
       }
+      // rows of Mf: za, ua, va (a's z, u, v rows), dz, du, dv (b's minus a's)
+      for (let k = 0; k < 3; k++) {
+        const ra = s * 24 + 4 * ((k + 2) % 3);
+        for (let c = 0; c < 4; c++) {
+          Mf[s * 24 + 4 * k + c] = M[ra + c]!;
+          Mf[s * 24 + 4 * (k + 3) + c] = M[ra + 12 + c]! - M[ra + c]!;
+        }
+      }
     }
     // only the rectangle the moving slots can cover (whole tiles; all of it with lens distortion)
     let u0 = ow;
@@ -455,8 +507,7 @@ export class Rasterizer {
     let v1 = 0;
     const B = this.objBox;
     for (let sl = 0; sl < slots; sl++) {
-      if (moving[sl] === 0 || stillS[sl] === 1 || 4 * sl + 3 >= B.length || !(B[4 * sl + 1]! > B[4 * sl]!))
-        continue;
+      if (vf[sl] === 0 || 4 * sl + 3 >= B.length || !(B[4 * sl + 1]! > B[4 * sl]!)) continue;
       u0 = Math.min(u0, B[4 * sl]!);
       u1 = Math.max(u1, B[4 * sl + 1]!);
       v0 = Math.min(v0, B[4 * sl + 2]!);
@@ -470,158 +521,186 @@ export class Rasterizer {
     }
     dx?.fill(0, 0, n);
     dy?.fill(0, 0, n);
-    // l2px is zero outside the rectangle motionField last wrote (its only writer): that one is
-    // cleared below (where the kernel writes every pixel of the new one, only outside it)
-    let l2px = tiles ? tiles.l2px : this.ownL2;
-    let ox0 = 0;
-    let ox1 = 0;
-    let oy0 = 0;
-    let oy1 = 0;
-    if (l2px.length !== n) {
-      l2px = new Float64Array(n);
-      if (tiles) {
-        tiles.l2px = l2px;
-        tiles.rect = [0, 0, 0, 0];
-      } else this.ownL2 = l2px;
-    } else if (tiles) {
-      const old = tiles.rect;
-      ox0 = old[0];
-      ox1 = old[1];
-      oy0 = old[2];
-      oy1 = old[3];
-      old.fill(0);
-    } else l2px.fill(0);
     const ts = tiles ? tiles.size : ow;
     const cols = Math.ceil(ow / ts);
+    const rows = Math.ceil(oh / ts);
+    // this rasterizer's reach buffer (the kernel's, where there is one) is zero outside the
+    // rectangle motionField last wrote into it (its only writer; every pixel inside is written,
+    // or, in a linear tile, by fillReach): that one is cleared where the new one does not cover it
+    const k = this.motionKernel;
+    const old = this.reachRect;
+    const ox0 = old[0]!;
+    const ox1 = old[1]!;
+    const oy0 = old[2]!;
+    const oy1 = old[3]!;
+    old.fill(0);
     if (tiles) {
-      const nt = cols * Math.ceil(oh / ts);
+      tiles.reach = this.reachBuf;
+      tiles.rect.fill(0);
+      tiles.fillReach = null;
+      const nt = cols * rows;
+      if (this.readyJs.length !== nt) {
+        this.readyJs = new Uint8Array(nt).fill(1);
+        this.readyKernel =
+          k !== null && nt <= k.ready.length ? new Uint8Array(k.ready.buffer, k.ready.byteOffset, nt) : null;
+      }
+      tiles.ready = this.readyJs;
       if (tiles.l2.length !== nt) {
         tiles.l2 = new Float32Array(nt);
         tiles.vx = new Float32Array(nt);
         tiles.vy = new Float32Array(nt);
         tiles.slot = new Int32Array(nt);
+        tiles.least = new Int32Array(nt);
       }
-      if (tiles.l2min.length !== nt) tiles.l2min = new Float64Array(nt);
-      tiles.l2min.fill(0);
       tiles.cols = cols;
-      tiles.rows = Math.ceil(oh / ts);
-      tiles.l2.fill(0);
+      tiles.rows = rows;
       // outside the rectangle: no motion, slots not looked at (−1: not known to be one surface)
+      tiles.l2.fill(0);
+      tiles.least.fill(0);
       tiles.slot.fill(-1);
-    }
-    if (!(u1 > u0 && v1 > v0)) {
-      clearOutside(l2px, ow, ox0, ox1, oy0, oy1, 0, 0, 0, 0);
-      return 0;
     }
     const tx0 = Math.max(0, Math.floor((u0 - 1) / ts));
     const tx1 = Math.min(cols, Math.ceil((u1 + 1) / ts));
-    const y0 = Math.max(0, Math.floor((v0 - 1) / ts) * ts);
-    const y1 = Math.min(oh, Math.ceil((v1 + 1) / ts) * ts);
+    const ty0 = Math.max(0, Math.floor((v0 - 1) / ts));
+    const ty1 = Math.min(rows, Math.ceil((v1 + 1) / ts));
+    if (!(u1 > u0 && v1 > v0) || tx1 <= tx0 || ty1 <= ty0) {
+      if (tiles) clearOutside(this.reachBuf, ow, ox0, ox1, oy0, oy1, 0, 0, 0, 0);
+      else keepRect(old, ox0, ox1, oy0, oy1);
+      this.lastMotionPass = "none";
+      this.lastLinearTiles = 0;
+      return 0;
+    }
+    const x0 = tx0 * ts;
+    const x1 = Math.min(ow, tx1 * ts);
+    const y0 = ty0 * ts;
+    const y1 = Math.min(oh, ty1 * ts);
     if (tiles) {
-      for (let y = y0; y < y1; y += ts) {
-        tiles.slot.fill(-2, (y / ts) * cols + tx0, (y / ts) * cols + tx1);
-        tiles.l2min.fill(Number.POSITIVE_INFINITY, (y / ts) * cols + tx0, (y / ts) * cols + tx1);
-      }
+      clearOutside(this.reachBuf, ow, ox0, ox1, oy0, oy1, x0, x1, y0, y1);
+      old[0] = x0;
+      old[1] = x1;
+      old[2] = y0;
+      old[3] = y1;
       const rect = tiles.rect;
-      rect[0] = tx0 * ts;
-      rect[1] = Math.min(ow, tx1 * ts);
+      rect[0] = x0;
+      rect[1] = x1;
       rect[2] = y0;
       rect[3] = y1;
-    }
-    const k = this.motionKernel;
+    } else keepRect(old, ox0, ox1, oy0, oy1);
     if (
       k !== null &&
       this.motionSimd &&
       tiles !== null &&
       dx === null &&
       dy === null &&
+      ts === MOTION_TILE &&
+      ow % 4 === 0 &&
       slots <= MAX_SLOTS &&
+      this.readyKernel !== null &&
       tiles.l2.length <= k.tSlot.length
     ) {
-      clearOutside(l2px, ow, ox0, ox1, oy0, oy1, tx0 * ts, Math.min(ow, tx1 * ts), y0, y1);
-      return this.motionFieldSimd(k, M, moving, tiles, cols, tx0, tx1, y0, y1);
+      this.lastMotionPass = "kernel";
+      return this.motionFieldSimd(k, this.readyKernel, M, Mf, vf, slots, tiles, cols, tx0, tx1, ty0, ty1);
     }
-    // the JS pass writes the pixels of moving slots only: the old rectangle cleared whole
-    clearOutside(l2px, ow, ox0, ox1, oy0, oy1, 0, 0, 0, 0);
-    return motionPixels(
+    this.lastMotionPass = "js";
+    this.motionLin[8] = 0;
+    const count = motionTiles(
       this.invZ,
       this.shade,
       this.remap,
       this.iw,
       ow,
+      oh,
       M,
-      moving,
+      Mf,
+      this.motionLin,
+      this.motionLinearTolPx,
+      vf,
+      slots,
       dx,
       dy,
-      l2px,
+      tiles ? this.reachBuf : null,
       ts,
       cols,
       tx0,
       tx1,
-      y0,
-      y1,
+      ty0,
+      ty1,
       tiles ? tiles.l2 : null,
       tiles ? tiles.vx : null,
       tiles ? tiles.vy : null,
       tiles ? tiles.slot : null,
-      tiles ? tiles.l2min : null,
+      tiles ? tiles.least : null,
     );
+    this.lastLinearTiles = this.motionLin[8]!;
+    return count;
   }
 
-  /** motionPixels' work through the kernel: its inputs into the kernel's memory, its results out */
+  /**
+   * motionTiles' work through the kernel: its inputs into the kernel's memory, its tiles' records
+   * out (the reach stays in the kernel's memory: tiles.reach is a view of it); linear tiles are
+   * not ready until tiles.fillReach writes their reach
+   */
   private motionFieldSimd(
     k: MotionKernel,
+    ready: Uint8Array,
     M: Float64Array,
-    moving: Uint8Array,
+    Mf: Float32Array,
+    vf: Uint8Array,
+    slots: number,
     tiles: MotionTiles,
     cols: number,
     tx0: number,
     tx1: number,
-    y0: number,
-    y1: number,
+    ty0: number,
+    ty1: number,
   ): number {
     const ow = this.width;
-    const ts = tiles.size;
-    const slots = moving.length;
+    const oh = this.height;
     const kM = k.M;
-    for (let j = 0; j < 24 * slots; j++) kM[j] = M[j]!;
-    for (let s = 0; s < slots; s++) k.flags[s] = moving[s] === 0 ? 0 : 1;
-    k.flags[slots] = 0;
-    const ty0 = y0 / ts;
-    const ty1 = Math.ceil(y1 / ts);
-    // the rect's tiles as motionPixels finds them (slot −2: none seen yet; l2 0; least +∞)
-    for (let ty = ty0; ty < ty1; ty++) {
-      k.tSlot.fill(-2, ty * cols + tx0, ty * cols + tx1);
-      k.tL2.fill(0, ty * cols + tx0, ty * cols + tx1);
-      k.tMin.fill(Number.POSITIVE_INFINITY, ty * cols + tx0, ty * cols + tx1);
-    }
-    const count = k.run(slots, ow, ts, cols, tx0, tx1, y0, y1);
-    const x0 = tx0 * ts;
-    const x1 = Math.min(ow, tx1 * ts);
-    const l2px = tiles.l2px;
-    const kl2 = k.l2px;
-    // (one subarray for a rect as wide as the image; else row by row, element-wise: a
-    // subarray per row is an object per row)
-    if (x0 === 0 && x1 === ow) l2px.set(kl2.subarray(y0 * ow, y1 * ow), y0 * ow);
-    else
-      for (let y = y0; y < y1; y++) {
-        const e = y * ow + x1;
-        for (let i = y * ow + x0; i < e; i++) l2px[i] = kl2[i]!;
+    const kM64 = k.M64;
+    for (let j = 0; j < 24 * slots; j++) kM[j] = Mf[j]!;
+    // per end: the u and v rows' coefficients in pairs, then the z row (the kernel's layout)
+    for (let e = 0; e < 24 * slots; e += 12) {
+      for (let c = 0; c < 4; c++) {
+        kM64[e + 2 * c] = M[e + c]!;
+        kM64[e + 2 * c + 1] = M[e + 4 + c]!;
       }
+      for (let c = 8; c < 12; c++) kM64[e + c] = M[e + c]!;
+    }
+    k.lin[0] = this.motionLinearTolPx;
+    for (let s = 0; s <= slots; s++) k.flags[s] = vf[s]!;
+    k.linCount[2] = 0;
+    ready.fill(1);
+    const count = k.run(0, slots, ow, oh, cols, tx0, tx1, ty0, ty1);
+    this.lastLinearTiles = k.linCount[2]!;
+    const run = this.lastRun;
+    run[0] = slots;
+    run[1] = cols;
+    run[2] = tx0;
+    run[3] = tx1;
+    run[4] = ty0;
+    run[5] = ty1;
+    tiles.ready = ready;
+    tiles.fillReach = this.fill;
     for (let ty = ty0; ty < ty1; ty++)
       for (let t = ty * cols + tx0; t < ty * cols + tx1; t++) {
         tiles.slot[t] = k.tSlot[t]!;
-        tiles.l2min[t] = k.tMin[t]!;
-        const l = k.tL2[t]!;
-        tiles.l2[t] = l;
-        // the vector is written where a displacement was (as motionPixels writes it)
-        if (l > 0) {
-          tiles.vx[t] = k.tVx[t]!;
-          tiles.vy[t] = k.tVy[t]!;
-        }
+        tiles.least[t] = k.tLeast[t]!;
+        tiles.l2[t] = k.tL2[t]!;
+        tiles.vx[t] = k.tVx[t]!;
+        tiles.vy[t] = k.tVy[t]!;
       }
     return count;
   }
+
+  /** MotionTiles.fillReach of the kernel's last pass: the reach of the linear tiles marked in `need` */
+  private readonly fill = (need: Uint8Array): void => {
+    const k = this.motionKernel;
+    if (k === null) return;
+    const r = this.lastRun;
+    k.need.set(need);
+    k.run(1, r[0]!, this.width, this.height, r[1]!, r[2]!, r[3]!, r[4]!, r[5]!);
+  };
 
   /** Colour (via the colour table) and depth in one pass, through the lens remap if any. */
   private resolve(target: RenderTarget): void {
@@ -1248,9 +1327,17 @@ function wordView(rgb: Uint8Array): Uint32Array | null {
   return v;
 }
 
+/** r = (x0, x1, y0, y1) (a call without tiles leaves the reach buffer's rectangle as it was) */
+function keepRect(r: Int32Array, x0: number, x1: number, y0: number, y1: number): void {
+  r[0] = x0;
+  r[1] = x1;
+  r[2] = y0;
+  r[3] = y1;
+}
+
 /** zero the pixels of rectangle o (x0, x1, y0, y1; row width ow) that are not in rectangle n */
 function clearOutside(
-  a: Float64Array,
+  a: Uint16Array,
   ow: number,
   ox0: number,
   ox1: number,
@@ -1271,158 +1358,320 @@ function clearOutside(
   }
 }
 
+const fr = Math.fround;
+
+/** the tile size of motionField's linear model, px (MotionTiles of another size: per pixel) */
+const LINEAR_TILE = 8;
+/** Rasterizer.motionLinearTolPx's default */
+export const LINEAR_TOL_PX = 0.01;
+/** motionTiles' scratch: the 8 columns' bases of a linear tile, x then y */
+const linBase = new Float32Array(2 * LINEAR_TILE);
+
 /**
- * motionField's pass over the pixels (a function of its own, every input a local: V8 optimises
- * it far better than the same loop in the method, 1.5 vs 8.5 ms for a frame without motion).
+ * A lower bound of a linear tile's reach (tileModel's lin, its `rows`: half extents hv in v and
+ * hw in 1/z about the centre): |d| ≥ |d(centre)| − Σ (|∂x| + |∂y|) · half-extent, less 1/1024 px for the pixels'
+ * 32-bit rounding, in reach units (floored, 0 … REACH_MAX)
  */
-function motionPixels(
+function leastOf(lin: Float64Array, rows: number): number {
+  const hv = (rows - 1) / 2;
+  const hw = (lin[10]! - lin[9]!) / 2;
+  const m =
+    Math.sqrt(lin[0]! * lin[0]! + lin[1]! * lin[1]!) -
+    ((Math.abs(lin[2]!) + Math.abs(lin[5]!)) * 3.5 +
+      (Math.abs(lin[3]!) + Math.abs(lin[6]!)) * hv +
+      (Math.abs(lin[4]!) + Math.abs(lin[7]!)) * hw) -
+    1 / 1024;
+  return m > 0 ? Math.min(REACH_MAX, Math.floor(m * REACH_PER_PX)) : 0;
+}
+
+/**
+ * The linear model of a tile's field (x0 … x0 + 7, rows y0 … y1 − 1, 1/z in lin[9] … lin[10]) of the
+ * slot whose f64 maps start at M[d] (motionField's M: per end the u, v and z rows over
+ * (u, v, 1, 1/z)), about the tile's centre: into lin the displacement there (x, y) and its
+ * derivatives by u, v, 1/z (x: 2–4, y: 5–7). Returns 1 when the expansion's remainder is within
+ * `tol` px over the tile: for each end and component X = U / Z (U, Z affine), |X''| along a step δ
+ * is 2 |g| |a − X g| / Z² with g = ∇Z·δ, a = ∇U·δ; with G, A their bounds over the tile's box,
+ * Zm = Z(centre) − G and |X| ≤ (|U(centre)| + A) / Zm, the remainder is at most
+ * G (A + |X| G) / Zm²; the four such bounds summed (the displacement's error is at most their sum).
+ * (Divisions as multiplications by 1/Z and 1/Zm: the kernel's order.)
+ * 0: not within `tol`, or a surface that may reach the camera plane (Zm ≤ 0).
+ */
+function tileModel(
+  M: Float64Array,
+  d: number,
+  x0: number,
+  y0: number,
+  y1: number,
+  tol: number,
+  lin: Float64Array,
+): number {
+  const wmin = lin[9]!;
+  const wmax = lin[10]!;
+  const hu = 3.5;
+  const hv = (y1 - y0 - 1) / 2;
+  const hw = (wmax - wmin) / 2;
+  const uc = x0 + hu;
+  const vc = y0 + hv;
+  const wc = (wmin + wmax) / 2;
+  let bound = 0;
+  for (let k = 0; k < 8; k++) lin[k] = 0;
+  for (let e = 0; e < 2; e++) {
+    const b = d + 12 * e;
+    const sign = e === 0 ? -1 : 1;
+    const Z = M[b + 8]! * uc + M[b + 9]! * vc + M[b + 10]! + M[b + 11]! * wc;
+    const G = Math.abs(M[b + 8]!) * hu + Math.abs(M[b + 9]!) * hv + Math.abs(M[b + 11]!) * hw;
+    const Zm = Z - G;
+    if (!(Zm > 0)) return 0;
+    const iZ = 1 / Z;
+    const iZm = 1 / Zm;
+    for (let c = 0; c < 2; c++) {
+      const r = b + 4 * c;
+      const U = M[r]! * uc + M[r + 1]! * vc + M[r + 2]! + M[r + 3]! * wc;
+      const X = U * iZ;
+      const A = Math.abs(M[r]!) * hu + Math.abs(M[r + 1]!) * hv + Math.abs(M[r + 3]!) * hw;
+      bound += G * (A + (Math.abs(U) + A) * iZm * G) * (iZm * iZm);
+      const o = 3 * c;
+      lin[c] = lin[c]! + sign * X;
+      lin[2 + o] = lin[2 + o]! + sign * ((M[r]! - X * M[b + 8]!) * iZ);
+      lin[3 + o] = lin[3 + o]! + sign * ((M[r + 1]! - X * M[b + 9]!) * iZ);
+      lin[4 + o] = lin[4 + o]! + sign * ((M[r + 3]! - X * M[b + 11]!) * iZ);
+    }
+  }
+  return bound <= tol ? 1 : 0;
+}
+
+/**
+ * motionField's pass over the tiles tx0 … tx1 − 1, ty0 … ty1 − 1 of size ts (a function of its
+ * own, every input a local: V8 optimises it far better than the same loop in a method). Every
+ * operation on a pixel is a 32-bit float one (Math.fround after each: the kernel's f32x4 lanes
+ * round the same), see motionField. Per tile: the longest displacement (the first in scan order),
+ * the least reach, the one slot seen (−1: several).
+ */
+function motionTiles(
   iz: Float32Array,
   shade: Uint32Array,
   remap: Int32Array | null,
   W: number,
   ow: number,
+  oh: number,
   M: Float64Array,
-  moving: Uint8Array,
+  Mf: Float32Array,
+  lin: Float64Array,
+  tol: number,
+  vf: Uint8Array,
+  slots: number,
   dx: Float32Array | null,
   dy: Float32Array | null,
-  l2px: Float64Array,
+  reach: Uint16Array | null,
   ts: number,
   cols: number,
   tx0: number,
   tx1: number,
-  y0: number,
-  y1: number,
+  ty0: number,
+  ty1: number,
   tl2: Float32Array | null,
   tvx: Float32Array | null,
   tvy: Float32Array | null,
   tslot: Int32Array | null,
-  tmin: Float64Array | null,
+  tleast: Int32Array | null,
 ): number {
-  const slots = moving.length;
   let cur = -1;
-  let a0 = 0;
-  let a3 = 0;
-  let a4 = 0;
-  let a7 = 0;
-  let a8 = 0;
-  let a11 = 0;
-  let b0 = 0;
-  let b3 = 0;
-  let b4 = 0;
-  let b7 = 0;
-  let b8 = 0;
-  let b11 = 0;
-  const summary = tl2 !== null && tvx !== null && tvy !== null && tslot !== null && tmin !== null;
-  // the v terms of the current slot's rows for the current row (hoisted: per pixel, u and w only)
-  let ra = 0;
-  let rb = 0;
-  let rc = 0;
-  let rd = 0;
-  let re = 0;
-  let rf = 0;
-  let hv = Number.NaN;
-  // the current slot's offset in M (its v-only coefficients are read from M per row, not kept in
-  // locals: fewer live doubles in the loop; ≈ 5 % of a moving wrist frame's field, within noise)
-  let d = 0;
+  let cv = Number.NaN;
+  // the current slot's u and w coefficients and its row terms (v coefficient · v + constant) of
+  // the rows za, ua, va, dz, du, dv
+  let za0 = 0;
+  let za3 = 0;
+  let ua0 = 0;
+  let ua3 = 0;
+  let va0 = 0;
+  let va3 = 0;
+  let dz0 = 0;
+  let dz3 = 0;
+  let du0 = 0;
+  let du3 = 0;
+  let dv0 = 0;
+  let dv3 = 0;
+  let zar = 0;
+  let uar = 0;
+  let var_ = 0;
+  let dzr = 0;
+  let dur = 0;
+  let dvr = 0;
   let count = 0;
-  for (let y = y0; y < y1; y++) {
-    const trow = Math.floor(y / ts) * cols;
+  for (let ty = ty0; ty < ty1; ty++)
     for (let tx = tx0; tx < tx1; tx++) {
       const x0 = tx * ts;
       const x1 = Math.min(ow, x0 + ts);
-      const t = trow + tx;
-      let one = summary ? tslot[t]! : 0;
-      let best = summary ? tl2[t]! : 0;
+      const y0 = ty * ts;
+      const y1 = Math.min(oh, y0 + ts);
+      let one = -2;
+      let best = 0;
       let bx = 0;
       let by = 0;
-      let least = Number.POSITIVE_INFINITY;
-      for (let x = x0; x < x1; x++) {
-        const i = y * ow + x;
-        let src = i;
-        let u = x;
-        let v = y;
-        if (remap !== null) {
-          src = remap[i]!;
-          u = src % W;
-          v = (src - u) / W;
-        }
-        const w = src >= 0 ? iz[src]! : 0;
-        const slot = w > 0 ? shade[src]! >>> 8 : 0;
-        if (one !== slot) one = one === -2 ? slot : -1;
-        if (slot >= slots || moving[slot] === 0) {
-          least = 0;
-          continue;
-        }
-        count++;
-        if (slot !== cur) {
-          // this slot's coefficients in locals (runs of one slot are long; loads cost per pixel)
-          cur = slot;
-          d = slot * 24;
-          a0 = M[d]!;
-          a3 = M[d + 3]!;
-          a4 = M[d + 4]!;
-          a7 = M[d + 7]!;
-          a8 = M[d + 8]!;
-          a11 = M[d + 11]!;
-          b0 = M[d + 12]!;
-          b3 = M[d + 15]!;
-          b4 = M[d + 16]!;
-          b7 = M[d + 19]!;
-          b8 = M[d + 20]!;
-          b11 = M[d + 23]!;
-          hv = Number.NaN;
-        }
-        if (v !== hv) {
-          hv = v;
-          ra = M[d + 1]! * v + M[d + 2]!;
-          rb = M[d + 5]! * v + M[d + 6]!;
-          rc = M[d + 9]! * v + M[d + 10]!;
-          rd = M[d + 13]! * v + M[d + 14]!;
-          re = M[d + 17]! * v + M[d + 18]!;
-          rf = M[d + 21]! * v + M[d + 22]!;
-        }
-        const za = a8 * u + rc + a11 * w;
-        const zb = b8 * u + rf + b11 * w;
-        // behind the camera at one end of the interval: no defined image motion
-        if (!(za > 0 && zb > 0)) {
-          least = 0;
-          continue;
-        }
-        const ua = a0 * u + ra + a3 * w;
-        const va = a4 * u + rb + a7 * w;
-        const ub = b0 * u + rd + b3 * w;
-        const vb = b4 * u + re + b7 * w;
-        // ub/zb − ua/za and likewise for v, with one division instead of four
-        const r = 1 / (za * zb);
-        const ddx = (ub * za - ua * zb) * r;
-        const ddy = (vb * za - va * zb) * r;
-        if (dx !== null && dy !== null) {
-          dx[i] = ddx;
-          dy[i] = ddy;
-        }
-        // the squared length of the stored (32-bit) displacement, as the blur reads it
-        const fdx = Math.fround(ddx);
-        const fdy = Math.fround(ddy);
-        const lp = fdx * fdx + fdy * fdy;
-        l2px[i] = lp;
-        if (lp < least) least = lp;
-        const l2 = ddx * ddx + ddy * ddy;
-        if (l2 > best) {
-          best = l2;
-          bx = ddx;
-          by = ddy;
+      let least = 65535;
+      // a full tile of one moving slot whose linear model is within the tolerance: the model's
+      // values (32-bit float operations: per row and column a base, + the 1/z term)
+      let linear = false;
+      if (remap === null && ts === LINEAR_TILE && x1 - x0 === LINEAR_TILE) {
+        const s = iz[y0 * ow + x0]! > 0 ? shade[y0 * ow + x0]! >>> 8 : 0;
+        let uniform = s < slots && vf[s] === 1;
+        let wmin = Number.POSITIVE_INFINITY;
+        let wmax = Number.NEGATIVE_INFINITY;
+        for (let y = y0; y < y1 && uniform; y++)
+          for (let i = y * ow + x0; i < y * ow + x1; i++) {
+            const w = iz[i]!;
+            if ((w > 0 ? shade[i]! >>> 8 : 0) !== s) uniform = false;
+            if (w < wmin) wmin = w;
+            if (w > wmax) wmax = w;
+          }
+        // (1/z's range through the scratch: doubles passed as arguments per tile are boxed)
+        lin[9] = wmin;
+        lin[10] = wmax;
+        if (uniform && tileModel(M, 24 * s, x0, y0, y1, tol, lin) === 1) {
+          linear = true;
+          one = s;
+          const hv = (y1 - y0 - 1) / 2;
+          const hw = (wmax - wmin) / 2;
+          const wc = (wmin + wmax) / 2;
+          // the tile's summary from the model: its longest displacement at the box's corners in
+          // (u, v, 1/z) (≥ every pixel's), its least reach from a lower bound of the length
+          best = 0;
+          const ax = lin[2]! * 3.5;
+          const bx_ = lin[3]! * hv;
+          const cw = lin[4]! * hw;
+          const ay = lin[5]! * 3.5;
+          const by_ = lin[6]! * hv;
+          const cwy = lin[7]! * hw;
+          for (let k = 0; k < 8; k++) {
+            const cx_ = lin[0]! + (k & 1 ? ax : -ax) + (k & 2 ? bx_ : -bx_) + (k & 4 ? cw : -cw);
+            const cy_ = lin[1]! + (k & 1 ? ay : -ay) + (k & 2 ? by_ : -by_) + (k & 4 ? cwy : -cwy);
+            const l2 = cx_ * cx_ + cy_ * cy_;
+            if (l2 > best) {
+              best = l2;
+              bx = cx_;
+              by = cy_;
+            }
+          }
+          least = leastOf(lin, y1 - y0);
+          const jvx = fr(lin[3]!);
+          const jvy = fr(lin[6]!);
+          const jwx = fr(lin[4]!);
+          const jwy = fr(lin[7]!);
+          const kx = lin[0]! - lin[3]! * hv - lin[4]! * wc;
+          const ky = lin[1]! - lin[6]! * hv - lin[7]! * wc;
+          for (let j = 0; j < LINEAR_TILE; j++) {
+            linBase[j] = fr(kx + lin[2]! * (j - 3.5));
+            linBase[LINEAR_TILE + j] = fr(ky + lin[5]! * (j - 3.5));
+          }
+          for (let y = y0; y < y1; y++) {
+            for (let j = 0; j < LINEAR_TILE; j++) {
+              const i = y * ow + x0 + j;
+              const w = iz[i]!;
+              const ddx = fr(linBase[j]! + fr(jwx * w));
+              const ddy = fr(linBase[LINEAR_TILE + j]! + fr(jwy * w));
+              const l2 = fr(fr(ddx * ddx) + fr(ddy * ddy));
+              if (dx !== null && dy !== null) {
+                dx[i] = ddx;
+                dy[i] = ddy;
+              }
+              if (reach !== null)
+                reach[i] = Math.min(REACH_MAX, Math.floor(fr(Math.sqrt(l2)) * REACH_PER_PX));
+            }
+            for (let j = 0; j < LINEAR_TILE; j++) {
+              linBase[j] = fr(linBase[j]! + jvx);
+              linBase[LINEAR_TILE + j] = fr(linBase[LINEAR_TILE + j]! + jvy);
+            }
+          }
+          count += (y1 - y0) * LINEAR_TILE;
+          lin[8] = lin[8]! + 1;
         }
       }
-      if (summary) {
-        tslot[t] = one;
-        if (least < tmin[t]!) tmin[t] = least;
-        if (best > tl2[t]!) {
-          tl2[t] = best;
-          tvx[t] = bx;
-          tvy[t] = by;
+      for (let y = y0; y < y1 && !linear; y++)
+        for (let x = x0; x < x1; x++) {
+          const i = y * ow + x;
+          let src = i;
+          let u = x;
+          let v = y;
+          if (remap !== null) {
+            src = remap[i]!;
+            u = src % W;
+            v = (src - u) / W;
+          }
+          const w = src >= 0 ? iz[src]! : 0;
+          const slot = w > 0 ? shade[src]! >>> 8 : 0;
+          if (one !== slot) one = one === -2 ? slot : -1;
+          if (slot >= slots || vf[slot] === 0) {
+            least = 0;
+            if (reach !== null) reach[i] = 0;
+            continue;
+          }
+          count++;
+          if (slot !== cur) {
+            cur = slot;
+            const d = 24 * slot;
+            za0 = Mf[d]!;
+            za3 = Mf[d + 3]!;
+            ua0 = Mf[d + 4]!;
+            ua3 = Mf[d + 7]!;
+            va0 = Mf[d + 8]!;
+            va3 = Mf[d + 11]!;
+            dz0 = Mf[d + 12]!;
+            dz3 = Mf[d + 15]!;
+            du0 = Mf[d + 16]!;
+            du3 = Mf[d + 19]!;
+            dv0 = Mf[d + 20]!;
+            dv3 = Mf[d + 23]!;
+            cv = Number.NaN;
+          }
+          if (v !== cv) {
+            cv = v;
+            const d = 24 * slot;
+            zar = fr(fr(Mf[d + 1]! * v) + Mf[d + 2]!);
+            uar = fr(fr(Mf[d + 5]! * v) + Mf[d + 6]!);
+            var_ = fr(fr(Mf[d + 9]! * v) + Mf[d + 10]!);
+            dzr = fr(fr(Mf[d + 13]! * v) + Mf[d + 14]!);
+            dur = fr(fr(Mf[d + 17]! * v) + Mf[d + 18]!);
+            dvr = fr(fr(Mf[d + 21]! * v) + Mf[d + 22]!);
+          }
+          const za = fr(fr(fr(za0 * u) + zar) + fr(za3 * w));
+          const dz = fr(fr(fr(dz0 * u) + dzr) + fr(dz3 * w));
+          const zb = fr(za + dz);
+          let ddx = 0;
+          let ddy = 0;
+          let l2 = 0;
+          let q = 0;
+          // behind the camera at one end of the interval: no defined image motion
+          if (za > 0 && zb > 0) {
+            const ua = fr(fr(fr(ua0 * u) + uar) + fr(ua3 * w));
+            const va = fr(fr(fr(va0 * u) + var_) + fr(va3 * w));
+            const du = fr(fr(fr(du0 * u) + dur) + fr(du3 * w));
+            const dv = fr(fr(fr(dv0 * u) + dvr) + fr(dv3 * w));
+            const r = fr(1 / fr(za * zb));
+            ddx = fr(fr(fr(du * za) - fr(ua * dz)) * r);
+            ddy = fr(fr(fr(dv * za) - fr(va * dz)) * r);
+            l2 = fr(fr(ddx * ddx) + fr(ddy * ddy));
+            q = Math.min(REACH_MAX, Math.floor(fr(Math.sqrt(l2)) * REACH_PER_PX));
+          }
+          if (dx !== null && dy !== null) {
+            dx[i] = ddx;
+            dy[i] = ddy;
+          }
+          if (reach !== null) reach[i] = q;
+          if (q < least) least = q;
+          if (l2 > best) {
+            best = l2;
+            bx = ddx;
+            by = ddy;
+          }
         }
+      if (tl2 !== null && tvx !== null && tvy !== null && tslot !== null && tleast !== null) {
+        const t = ty * cols + tx;
+        tslot[t] = one;
+        tleast[t] = least;
+        tl2[t] = best;
+        tvx[t] = bx;
+        tvy[t] = by;
       }
     }
-  }
   return count;
 }

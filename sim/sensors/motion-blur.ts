@@ -22,8 +22,10 @@
  *   during it has no return (the matcher sees two disparities in its window); inside a moving
  *   surface the depth stays (both imagers see the same smear).
  *
- * The colour gather of a tile whose samples stay inside the image runs in WebAssembly SIMD
- * (gather-simd.ts, 4 pixels a step; `simd` false: JS alone, the same bytes).
+ * Per pixel the passes compare the length of its displacement over the interval (MotionTiles.reach,
+ * in 1/64 px, floored) with each sample's threshold (rounded up to that unit).
+ * Both passes, tile set-up included, run in WebAssembly SIMD (gather-simd.ts, a tile row of 8 px a
+ * step) where the frame's width is a multiple of 8 px; `simd` false: JS alone, the same bytes.
  * Work that cannot change a byte is skipped (`fastPaths`; false: every sample through its tests,
  * the same output): a tile whose samples all count (every pixel they reach moves far enough) is
  * a plain box average; a sample within that guarantee counts untested; a depth tile whose
@@ -35,9 +37,9 @@
  */
 
 import { type Mat4, mat4Mul, mat4RigidInverse } from "../../robots/math.ts";
-import type { MotionTiles } from "../render/rasterizer.ts";
+import { type MotionTiles, REACH_PER_PX } from "../render/rasterizer.ts";
 import type { SceneObject } from "../render/scene.ts";
-import { createGatherKernel, type GatherKernel } from "./gather-simd.ts";
+import { createGatherKernel, type GatherKernel, MAX_SMOOTH } from "./gather-simd.ts";
 
 /** tile edge, px (Rasterizer.motionField summarises the field per tile of this size) */
 export const BLUR_TILE = 8;
@@ -49,10 +51,13 @@ const MAX_LEN = 32;
 const MAX_SAMPLES = 9;
 /** a sample nearer than the pixel by less than this is "the same surface", mm (RGB occlusion test) */
 const BEHIND_MM = 10;
+/** a reach threshold no pixel meets (MotionTiles.reach is at most REACH_MAX = 65534) */
+const NEVER = 65535;
 
 export interface FrameMotion {
   /** Rasterizer.motionField's summary of the frame's image motion over the interval: per pixel
-   * the squared displacement, per tile (BLUR_TILE px) the longest one and the one surface seen */
+   * the length of the displacement (`reach`), per tile (BLUR_TILE px) the longest one and the one
+   * surface seen */
   tiles: MotionTiles;
   /** per colour-table slot: 1 where the object's shading is smooth (untextured), so that a
    * neighbourhood showing only it is unchanged by a box filter and is skipped */
@@ -73,9 +78,11 @@ export class MotionBlur {
   private zHi = new Int32Array(0);
   private zSeen = new Int32Array(0);
   private zFrame = 0;
+  /** a need mask of every tile (MotionTiles.fillReach), for the JS passes */
+  private needAll = new Uint8Array(0);
   /** false: every pixel through the per-sample tests (the skips below give the same bytes; tests) */
   fastPaths = true;
-  /** false: the colour gather in JS alone (the reference), even where the SIMD kernel would run (same bytes; tests) */
+  /** false: the colour gather and depth sweep in JS alone (the reference), even where the SIMD kernel would run (same bytes; tests) */
   simd = true;
   private readonly gather: GatherKernel | null = createGatherKernel();
   /** colour / depth tiles of the last frame through the kernel (the others: JS), for tests */
@@ -84,12 +91,13 @@ export class MotionBlur {
   readonly fastTiles = new Int32Array(2);
   private readonly ox = new Int32Array(MAX_SAMPLES);
   private readonly oy = new Int32Array(MAX_SAMPLES);
-  private readonly thr2 = new Float64Array(MAX_SAMPLES);
+  /** the samples' reach thresholds (MotionTiles.reach units; NEVER: not met) */
+  private readonly thr = new Int32Array(MAX_SAMPLES);
   /** the samples' offsets as pixel index steps (oy · w + ox), for tiles whose samples stay inside */
   private readonly po = new Int32Array(MAX_SAMPLES);
   /** the pass's exposure share, the current tile's smear vector (px), the edge step */
   private readonly sv = new Float64Array(4);
-  /** depth pixels without return from motion (indices), valid up to `holeCount` */
+  /** depth pixels without return from motion (indices, in no particular order), valid up to `holeCount` */
   holes = new Int32Array(0);
   holeCount = 0;
   /** pixels the colour pass visited (tiles with motion and more than one surface), for tests and the bench */
@@ -108,11 +116,135 @@ export class MotionBlur {
     depthScale: number,
     edgeStepMm: number,
   ): boolean {
-    const n = w * h;
     this.holeCount = 0;
     this.visited = 0;
     const tiles = m.tiles;
     if (tiles.size !== BLUR_TILE) throw new Error(`motion tiles must be ${BLUR_TILE} px`);
+    const tw = tiles.cols;
+    const th = tiles.rows;
+    const nt = tw * th;
+    this.fastTiles.fill(0);
+    this.simdTiles.fill(0);
+    const scale = Math.max(rgbScale, depthScale);
+    if (!(scale > 0)) return false;
+    const tL = tiles.l2;
+    let top = 0;
+    for (let t = 0; t < nt; t++) if (tL[t]! > top) top = tL[t]!;
+    // the neighbourhood a tile samples reaches as far as the longest half-smear
+    const reach = Math.min(MAX_LEN, Math.sqrt(top) * scale) / 2;
+    if (2 * reach < BLUR_MIN_PX) return false;
+    const R = Math.ceil(reach / BLUR_TILE);
+    if (this.holes.length !== w * h) this.holes = new Int32Array(w * h);
+    // the kernel takes every tile (8 px wide), integer edge steps below 65536 (a step exceeds
+    // edge iff it exceeds floor(edge)) and up to MAX_SMOOTH colour-table slots; else JS
+    const gk = this.simd ? this.gather : null;
+    if (
+      gk !== null &&
+      w % BLUR_TILE === 0 &&
+      m.smooth.length <= MAX_SMOOTH &&
+      !(depthScale > 0 && !(edgeStepMm >= 0 && edgeStepMm < 65536))
+    )
+      return this.applyKernel(gk, w, h, rgb, m, rgbScale, depthScale, edgeStepMm, R, scale);
+    return this.applyJs(w, h, rgb, m, rgbScale, depthScale, edgeStepMm, R, scale);
+  }
+
+  /** apply's passes in the WebAssembly kernel: the tile set-up and the pixels */
+  private applyKernel(
+    gk: GatherKernel,
+    w: number,
+    h: number,
+    rgb: Uint8Array,
+    m: FrameMotion,
+    rgbScale: number,
+    depthScale: number,
+    edgeStepMm: number,
+    R: number,
+    scale: number,
+  ): boolean {
+    const tiles = m.tiles;
+    const tw = tiles.cols;
+    const th = tiles.rows;
+    const nt = tw * th;
+    gk.layout(w, h, nt);
+    gk.tL2.set(tiles.l2);
+    gk.tVx.set(tiles.vx);
+    gk.tVy.set(tiles.vy);
+    gk.tSlot.set(tiles.slot);
+    gk.tLeast.set(tiles.least);
+    gk.smooth.set(m.smooth);
+    const prm = gk.prm;
+    prm[2] = scale * scale;
+    if (gk.classify(m.smooth.length, tw, th, R) === 0) return false;
+    // only the rows the passes can read: the tile rows with something to do, and as far as a
+    // sample reaches beyond them
+    let t0 = nt;
+    let t1 = -1;
+    const nX = gk.nbx;
+    const nY = gk.nby;
+    for (let t = 0; t < nt; t++)
+      if (nX[t] !== 0 || nY[t] !== 0) {
+        if (t0 === nt) t0 = t;
+        t1 = t;
+      }
+    const r0 = Math.max(0, Math.floor(t0 / tw) * BLUR_TILE - MAX_LEN / 2);
+    const r1 = Math.min(h, (Math.floor(t1 / tw) + 1) * BLUR_TILE + MAX_LEN / 2);
+    gk.stage.set(m.zMm.subarray(r0 * w, r1 * w), r0 * w);
+    gk.padDepth(r0, r1);
+    const fast = this.fastPaths ? 1 : 0;
+    // the records of both passes first: they say which tiles' reach is read (a linear tile of the
+    // field has its reach written only when asked)
+    let colour = 0;
+    let depth = 0;
+    if (rgbScale > 0) {
+      prm[0] = rgbScale;
+      colour = gk.plan(false, fast, tw, th);
+      this.visited = gk.stats[0]!;
+      this.fastTiles[0] = gk.stats[1]!;
+      this.simdTiles[0] = colour;
+    }
+    if (depthScale > 0) {
+      if (fast === 1) gk.zranges(tw, r0 / BLUR_TILE, Math.ceil(r1 / BLUR_TILE));
+      prm[0] = depthScale;
+      prm[1] = edgeStepMm;
+      depth = gk.plan(true, fast, tw, th);
+      this.fastTiles[1] = gk.stats[1]!;
+      this.simdTiles[1] = depth;
+    }
+    if (tiles.fillReach !== null) {
+      gk.need.fill(0);
+      gk.markNeed(false, colour, tw, th);
+      gk.markNeed(true, depth, tw, th);
+      tiles.fillReach(gk.need);
+    }
+    gk.stage.set(tiles.reach.subarray(r0 * w, r1 * w), r0 * w);
+    gk.padReach(r0, r1);
+    if (rgbScale > 0) {
+      gk.out.set(rgb.subarray(3 * r0 * w, 3 * r1 * w), 3 * r0 * w);
+      gk.planes(r0, r1);
+      gk.gatherTiles(colour);
+      rgb.set(gk.out.subarray(3 * r0 * w, 3 * r1 * w), 3 * r0 * w);
+    }
+    if (depthScale > 0) {
+      const found = gk.holesTiles(depth, Math.floor(edgeStepMm));
+      this.holes.set(gk.holes.subarray(0, found));
+      this.holeCount = found;
+    }
+    return true;
+  }
+
+  /** apply's passes in JS (the reference) */
+  private applyJs(
+    w: number,
+    h: number,
+    rgb: Uint8Array,
+    m: FrameMotion,
+    rgbScale: number,
+    depthScale: number,
+    edgeStepMm: number,
+    R: number,
+    scale: number,
+  ): boolean {
+    const tiles = m.tiles;
     const tw = tiles.cols;
     const th = tiles.rows;
     const nt = tw * th;
@@ -127,100 +259,66 @@ export class MotionBlur {
     this.zFrame = this.zFrame === 0x7fffffff ? 1 : this.zFrame + 1;
     if (this.zFrame === 1) this.zSeen.fill(0);
     const fast = this.fastPaths ? 1 : 0;
-    this.fastTiles.fill(0);
-    this.simdTiles.fill(0);
-    const scale = Math.max(rgbScale, depthScale);
-    if (!(scale > 0)) return false;
-    const tL = tiles.l2;
-    let top = 0;
-    for (let t = 0; t < nt; t++) if (tL[t]! > top) top = tL[t]!;
-    // the neighbourhood a tile samples reaches as far as the longest half-smear
-    const reach = Math.min(MAX_LEN, Math.sqrt(top) * scale) / 2;
-    if (2 * reach < BLUR_MIN_PX) return false;
-    const R = Math.ceil(reach / BLUR_TILE);
+    // the reach of every tile (the JS passes do not know which they read)
+    if (tiles.fillReach !== null) {
+      if (this.needAll.length !== nt) this.needAll = new Uint8Array(nt).fill(1);
+      tiles.fillReach(this.needAll);
+    }
     // the passes are module functions with every input an argument or local: as methods of this
     // class (and with doubles passed per tile) V8 deoptimised them repeatedly and boxed numbers
     // (≈ 290 KB of heap per wrist frame)
     if (
-      classify(tL, tiles.vx, tiles.vy, tiles.slot, m.smooth, this.nbX, this.nbY, tw, th, R, scale * scale) ===
-      0
+      classify(
+        tiles.l2,
+        tiles.vx,
+        tiles.vy,
+        tiles.slot,
+        m.smooth,
+        this.nbX,
+        this.nbY,
+        tw,
+        th,
+        R,
+        scale * scale,
+      ) === 0
     )
       return false;
     const z = m.zMm;
     const sv = this.sv;
-    // with the kernel: depth and l2px in its memory (both passes), for colour the source and
-    // the output (the source's copy the tiles are written into, copied back at the end)
-    // (only the rows the passes can read: the tile rows with something to do, and as far as a
-    // sample reaches beyond them)
-    const gk = this.simd ? this.gather : null;
-    let b0 = 0;
-    let b1 = 0;
-    if (gk !== null) {
-      let t0 = nt;
-      let t1 = -1;
-      const nX = this.nbX;
-      const nY = this.nbY;
-      for (let t = 0; t < nt; t++)
-        if (nX[t] !== 0 || nY[t] !== 0) {
-          if (t0 === nt) t0 = t;
-          t1 = t;
-        }
-      b0 = Math.max(0, Math.floor(t0 / tw) * BLUR_TILE - MAX_LEN / 2) * w;
-      b1 = Math.min(h, (Math.floor(t1 / tw) + 1) * BLUR_TILE + MAX_LEN / 2) * w;
-      gk.layout(n);
-      gk.z.set(z.subarray(b0, b1), b0);
-      gk.l2.set(tiles.l2px.subarray(b0, b1), b0);
-    }
     if (rgbScale > 0) {
-      let src: Uint8Array;
-      let out: Uint8Array;
-      if (gk !== null) {
-        const band = rgb.subarray(3 * b0, 3 * b1);
-        gk.src.set(band, 3 * b0);
-        gk.out.set(band, 3 * b0);
-        src = gk.src;
-        out = gk.out;
-      } else {
-        if (this.src.length !== 3 * n) this.src = new Uint8Array(3 * n);
-        this.src.set(rgb);
-        src = this.src;
-        out = rgb;
-      }
+      const n = w * h;
+      if (this.src.length !== 3 * n) this.src = new Uint8Array(3 * n);
+      this.src.set(rgb);
       sv[0] = rgbScale;
       this.visited = rgbPass(
-        gk,
         fast,
         w,
         h,
-        out,
-        src,
-        tiles.l2px,
-        tiles.l2min,
+        rgb,
+        this.src,
+        tiles.reach,
+        tiles.least,
         z,
         this.nbX,
         this.nbY,
         sv,
         this.ox,
         this.oy,
-        this.thr2,
+        this.thr,
         this.po,
         tw,
         th,
         this.fastTiles,
-        this.simdTiles,
       );
-      if (gk !== null) rgb.set(gk.out.subarray(3 * b0, 3 * b1), 3 * b0);
     }
     if (depthScale > 0) {
-      if (this.holes.length !== n) this.holes = new Int32Array(n);
       sv[0] = depthScale;
       sv[3] = edgeStepMm;
       this.holeCount = depthHoles(
-        gk,
         fast,
         w,
         h,
-        tiles.l2px,
+        tiles.reach,
         z,
         this.zLo,
         this.zHi,
@@ -231,13 +329,12 @@ export class MotionBlur {
         sv,
         this.ox,
         this.oy,
-        this.thr2,
+        this.thr,
         this.po,
         tw,
         th,
         this.holes,
         this.fastTiles,
-        this.simdTiles,
       );
     }
     return true;
@@ -296,10 +393,12 @@ function classify(
 
 /**
  * The sample offsets of a tile whose neighbourhood moves by (sv[1], sv[2]) px (clamped to 32
- * px): N odd, evenly over the interval; `thr2` the (distance − ½ px)² a sample's
- * half-displacement must reach. Returns N (1: nothing to do).
+ * px) at an exposure share sv[0]: N odd, evenly over the interval; `thr` the reach (MotionTiles
+ * units, displacement over the whole interval) a pixel needs for its half-smear at this exposure
+ * to cover the sample's distance less ½ px, rounded up. Returns N (1: nothing to do).
  */
-function samplesOf(sv: Float64Array, ox: Int32Array, oy: Int32Array, thr2: Float64Array): number {
+function samplesOf(sv: Float64Array, ox: Int32Array, oy: Int32Array, thr: Int32Array): number {
+  const sc = sv[0]!;
   let vx = sv[1]!;
   let vy = sv[2]!;
   // (Math.hypot would allocate: it is a variadic builtin V8 does not inline)
@@ -317,39 +416,35 @@ function samplesOf(sv: Float64Array, ox: Int32Array, oy: Int32Array, thr2: Float
     // symmetric rounding: the samples either side of the centre mirror each other
     ox[k] = Math.sign(s) * Math.round(Math.abs(s * vx));
     oy[k] = Math.sign(s) * Math.round(Math.abs(s * vy));
+    // half the displacement at this exposure (reach / REACH_PER_PX · sc / 2) must cover t
     const t = Math.max(0, Math.abs(s) * l - 0.5);
-    thr2[k] = t * t;
+    thr[k] = t === 0 ? 0 : Math.min(NEVER, Math.ceil((2 * REACH_PER_PX * t) / sc));
   }
   return ns;
 }
 
 /** the colour gather over every tile with something to do (sv[0]: the exposure's share); returns the pixels visited */
 function rgbPass(
-  gk: GatherKernel | null,
   fast: number,
   w: number,
   h: number,
   rgb: Uint8Array,
   src: Uint8Array,
-  l2: Float64Array,
-  l2min: Float64Array,
+  reach: Uint16Array,
+  least: Int32Array,
   z: Uint16Array,
   nX: Float32Array,
   nY: Float32Array,
   sv: Float64Array,
   ox: Int32Array,
   oy: Int32Array,
-  thr2: Float64Array,
+  thr: Int32Array,
   po: Int32Array,
   tw: number,
   th: number,
   fastTiles: Int32Array,
-  simdTiles: Int32Array,
 ): number {
   const sc = sv[0]!;
-  simdTiles[0] = 0;
-  // (half displacement)² at this exposure = l2 · q2
-  const q2 = (sc * sc) / 4;
   let visited = 0;
   for (let ty = 0; ty < th; ty++)
     for (let tx = 0; tx < tw; tx++) {
@@ -357,7 +452,7 @@ function rgbPass(
       if (nX[tile] === 0 && nY[tile] === 0) continue;
       sv[1] = nX[tile]! * sc;
       sv[2] = nY[tile]! * sc;
-      const ns = samplesOf(sv, ox, oy, thr2);
+      const ns = samplesOf(sv, ox, oy, thr);
       if (ns === 1) continue;
       const inv = 1 / ns;
       const x0 = tx * BLUR_TILE;
@@ -368,28 +463,13 @@ function rgbPass(
       const inside = x0 - lo >= 0 && y0 - lo >= 0 && x1 + lo <= w && y1 + lo <= h;
       for (let k = 0; k < ns; k++) po[k] = oy[k]! * w + ox[k]!;
       visited += (x1 - x0) * (y1 - y0);
-      // every pixel the tile's samples reach moves far enough that every sample counts, in front
-      // or behind (thr2[0] is the largest threshold): the tests cannot fail, a plain box average
-      // (half the least displacement the samples can meet)²: a sample whose threshold is at most
-      // this counts for every pixel of the tile, in front or behind (−1: no such guarantee)
-      const sure = fast === 1 ? leastIn(l2min, tw, th, x0 - lo, x1 - 1 + lo, y0 - lo, y1 - 1 + lo) * q2 : -1;
-      if (gk !== null && inside && ((x1 - x0) & 3) === 0) {
-        // the same gather in the kernel, 4 pixels a step (its src, z, l2px: copies of these)
-        for (let k = 0; k < ns; k++) {
-          gk.po[k] = po[k]!;
-          gk.thr[k] = thr2[k]!;
-        }
-        const box = sure >= thr2[0]!;
-        const prm = gk.prm;
-        prm[0] = sure;
-        prm[1] = q2;
-        prm[2] = inv;
-        gk.tile(w, x0, y0, x1, y1, ns, box ? 1 : 0);
-        if (box) fastTiles[0]!++;
-        simdTiles[0]!++;
-        continue;
-      }
-      if (sure >= thr2[0]!) {
+      // the least reach of the pixels the tile's samples can reach: a sample whose threshold is
+      // at most this counts for every pixel of the tile, in front or behind (−1: no guarantee);
+      // every sample within it (thr[0] is the largest threshold): a plain box average
+      const sure = fast === 1 ? leastIn(least, tw, th, x0 - lo, x1 - 1 + lo, y0 - lo, y1 - 1 + lo) : -1;
+      const box = sure >= thr[0]!;
+      if (box) fastTiles[0]!++;
+      if (box) {
         for (let y = y0; y < y1; y++)
           for (let x = x0; x < x1; x++) {
             let sr = 0;
@@ -413,13 +493,12 @@ function rgbPass(
             rgb[o + 1] = (sg * inv + 0.5) | 0;
             rgb[o + 2] = (sb * inv + 0.5) | 0;
           }
-        fastTiles[0]!++;
         continue;
       }
       for (let y = y0; y < y1; y++)
         for (let x = x0; x < x1; x++) {
           const q = y * w + x;
-          const rq = l2[q]! * q2;
+          const rq = reach[q]!;
           const zq = z[q] === 0 ? 65535 : z[q]!;
           let sr = 0;
           let sg = 0;
@@ -432,13 +511,13 @@ function rgbPass(
               const py = y + oy[k]!;
               p = (py < 0 ? 0 : py >= h ? h - 1 : py) * w + (px < 0 ? 0 : px >= w ? w - 1 : px);
             }
-            const t = thr2[k]!;
+            const t = thr[k]!;
             // within the tile's guarantee it counts; else, behind q: seen at q only where q's
             // surface moved off it; else: where its own path reaches q
             let counts = t <= sure;
             if (!counts) {
               const zp = z[p] === 0 ? 65535 : z[p]!;
-              counts = zp > zq + BEHIND_MM ? rq >= t : l2[p]! * q2 >= t;
+              counts = (zp > zq + BEHIND_MM ? rq : reach[p]!) >= t;
             }
             if (counts) {
               const o = 3 * p;
@@ -456,9 +535,9 @@ function rgbPass(
   return visited;
 }
 
-/** the least of `l2min` over the tiles that hold pixels x0…x1, y0…y1 (clamped to the image) */
+/** the least of `least` over the tiles that hold pixels x0…x1, y0…y1 (clamped to the image) */
 function leastIn(
-  l2min: Float64Array,
+  least: Int32Array,
   tw: number,
   th: number,
   x0: number,
@@ -470,13 +549,13 @@ function leastIn(
   const k1 = Math.min(tw - 1, Math.floor(x1 / BLUR_TILE));
   const j0 = Math.max(0, Math.floor(y0 / BLUR_TILE));
   const j1 = Math.min(th - 1, Math.floor(y1 / BLUR_TILE));
-  let least = Number.POSITIVE_INFINITY;
+  let lo = NEVER;
   for (let j = j0; j <= j1; j++)
     for (let k = k0; k <= k1; k++) {
-      const v = l2min[j * tw + k]!;
-      if (v < least) least = v;
+      const v = least[j * tw + k]!;
+      if (v < lo) lo = v;
     }
-  return least;
+  return lo;
 }
 
 /**
@@ -484,11 +563,10 @@ function leastIn(
  * infrared exposure (sv[0]: its share), into `holes`; returns their number.
  */
 function depthHoles(
-  gk: GatherKernel | null,
   fast: number,
   w: number,
   h: number,
-  l2: Float64Array,
+  reach: Uint16Array,
   z: Uint16Array,
   zLo: Int32Array,
   zHi: Int32Array,
@@ -499,17 +577,14 @@ function depthHoles(
   sv: Float64Array,
   ox: Int32Array,
   oy: Int32Array,
-  thr2: Float64Array,
+  thr: Int32Array,
   po: Int32Array,
   tw: number,
   th: number,
   holes: Int32Array,
   fastTiles: Int32Array,
-  simdTiles: Int32Array,
 ): number {
-  simdTiles[1] = 0;
   const sc = sv[0]!;
-  const q2 = (sc * sc) / 4;
   const edge = sv[3]!;
   let count = 0;
   for (let ty = 0; ty < th; ty++)
@@ -518,7 +593,7 @@ function depthHoles(
       if (nX[tile] === 0 && nY[tile] === 0) continue;
       sv[1] = nX[tile]! * sc;
       sv[2] = nY[tile]! * sc;
-      const ns = samplesOf(sv, ox, oy, thr2);
+      const ns = samplesOf(sv, ox, oy, thr);
       if (ns === 1) continue;
       const x0 = tx * BLUR_TILE;
       const y0 = ty * BLUR_TILE;
@@ -548,24 +623,10 @@ function depthHoles(
           continue;
         }
       }
-      if (gk !== null && inside && ((x1 - x0) & 3) === 0 && edge >= 0 && edge < 65536) {
-        // the same sweep in the kernel, 4 pixels a step; its holes appended in scan order
-        for (let k = 0; k < ns; k++) {
-          gk.po[k] = po[k]!;
-          gk.thr[k] = thr2[k]!;
-        }
-        gk.prm[1] = q2;
-        gk.edge[0] = Math.floor(edge);
-        const found = gk.holesTile(w, x0, y0, x1, y1, ns);
-        const list = gk.holes;
-        for (let k = 0; k < found; k++) holes[count++] = list[k]!;
-        simdTiles[1]!++;
-        continue;
-      }
       for (let y = y0; y < y1; y++)
         for (let x = x0; x < x1; x++) {
           const q = y * w + x;
-          const rq = l2[q]! * q2;
+          const rq = reach[q]!;
           const zq = z[q] === 0 ? 65535 : z[q]!;
           for (let k = 0; k < ns; k++) {
             let p = q + po[k]!;
@@ -579,8 +640,7 @@ function depthHoles(
             if (step <= edge && -step <= edge) continue;
             // another surface crosses q during the exposure: a farther one where q's moved off
             // it, a nearer one where its own path reaches q
-            const t = thr2[k]!;
-            if (step > 0 ? rq >= t : l2[p]! * q2 >= t) {
+            if ((step > 0 ? rq : reach[p]!) >= thr[k]!) {
               holes[count++] = q;
               break;
             }
@@ -643,8 +703,10 @@ export class ExposureMotion {
     vx: new Float32Array(0),
     vy: new Float32Array(0),
     slot: new Int32Array(0),
-    l2px: new Float64Array(0),
-    l2min: new Float64Array(0),
+    reach: new Uint16Array(0),
+    least: new Int32Array(0),
+    ready: new Uint8Array(0),
+    fillReach: null,
     rect: [0, 0, 0, 0],
   };
   private readonly camFromWorld = new Float64Array(16);

@@ -40,6 +40,8 @@ import {
   kernelModule,
   namedLocals,
   OP,
+  PAD_U16_PARAMS,
+  padU16Body,
   S,
 } from "../render/wasm.ts";
 
@@ -371,135 +373,6 @@ const INTERLEAVE_LO = [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23];
 const INTERLEAVE_HI = [8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31];
 
 /**
- * `pad(raw, dst, w, h, pad)`: the w × h u16 image at raw copied to dst with a border of `pad`
- * pixels repeating the edge pixels (realism.ts's padCopy: row copies with memory.copy, the side
- * pixels stored one by one, the border rows copied from the first and last row).
- */
-function padBody(): number[] {
-  const [raw, dst, w, h, pad] = [0, 1, 2, 3, 4];
-  const [y, d, s, k, v, pwb] = [5, 6, 7, 8, 9, 10];
-  const memoryCopy = [0xfc, ...uleb(10), 0, 0];
-  const load16 = [0x2f, 1, 0];
-  const store16 = (offset: number) => [0x3b, 1, ...uleb(offset)];
-  /** for (k = from; k < pad; k++) body */
-  const sides = (from: number, body: number[]) => [
-    ...i32c(from),
-    ...lset(k),
-    OP.block,
-    OP.void,
-    OP.loop,
-    OP.void,
-    ...lget(k),
-    ...lget(pad),
-    OP.i32GeU,
-    OP.brIf,
-    1,
-    ...body,
-    ...inc(k, 1),
-    OP.br,
-    0,
-    OP.end,
-    OP.end,
-  ];
-  const rowAt = (rowExpr: number[]) => [...lget(dst), ...rowExpr, ...lget(pwb), OP.i32Mul, OP.i32Add];
-  return [
-    ...lget(w),
-    ...lget(pad),
-    ...i32c(1),
-    OP.i32Shl,
-    OP.i32Add,
-    ...i32c(1),
-    OP.i32Shl,
-    ...lset(pwb),
-    ...i32c(0),
-    ...lset(y),
-    OP.block,
-    OP.void,
-    OP.loop,
-    OP.void,
-    ...lget(y),
-    ...lget(h),
-    OP.i32GeU,
-    OP.brIf,
-    1,
-    // s = raw + 2·y·w; d = dst + (y + pad)·pwb + 2·pad
-    ...lget(raw),
-    ...lget(y),
-    ...lget(w),
-    OP.i32Mul,
-    ...i32c(1),
-    OP.i32Shl,
-    OP.i32Add,
-    ...lset(s),
-    ...rowAt([...lget(y), ...lget(pad), OP.i32Add]),
-    ...lget(pad),
-    ...i32c(1),
-    OP.i32Shl,
-    OP.i32Add,
-    ...lset(d),
-    ...lget(d),
-    ...lget(s),
-    ...lget(w),
-    ...i32c(1),
-    OP.i32Shl,
-    ...memoryCopy,
-    // left border: d − 2 (k + 1) for k = 0 … pad − 1, the row's first pixel
-    ...lget(s),
-    ...load16,
-    ...lset(v),
-    ...sides(0, [
-      ...lget(d),
-      ...lget(k),
-      ...i32c(1),
-      OP.i32Shl,
-      OP.i32Sub,
-      ...i32c(2),
-      OP.i32Sub,
-      ...lget(v),
-      ...store16(0),
-    ]),
-    // right border: d + 2w + 2k, the row's last pixel
-    ...lget(s),
-    ...lget(w),
-    ...i32c(1),
-    OP.i32Shl,
-    OP.i32Add,
-    ...i32c(2),
-    OP.i32Sub,
-    ...load16,
-    ...lset(v),
-    ...sides(0, [
-      ...lget(d),
-      ...lget(w),
-      ...lget(k),
-      OP.i32Add,
-      ...i32c(1),
-      OP.i32Shl,
-      OP.i32Add,
-      ...lget(v),
-      ...store16(0),
-    ]),
-    ...inc(y, 1),
-    OP.br,
-    0,
-    OP.end,
-    OP.end,
-    // border rows: k above from the first row, pad + h + k below from the last
-    ...sides(0, [
-      ...rowAt(lget(k)),
-      ...rowAt(lget(pad)),
-      ...lget(pwb),
-      ...memoryCopy,
-      ...rowAt([...lget(pad), ...lget(h), OP.i32Add, ...lget(k), OP.i32Add]),
-      ...rowAt([...lget(pad), ...lget(h), OP.i32Add, ...i32c(1), OP.i32Sub]),
-      ...lget(pwb),
-      ...memoryCopy,
-    ]),
-    OP.end,
-  ];
-}
-
-/**
  * `rgb(pp, np, rounds)`: RGB bytes in place at pp, 48 per round (channels 0 1 2 repeating from
  * pp), noise bytes from np: byte q = LUT[channel · 64 K + value · 256 + noise] as in realism.ts's
  * rgbBytes. The LUT indices are built 8 at a time (a byte interleave of noise and pixel bytes);
@@ -573,14 +446,14 @@ function rgbBody(): number[] {
 export function kernelModuleBytes(): Uint8Array {
   const depthType = funcType([...Array(14).fill(I32), F64, F64], []);
   const rgbType = funcType([I32, I32, I32], []);
-  const padType = funcType([I32, I32, I32, I32, I32], []);
+  const padType = funcType(PAD_U16_PARAMS, []);
   return kernelModule(
     [depthType, rgbType, padType],
     [
       { name: "depth", type: 0, body: [...decl, ...depthBody(true)] },
       { name: "depthNoBase", type: 0, body: [...decl, ...depthBody(false)] },
       { name: "rgb", type: 1, body: [...uleb(1), ...uleb(4), V128, ...rgbBody()] },
-      { name: "pad", type: 2, body: [...uleb(1), ...uleb(6), I32, ...padBody()] },
+      { name: "pad", type: 2, body: padU16Body() },
     ],
   );
 }
@@ -675,7 +548,7 @@ export class RealismKernel {
   /** the clean depth image into `src` with its border of `pad` pixels (staged through `out`) */
   padFrom(depth: Uint16Array, w: number, h: number, pad: number): void {
     this.out.set(depth);
-    this.padFn(this.outOffset, this.srcOffset, w, h, pad);
+    this.padFn(this.outOffset, this.srcOffset, w, h, pad, 0, h);
   }
 
   /** use this LUT for the next rgb() calls */
