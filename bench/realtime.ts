@@ -44,7 +44,7 @@
  * rest of the slot) and whether a GC pause of the gateway overlapped it.
  */
 import { parseArgs } from "node:util";
-import { applyRealtimeScheduling, rtPriorityArg } from "../cli/scheduling.ts";
+import { benchScheduling, rtPriorityArg } from "../cli/scheduling.ts";
 import { parseBenchConfig } from "../compose/bench-config.ts";
 import { WebSocket } from "ws";
 import { startGateway } from "../compose/start.ts";
@@ -738,11 +738,7 @@ if (values["agent-child"]) {
 }
 
 const RT = rtPriorityArg(values["rt-priority"]!);
-console.log(
-  RT === "off"
-    ? "scheduling: the normal scheduler (--rt-priority off)"
-    : `scheduling: ${(await applyRealtimeScheduling(RT)).summary}`,
-);
+console.log(`scheduling: ${await benchScheduling(RT)}`);
 
 // the rig first: its child process starts on a quieter machine than after the sim's 10 s of physics
 const which =

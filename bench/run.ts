@@ -1,9 +1,13 @@
 /**
  * `npm run bench`: every benchmark, one after the other in its own process, each printing its
  * figures side by side with its reference. Pass names to run a subset: `npm run bench -- render`.
+ * Every bench process starts as the gateway's launchers start it (cli/scheduling.ts
+ * LATENCY_NODE_ARGS and LATENCY_ENV); run one alone as
+ * `UV_USE_IO_URING=1 node --single-threaded-gc --import tsx bench/X.ts` for the same figures.
  */
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { LATENCY_ENV, LATENCY_NODE_ARGS } from "../cli/scheduling.ts";
 
 const BENCHES: Record<string, { file: string; args?: string[] }> = {
   gateway: { file: "gateway-overhead.ts", args: ["1000"] },
@@ -40,7 +44,11 @@ for (const [name, b] of Object.entries(BENCHES)) {
   if (only.length && !only.includes(name)) continue;
   const path = fileURLToPath(new URL(b.file, import.meta.url));
   console.log(`\n=== ${name} (bench/${b.file}) ===`);
-  const r = spawnSync(process.execPath, ["--import", "tsx", path, ...(b.args ?? [])], { stdio: "inherit" });
+  // each bench process runs as the gateway's launchers start it (bin/robot-gateway.mjs)
+  const r = spawnSync(process.execPath, [...LATENCY_NODE_ARGS, "--import", "tsx", path, ...(b.args ?? [])], {
+    stdio: "inherit",
+    env: { ...process.env, ...LATENCY_ENV },
+  });
   if (r.status !== 0) {
     failed++;
     console.log(`(bench ${name} exited with ${r.status ?? r.signal})`);

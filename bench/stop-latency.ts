@@ -56,6 +56,9 @@
  * socat relays of the pty pairs stand in for the kernel's tty path of a USB serial adapter, which
  * preempts every user thread: with a real-time gateway they run at SCHED_FIFO N + 1. The rig
  * (the robot's own computer) and the client (agent, operator) run under the normal scheduler.
+ * Run it as the launchers start a gateway (`npm run bench -- stop-latency` does:
+ * `UV_USE_IO_URING=1 node --single-threaded-gc --import tsx bench/stop-latency.ts`); the
+ * scheduling line says when a setting is missing.
  *
  * Priority: `nice` orders processes only inside one autogroup (Linux, sched_autogroup_enabled=1:
  * one per session), so on a machine shared with other sessions `nice -n -15` alone does not
@@ -84,7 +87,13 @@ import { closeSync, fstat, openSync, readFileSync, readSync } from "node:fs";
 import { cpus, getPriority as osPriority, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { type TestGateway, testGateway } from "../compose/testing.ts";
-import { applyRealtimeScheduling, rtPriorityArg } from "../cli/scheduling.ts";
+import {
+  applyRealtimeScheduling,
+  benchScheduling,
+  LATENCY_ENV,
+  LATENCY_NODE_ARGS,
+  rtPriorityArg,
+} from "../cli/scheduling.ts";
 import { FakeFirmata } from "../drivers/firmata/fake-firmata.ts";
 import type { SerialPort } from "serialport";
 import { FakeBuzzbox } from "../drivers/serial/fake-buzzbox.ts";
@@ -1199,8 +1208,10 @@ async function signalRows(): Promise<void> {
       String(RT),
       ...(WARM_SIGNAL ? ["--signal-warm"] : []),
     ];
-    const child = spawn(process.execPath, childArgs, {
+    // started as serve's launcher starts it (its node options and environment)
+    const child = spawn(process.execPath, [...LATENCY_NODE_ARGS, ...childArgs], {
       stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ...LATENCY_ENV },
     });
     let out = "";
     let sent: bigint | undefined;
@@ -1549,9 +1560,7 @@ if (args.includes("--signal-child")) {
     `stop latency per source, ${SAMPLES} samples each (watchdog and signal at most ${CAPPED}, firmata-hang 20); ${cpus().length} CPUs, load ${loadavg()[0]!.toFixed(2)}; ${autogroup}, nice ${osPriority()}`,
   );
   console.log(
-    RT === "off"
-      ? "scheduling: the normal scheduler (--rt-priority off)"
-      : `scheduling: ${(await applyRealtimeScheduling(RT)).summary}; socat relays at SCHED_FIFO ${RT + 1}`,
+    `scheduling: ${await benchScheduling(RT)}${RT === "off" ? "" : `; socat relays at SCHED_FIFO ${RT + 1}`}`,
   );
   // how long this process's event loop was kept from running (the floor under every stop)
   const loop = monitorEventLoopDelay({ resolution: 1 });

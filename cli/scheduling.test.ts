@@ -8,14 +8,14 @@
  * (RLIMIT_RTPRIO 0).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { BenchConfigError, parseBenchConfig } from "../compose/bench-config.ts";
 import { waitFor } from "../test-support/wait.ts";
-import { readThreadScheduling } from "./scheduling.ts";
+import { LATENCY_ENV, LATENCY_NODE_ARGS, readThreadScheduling } from "./scheduling.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** run a command without CAP_SYS_NICE and with an rtprio limit of 0 */
@@ -42,19 +42,15 @@ function benchFile(extra: object): string {
   return file;
 }
 
-/** `serve` in a child process (optionally under a wrapper command); its output and exit */
-function serveChild(args: string[], wrapper: string[] = []) {
-  const cmd = [
-    ...wrapper,
-    process.execPath,
-    "--import",
-    "tsx",
-    "cli/main.ts",
-    "serve",
-    "--port",
-    "0",
-    ...args,
-  ];
+/**
+ * `serve` in a child process (optionally under a wrapper command; `launcher`: through
+ * bin/robot-gateway.mjs as installed, else node --import tsx cli/main.ts); its output and exit
+ */
+function serveChild(args: string[], wrapper: string[] = [], launcher = false) {
+  const node = launcher
+    ? [join(ROOT, "bin", "robot-gateway.mjs")]
+    : [process.execPath, "--import", "tsx", "cli/main.ts"];
+  const cmd = [...wrapper, ...node, "serve", "--port", "0", ...args];
   const proc = spawn(cmd[0]!, cmd.slice(1), { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
   children.push(proc);
   let out = "";
@@ -67,9 +63,11 @@ function serveChild(args: string[], wrapper: string[] = []) {
 
 describe("real-time scheduling (SCHED_FIFO)", () => {
   it("serve: the bench file's rtPriority for the event loop, one below for every other thread", async () => {
-    const s = serveChild(["--bench", benchFile({ scheduling: { rtPriority: 40 } })]);
+    const s = serveChild(["--bench", benchFile({ scheduling: { rtPriority: 40 } })], [], true);
     await waitFor(() => s.out().includes("ROBOT_GATEWAY_URL="), "serve's URL line", 60_000);
     expect(s.err()).toMatch(/SCHED_FIFO 40 for the event loop, 39 for \d+ of \d+ other threads/);
+    // started by the launcher: GC on the loop thread, file I/O through io_uring
+    expect(s.err()).toMatch(/GC on the loop thread, file I\/O through io_uring/);
     const threads = readThreadScheduling(s.proc.pid);
     const main = threads.find((t) => t.tid === s.proc.pid);
     expect(main).toMatchObject({ policy: "fifo", rtPriority: 40 });
@@ -80,6 +78,21 @@ describe("real-time scheduling (SCHED_FIFO)", () => {
     for (const t of others) expect(t.policy, `thread ${t.tid} ${t.name}`).toBe("fifo");
     expect(others.filter((t) => t.rtPriority === 39).length).toBeGreaterThan(3);
     expect(others.every((t) => t.rtPriority === 39 || t.rtPriority === 40)).toBe(true);
+  }, 90_000);
+
+  it("the launchers (bin shebang, npm start) pass the latency settings; a process without them says so", () => {
+    const shebang = readFileSync(join(ROOT, "bin", "robot-gateway.mjs"), "utf8").split("\n")[0]!;
+    const start = (
+      JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } }
+    ).scripts.start;
+    for (const line of [shebang, start]) {
+      for (const a of LATENCY_NODE_ARGS) expect(line).toContain(` ${a} `.trimEnd());
+      for (const [k, v] of Object.entries(LATENCY_ENV)) expect(line).toContain(`${k}=${v} `);
+    }
+    const s = serveChild(["--bench", benchFile({ scheduling: { rtPriority: 40 } })]);
+    return waitFor(() => s.out().includes("ROBOT_GATEWAY_URL="), "serve's URL line", 60_000).then(() =>
+      expect(s.err()).toMatch(/started without node --single-threaded-gc and UV_USE_IO_URING=1/),
+    );
   }, 90_000);
 
   it("a process started by a real-time gateway runs under the normal scheduler (reset on fork)", () => {

@@ -23,6 +23,16 @@
  * real-time gateway cannot lock the machine. Memory is not locked (Node has no mlockall); a
  * page fault can still stall the loop.
  *
+ * Two more settings keep the event loop from waiting on other threads, whatever the scheduling
+ * (CPU profiles of the main thread's off-CPU time while a stop was pending, `perf record -e
+ * sched:sched_switch --call-graph dwarf`, docs/decisions.md "Real-time scheduling"): V8's
+ * `--single-threaded-gc` (a scavenge no longer joins helper threads, which may not get a CPU at
+ * once) and libuv's io_uring for file operations (`UV_USE_IO_URING=1`: the recorder's writes and
+ * fdatasyncs without the threadpool's mutex and condition variable, on which the loop blocked when
+ * a pool thread was not running). Both must be set when node starts: the launchers
+ * (bin/robot-gateway.mjs, `npm start`) set them (LATENCY_NODE_ARGS, LATENCY_ENV), and
+ * `latencySettings()` says whether this process has them.
+ *
  * The priorities are set with util-linux's `chrt` (Node has no sched_setscheduler) and read back
  * from /proc. Setting them needs CAP_SYS_NICE or an RLIMIT_RTPRIO of at least the priority (the
  * `rtprio` line of /etc/security/limits.conf, as ros2_control's docs describe). A bench that asks
@@ -34,6 +44,19 @@ import { InvalidArgumentError } from "commander";
 import { readdirSync, readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { CodedError } from "../seam/errors.ts";
+
+/** node options the gateway's launchers pass (bin/robot-gateway.mjs's shebang, package.json's start) */
+export const LATENCY_NODE_ARGS = ["--single-threaded-gc"] as const;
+/** environment the launchers set: libuv's file operations through io_uring (Linux) */
+export const LATENCY_ENV = { UV_USE_IO_URING: "1" } as const;
+
+/** Which of the launchers' latency settings this process runs with. */
+export function latencySettings(): { singleThreadedGc: boolean; ioUring: boolean } {
+  return {
+    singleThreadedGc: process.execArgv.includes("--single-threaded-gc"),
+    ioUring: process.env["UV_USE_IO_URING"] === "1",
+  };
+}
 
 /** Linux scheduling policies by number (sched.h), as /proc/<pid>/stat reports them. */
 const POLICY = ["other", "fifo", "rr", "batch", "iso", "idle", "deadline"] as const;
@@ -135,12 +158,20 @@ export async function applyRealtimeScheduling(
   }
   const helpers = threads.filter((t) => t.tid !== process.pid);
   const fifoHelpers = helpers.filter((t) => t.policy === "fifo").length;
+  const l = latencySettings();
+  const missing = [
+    ...(l.singleThreadedGc ? [] : ["node --single-threaded-gc"]),
+    ...(l.ioUring ? [] : ["UV_USE_IO_URING=1"]),
+  ];
   return {
     rtPriority: priority,
     threads,
     summary:
       `SCHED_FIFO ${priority} for the event loop, ${priority - 1} for ${fifoHelpers} of ${helpers.length} ` +
-      "other threads; processes it starts run under the normal scheduler",
+      "other threads; processes it starts run under the normal scheduler" +
+      (missing.length
+        ? `; started without ${missing.join(" and ")} (the launchers set them): the loop can wait on helper threads`
+        : "; GC on the loop thread, file I/O through io_uring"),
   };
 }
 
@@ -171,4 +202,17 @@ export async function applyBenchScheduling(
   const priority = override ?? scheduling.rtPriority;
   if (priority === undefined || priority === "off") return undefined;
   return applyRealtimeScheduling(priority);
+}
+
+/**
+ * For benches: apply `--rt-priority` to this process (a number) or leave the normal scheduler
+ * ("off"), and say what the process runs with, in one line.
+ */
+export async function benchScheduling(rt: RtPriorityOverride): Promise<string> {
+  if (rt !== "off") return (await applyRealtimeScheduling(rt)).summary;
+  const l = latencySettings();
+  return (
+    `the normal scheduler (--rt-priority off); GC ${l.singleThreadedGc ? "on the loop thread" : "with helper threads"}, ` +
+    `file I/O ${l.ioUring ? "through io_uring" : "through libuv's threadpool"}`
+  );
 }
