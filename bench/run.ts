@@ -2,12 +2,12 @@
  * `npm run bench`: every benchmark, one after the other in its own process, each printing its
  * figures side by side with its reference. Pass names to run a subset: `npm run bench -- render`.
  * Every bench process starts as the gateway's launchers start it (cli/scheduling.ts
- * LATENCY_NODE_ARGS and LATENCY_ENV); run one alone as
- * `UV_USE_IO_URING=1 node --single-threaded-gc --import tsx bench/X.ts` for the same figures.
+ * LATENCY_NODE_ARGS); run one alone as `node --single-threaded-gc --import tsx bench/X.ts` for the
+ * same figures.
  */
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { LATENCY_ENV, LATENCY_NODE_ARGS } from "../cli/scheduling.ts";
+import { LATENCY_NODE_ARGS } from "../cli/scheduling.ts";
 
 const BENCHES: Record<string, { file: string; args?: string[] }> = {
   gateway: { file: "gateway-overhead.ts", args: ["1000"] },
@@ -47,7 +47,6 @@ for (const [name, b] of Object.entries(BENCHES)) {
   // each bench process runs as the gateway's launchers start it (bin/robot-gateway.mjs)
   const r = spawnSync(process.execPath, [...LATENCY_NODE_ARGS, "--import", "tsx", path, ...(b.args ?? [])], {
     stdio: "inherit",
-    env: { ...process.env, ...LATENCY_ENV },
   });
   if (r.status !== 0) {
     failed++;

@@ -57,8 +57,8 @@
  * preempts every user thread: with a real-time gateway they run at SCHED_FIFO N + 1. The rig
  * (the robot's own computer) and the client (agent, operator) run under the normal scheduler.
  * Run it as the launchers start a gateway (`npm run bench -- stop-latency` does:
- * `UV_USE_IO_URING=1 node --single-threaded-gc --import tsx bench/stop-latency.ts`); the
- * scheduling line says when a setting is missing.
+ * `node --single-threaded-gc --import tsx bench/stop-latency.ts`); the scheduling line says when
+ * it is missing.
  *
  * Priority: `nice` orders processes only inside one autogroup (Linux, sched_autogroup_enabled=1:
  * one per session), so on a machine shared with other sessions `nice -n -15` alone does not
@@ -90,7 +90,6 @@ import { type TestGateway, testGateway } from "../compose/testing.ts";
 import {
   applyRealtimeScheduling,
   benchScheduling,
-  LATENCY_ENV,
   LATENCY_NODE_ARGS,
   rtPriorityArg,
 } from "../cli/scheduling.ts";
@@ -1208,10 +1207,9 @@ async function signalRows(): Promise<void> {
       String(RT),
       ...(WARM_SIGNAL ? ["--signal-warm"] : []),
     ];
-    // started as serve's launcher starts it (its node options and environment)
+    // started as serve's launcher starts it (its node options)
     const child = spawn(process.execPath, [...LATENCY_NODE_ARGS, ...childArgs], {
       stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, ...LATENCY_ENV },
     });
     let out = "";
     let sent: bigint | undefined;

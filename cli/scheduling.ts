@@ -23,15 +23,17 @@
  * real-time gateway cannot lock the machine. Memory is not locked (Node has no mlockall); a
  * page fault can still stall the loop.
  *
- * Two more settings keep the event loop from waiting on other threads, whatever the scheduling
- * (CPU profiles of the main thread's off-CPU time while a stop was pending, `perf record -e
- * sched:sched_switch --call-graph dwarf`, docs/decisions.md "Real-time scheduling"): V8's
- * `--single-threaded-gc` (a scavenge no longer joins helper threads, which may not get a CPU at
- * once) and libuv's io_uring for file operations (`UV_USE_IO_URING=1`: the recorder's writes and
- * fdatasyncs without the threadpool's mutex and condition variable, on which the loop blocked when
- * a pool thread was not running). Both must be set when node starts: the launchers
- * (bin/robot-gateway.mjs, `npm start`) set them (LATENCY_NODE_ARGS, LATENCY_ENV), and
- * `latencySettings()` says whether this process has them.
+ * One more setting keeps the event loop from waiting on other threads, whatever the scheduling:
+ * V8's `--single-threaded-gc`. User stacks of the main thread's off-CPU time while a stop was
+ * pending (`perf record -e sched:sched_switch --call-graph dwarf`, docs/decisions.md "Real-time
+ * scheduling") showed a scavenge joining its helper threads for up to 14 ms (a helper that had
+ * not got a CPU yet) and handing them tasks (glibc's condition variable waits for an earlier-woken
+ * waiter); on the loop thread alone a scavenge is its own work, and no slower on two cores
+ * (bench/gateway-overhead.ts). It must be set when node starts: the launchers
+ * (bin/robot-gateway.mjs, `npm start`) pass it (LATENCY_NODE_ARGS) and `latencySettings()` says
+ * whether this process has it. Not used: libuv's io_uring for file operations (UV_USE_IO_URING=1
+ * removed the threadpool's mutex waits, but libuv's ring polls its submission queue from a kernel
+ * thread that spun 36 s of CPU in a 4-minute bench run — a core a robot PC's agent needs).
  *
  * The priorities are set with util-linux's `chrt` (Node has no sched_setscheduler) and read back
  * from /proc. Setting them needs CAP_SYS_NICE or an RLIMIT_RTPRIO of at least the priority (the
@@ -47,15 +49,10 @@ import { CodedError } from "../seam/errors.ts";
 
 /** node options the gateway's launchers pass (bin/robot-gateway.mjs's shebang, package.json's start) */
 export const LATENCY_NODE_ARGS = ["--single-threaded-gc"] as const;
-/** environment the launchers set: libuv's file operations through io_uring (Linux) */
-export const LATENCY_ENV = { UV_USE_IO_URING: "1" } as const;
 
-/** Which of the launchers' latency settings this process runs with. */
-export function latencySettings(): { singleThreadedGc: boolean; ioUring: boolean } {
-  return {
-    singleThreadedGc: process.execArgv.includes("--single-threaded-gc"),
-    ioUring: process.env["UV_USE_IO_URING"] === "1",
-  };
+/** Whether this process runs with the launchers' latency setting. */
+export function latencySettings(): { singleThreadedGc: boolean } {
+  return { singleThreadedGc: process.execArgv.includes("--single-threaded-gc") };
 }
 
 /** Linux scheduling policies by number (sched.h), as /proc/<pid>/stat reports them. */
@@ -158,11 +155,7 @@ export async function applyRealtimeScheduling(
   }
   const helpers = threads.filter((t) => t.tid !== process.pid);
   const fifoHelpers = helpers.filter((t) => t.policy === "fifo").length;
-  const l = latencySettings();
-  const missing = [
-    ...(l.singleThreadedGc ? [] : ["node --single-threaded-gc"]),
-    ...(l.ioUring ? [] : ["UV_USE_IO_URING=1"]),
-  ];
+  const missing = latencySettings().singleThreadedGc ? [] : ["node --single-threaded-gc"];
   return {
     rtPriority: priority,
     threads,
@@ -170,8 +163,8 @@ export async function applyRealtimeScheduling(
       `SCHED_FIFO ${priority} for the event loop, ${priority - 1} for ${fifoHelpers} of ${helpers.length} ` +
       "other threads; processes it starts run under the normal scheduler" +
       (missing.length
-        ? `; started without ${missing.join(" and ")} (the launchers set them): the loop can wait on helper threads`
-        : "; GC on the loop thread, file I/O through io_uring"),
+        ? `; started without ${missing.join(" and ")} (the launchers pass it): a scavenge waits for helper threads`
+        : "; GC on the loop thread"),
   };
 }
 
@@ -210,9 +203,5 @@ export async function applyBenchScheduling(
  */
 export async function benchScheduling(rt: RtPriorityOverride): Promise<string> {
   if (rt !== "off") return (await applyRealtimeScheduling(rt)).summary;
-  const l = latencySettings();
-  return (
-    `the normal scheduler (--rt-priority off); GC ${l.singleThreadedGc ? "on the loop thread" : "with helper threads"}, ` +
-    `file I/O ${l.ioUring ? "through io_uring" : "through libuv's threadpool"}`
-  );
+  return `the normal scheduler (--rt-priority off); GC ${latencySettings().singleThreadedGc ? "on the loop thread" : "with helper threads"}`;
 }
