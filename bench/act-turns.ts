@@ -29,6 +29,7 @@
  *   setsid sh -c 'echo -15 > /proc/self/autogroup; exec nice -n -15 node --import tsx bench/act-turns.ts'
  */
 import { spawn } from "node:child_process";
+import { pct } from "./stats.ts";
 import { openSync, readSync } from "node:fs";
 import { loadavg } from "node:os";
 import { PerformanceObserver } from "node:perf_hooks";
@@ -243,12 +244,8 @@ for (const { gaps, actAt, bodyParse, motionAt, goalSentAt } of acts) {
   }
 }
 
-const pct = (xs: number[], f: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil(f * s.length) - 1)]!;
-};
 const q = (xs: number[]) =>
-  `p50 ${pct(xs, 0.5).toFixed(3)}  p90 ${pct(xs, 0.9).toFixed(3)}  p99 ${pct(xs, 0.99).toFixed(3)}  max ${pct(xs, 1).toFixed(3)}`;
+  `p50 ${pct(xs, 50).toFixed(3)}  p90 ${pct(xs, 90).toFixed(3)}  p99 ${pct(xs, 99).toFixed(3)}  max ${pct(xs, 100).toFixed(3)}`;
 gcObs.disconnect();
 console.log(
   `act turns: ${ACTS} acts of ${ROWS} tool poses on the ${BACKEND === "rig" ? "real backend over rosbridge (rig child)" : "sim"} (first act left out: cold code); load ${loadavg()[0]!.toFixed(2)}; target ≤ 0.5 ms per turn`,

@@ -2,11 +2,15 @@
 import type { SerialTransport, TransportOpener } from "../drivers/serial/transport.ts";
 
 /**
- * The p-th percentile (0 < p ≤ 100) of a sample, nearest-rank on a sorted copy; NaN when empty.
+ * The p-th percentile (0 < p ≤ 100) of a sample, nearest rank on a sorted copy: the value of rank
+ * ⌈p/100 · n⌉ (of 100 samples, p99 is the 99th: the second largest; p100 the largest); NaN when
+ * empty. (Until round 7 it took rank ⌊p/100 · n⌋ + 1, one rank too high whenever p/100 · n is a
+ * whole number: of 100 samples its p99 was the largest.)
  */
 export function pct(xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
+  const rank = Math.ceil((p / 100) * s.length - 1e-9);
+  return s[Math.min(s.length - 1, Math.max(0, rank - 1))] ?? Number.NaN;
 }
 
 /**

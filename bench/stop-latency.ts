@@ -66,8 +66,8 @@
  *   setsid sh -c 'echo -15 > /proc/self/autogroup; exec nice -n -15 node --import tsx bench/stop-latency.ts --samples 200'
  * The bench prints its autogroup line.
  *
- * Figures: p50 / p90 / p99 / max per source (nearest rank: with N ≤ 100 samples p99 IS the max;
- * `--samples 200` makes it the second largest). Every sample is attributed, stage by stage:
+ * Figures: p50 / p90 / p99 / max per source (nearest rank, bench/stats.ts: of 100 samples p99 is
+ * the second largest, of 200 the third). Every sample is attributed, stage by stage:
  * event → the gateway got it ("recv": the gateway's SerialPort `data` event for a contact, the
  * e-stop call for an e-stop, the signal handler for a signal) → backend.stop() called ("stop") →
  * the backend's stop settled ("confirmed": the goal's end on the rig). For contacts the board's
