@@ -48,7 +48,7 @@ import { benchScheduling, rtPriorityArg } from "../cli/scheduling.ts";
 import { parseBenchConfig } from "../compose/bench-config.ts";
 import { WebSocket } from "ws";
 import { startGateway } from "../compose/start.ts";
-import { pct } from "./stats.ts";
+import { machineWakeReference, pct } from "./stats.ts";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -748,11 +748,17 @@ const AGENT_WHERE =
     ? "agent IN the gateway's process: its work and GC share the loop"
     : "agent in its own process";
 const rows: Row[] = [];
+// the machine's own wake-up latency over the run: the reference beside the figures
+const machine = machineWakeReference();
 for (const b of which) rows.push(await runBench(b));
+const machineLine = machine
+  ? await machine.stop()
+  : "machine reference: unavailable (cyclictest: apt-get install rt-tests)";
 
 console.log(
   "reference (issue 14 targets): 0 late steps per 10,000 on an idle machine; splice p99 ≤ 2 periods (WebSocket)",
 );
+console.log(machineLine);
 for (const { bench, st, periodS, http, ws, ended, diag } of rows) {
   if (ended) console.log(`[${bench}] the episode ended early (${ended})`);
   const per10k =

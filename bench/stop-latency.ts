@@ -66,6 +66,10 @@
  *   setsid sh -c 'echo -15 > /proc/self/autogroup; exec nice -n -15 node --import tsx bench/stop-latency.ts --samples 200'
  * The bench prints its autogroup line.
  *
+ * Reference: the machine's own wake-up latency over the same run (bench/stats.ts
+ * machineWakeReference: cyclictest, a SCHED_FIFO 80 thread per CPU woken every 1 ms; Debian
+ * rt-tests, installed by `npm run setup`), the floor under any stop latency a process shows here.
+ *
  * Figures: p50 / p90 / p99 / max per source (nearest rank, bench/stats.ts: of 100 samples p99 is
  * the second largest, of 200 the third). Every sample is attributed, stage by stage:
  * event → the gateway got it ("recv": the gateway's SerialPort `data` event for a contact, the
@@ -104,7 +108,7 @@ import { FR3 } from "../robots/franka/models.ts";
 import type { Backend, ExecuteOptions, JointTrajectory, SensorEvent } from "../seam/types.ts";
 import { api } from "../test-support/api.ts";
 import { sleep } from "../test-support/wait.ts";
-import { pct } from "./stats.ts";
+import { machineWakeReference, pct } from "./stats.ts";
 import { type RigChild, startRigChild } from "./rig-child.ts";
 import { minJerkToolRows } from "./tool-rows.ts";
 
@@ -1560,6 +1564,8 @@ if (args.includes("--signal-child")) {
   console.log(
     `scheduling: ${await benchScheduling(RT)}${RT === "off" ? "" : `; socat relays at SCHED_FIFO ${RT + 1}`}`,
   );
+  // the machine's own wake-up latency over the run: the reference beside the figures
+  const machine = machineWakeReference();
   // how long this process's event loop was kept from running (the floor under every stop)
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
@@ -1635,6 +1641,9 @@ if (args.includes("--signal-child")) {
       `  ${x.ms.toFixed(1)} ms during "${x.phase}": main thread on CPU ${x.cpuMs.toFixed(1)}, run queue ${x.runqMs.toFixed(1)}, asleep ${(x.ms - x.cpuMs - x.runqMs).toFixed(1)}${gc.ms ? `; GC ${gc.ms.toFixed(1)} ms (${gc.kinds})` : ""}`,
     );
   }
+  console.log(
+    machine ? await machine.stop() : "machine reference: unavailable (cyclictest: apt-get install rt-tests)",
+  );
   console.log(
     `event-loop delay of the gateway process over the run: p50 ${(loop.percentile(50) / 1e6).toFixed(2)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(2)} ms, max ${(loop.max / 1e6).toFixed(2)} ms (1 ms resolution); load now ${loadavg()[0]!.toFixed(2)}`,
   );
