@@ -66,8 +66,8 @@ describe("real-time scheduling (SCHED_FIFO)", () => {
     const s = serveChild(["--bench", benchFile({ scheduling: { rtPriority: 40 } })], [], true);
     await waitFor(() => s.out().includes("ROBOT_GATEWAY_URL="), "serve's URL line", 60_000);
     expect(s.err()).toMatch(/SCHED_FIFO 40 for the event loop, 39 for \d+ of \d+ other threads/);
-    // started by the launcher: GC on the loop thread
-    expect(s.err()).toMatch(/; GC on the loop thread/);
+    // started by the launcher: GC on the loop thread, a small young generation
+    expect(s.err()).toMatch(/; GC on the loop thread, young generation ≤ 2 MB/);
     const threads = readThreadScheduling(s.proc.pid);
     const main = threads.find((t) => t.tid === s.proc.pid);
     expect(main).toMatchObject({ policy: "fifo", rtPriority: 40 });
@@ -90,7 +90,7 @@ describe("real-time scheduling (SCHED_FIFO)", () => {
     }
     const s = serveChild(["--bench", benchFile({ scheduling: { rtPriority: 40 } })]);
     return waitFor(() => s.out().includes("ROBOT_GATEWAY_URL="), "serve's URL line", 60_000).then(() =>
-      expect(s.err()).toMatch(/started without node --single-threaded-gc/),
+      expect(s.err()).toMatch(/started without node --single-threaded-gc --max-semi-space-size=2/),
     );
   }, 90_000);
 

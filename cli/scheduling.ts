@@ -23,15 +23,21 @@
  * real-time gateway cannot lock the machine. Memory is not locked (Node has no mlockall); a
  * page fault can still stall the loop.
  *
- * One more setting keeps the event loop from waiting on other threads, whatever the scheduling:
- * V8's `--single-threaded-gc`. User stacks of the main thread's off-CPU time while a stop was
+ * Two node options keep the event loop's GC pauses short and its own, whatever the scheduling.
+ * V8's `--single-threaded-gc`: user stacks of the main thread's off-CPU time while a stop was
  * pending (`perf record -e sched:sched_switch --call-graph dwarf`, docs/decisions.md "Real-time
  * scheduling") showed a scavenge joining its helper threads for up to 14 ms (a helper that had
  * not got a CPU yet) and handing them tasks (glibc's condition variable waits for an earlier-woken
  * waiter); on the loop thread alone a scavenge is its own work, and no slower on two cores
- * (bench/gateway-overhead.ts). It must be set when node starts: the launchers
- * (bin/robot-gateway.mjs, `npm start`) pass it (LATENCY_NODE_ARGS) and `latencySettings()` says
- * whether this process has it. Not used: libuv's io_uring for file operations (UV_USE_IO_URING=1
+ * (bench/gateway-overhead.ts). Then a scavenge's length was what was alive in the young
+ * generation when it filled (2.5–7 ms when that was a chunk's start being prepared): a young
+ * generation of at most 2 MB a semi-space (`--max-semi-space-size=2`, V8's default grows to 16)
+ * bounds what one scavenge can copy (longest 6 ms, average 0.75 ms instead of 2.9, in the stop
+ * bench), for ~2× the total GC time and ~12 % of the simulator's steps per second
+ * (bench/sim-abort-poll.ts, one run each: 58,400 → 51,400; it still runs ~50× real time). Both
+ * must be set when node starts: the launchers (bin/robot-gateway.mjs, `npm start`) pass them
+ * (LATENCY_NODE_ARGS) and `latencySettings()` says whether this process has them. Not used:
+ * libuv's io_uring for file operations (UV_USE_IO_URING=1
  * removed the threadpool's mutex waits, but libuv's ring polls its submission queue from a kernel
  * thread that spun 36 s of CPU in a 4-minute bench run — a core a robot PC's agent needs).
  *
@@ -48,11 +54,11 @@ import { stat } from "node:fs/promises";
 import { CodedError } from "../seam/errors.ts";
 
 /** node options the gateway's launchers pass (bin/robot-gateway.mjs's shebang, package.json's start) */
-export const LATENCY_NODE_ARGS = ["--single-threaded-gc"] as const;
+export const LATENCY_NODE_ARGS = ["--single-threaded-gc", "--max-semi-space-size=2"] as const;
 
-/** Whether this process runs with the launchers' latency setting. */
-export function latencySettings(): { singleThreadedGc: boolean } {
-  return { singleThreadedGc: process.execArgv.includes("--single-threaded-gc") };
+/** Whether this process runs with the launchers' latency settings (all of LATENCY_NODE_ARGS). */
+export function latencySettings(): { nodeArgs: boolean } {
+  return { nodeArgs: LATENCY_NODE_ARGS.every((a) => process.execArgv.includes(a)) };
 }
 
 /** Linux scheduling policies by number (sched.h), as /proc/<pid>/stat reports them. */
@@ -155,7 +161,7 @@ export async function applyRealtimeScheduling(
   }
   const helpers = threads.filter((t) => t.tid !== process.pid);
   const fifoHelpers = helpers.filter((t) => t.policy === "fifo").length;
-  const missing = latencySettings().singleThreadedGc ? [] : ["node --single-threaded-gc"];
+  const missing = latencySettings().nodeArgs ? [] : [`node ${LATENCY_NODE_ARGS.join(" ")}`];
   return {
     rtPriority: priority,
     threads,
@@ -163,8 +169,8 @@ export async function applyRealtimeScheduling(
       `SCHED_FIFO ${priority} for the event loop, ${priority - 1} for ${fifoHelpers} of ${helpers.length} ` +
       "other threads; processes it starts run under the normal scheduler" +
       (missing.length
-        ? `; started without ${missing.join(" and ")} (the launchers pass it): a scavenge waits for helper threads`
-        : "; GC on the loop thread"),
+        ? `; started without ${missing.join(" and ")} (the launchers pass them): GC pauses can wait for helper threads and run long`
+        : "; GC on the loop thread, young generation ≤ 2 MB"),
   };
 }
 
@@ -203,5 +209,5 @@ export async function applyBenchScheduling(
  */
 export async function benchScheduling(rt: RtPriorityOverride): Promise<string> {
   if (rt !== "off") return (await applyRealtimeScheduling(rt)).summary;
-  return `the normal scheduler (--rt-priority off); GC ${latencySettings().singleThreadedGc ? "on the loop thread" : "with helper threads"}`;
+  return `the normal scheduler (--rt-priority off); ${latencySettings().nodeArgs ? "GC on the loop thread, young generation ≤ 2 MB" : `started without node ${LATENCY_NODE_ARGS.join(" ")}`}`;
 }
