@@ -103,7 +103,7 @@ import { FakeBuzzbox } from "../drivers/serial/fake-buzzbox.ts";
 import { openPtyPair, type PtyPair } from "../drivers/serial/pty-pair.ts";
 import { openSerialPort } from "../drivers/serial/transport-serialport.ts";
 import type { SerialTransport } from "../drivers/serial/transport.ts";
-import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
+import { monitorEventLoopDelay, PerformanceObserver, constants as perfConstants } from "node:perf_hooks";
 import { FR3 } from "../robots/franka/models.ts";
 import type { Backend, ExecuteOptions, JointTrajectory, SensorEvent } from "../seam/types.ts";
 import { api } from "../test-support/api.ts";
@@ -335,8 +335,13 @@ class Probe {
 /** a gap's CPU time, ms: the process's, at most the gap less the main thread's run-queue wait */
 const capCpu = (gapMs: number, cpuMs: number, runqMs: number) => Math.max(0, Math.min(cpuMs, gapMs - runqMs));
 
-/** node:perf_hooks constants.NODE_PERFORMANCE_GC_* */
-const GC_KIND: Record<number, string> = { 1: "scavenge", 2: "mark-compact", 4: "incremental", 8: "weak-cb" };
+/** node:perf_hooks constants.NODE_PERFORMANCE_GC_* (until round 7 the table said 2 for the major GC and called 4 "incremental", 8 "weak-cb") */
+const GC_KIND: Record<number, string> = {
+  [perfConstants.NODE_PERFORMANCE_GC_MINOR]: "scavenge",
+  [perfConstants.NODE_PERFORMANCE_GC_MAJOR]: "mark-compact",
+  [perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL]: "incremental",
+  [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: "weak-cb",
+};
 
 interface Attribution {
   /**
