@@ -887,18 +887,7 @@ async function startRows(g: TestGateway, spy: Spy): Promise<void> {
     else if (spy.stops.length === stops0) r.missed++;
     else {
       if (Number.isNaN(goalSentAt)) unsent++;
-      const stopAt = spy.stops[stops0]!;
-      const why = probe.window(t0, stopAt);
-      why.fileOps = fileOpsIn(t0, stopAt);
-      r.traces.push({
-        board: Number.NaN,
-        http: spy.httpAtStop[stops0]! - t0,
-        recv: spy.recvAtStop[stops0]! - t0,
-        told: Number.NaN,
-        stop: stopAt - t0,
-        confirmed: spy.confirmed[stops0]! - t0,
-        why,
-      });
+      r.traces.push(estopTrace(spy, stops0, t0));
     }
     probe.phase = "estop-start: between samples";
     await api(g, "POST", "/v1/admin/release", {}, "operator");
@@ -1043,6 +1032,22 @@ async function simRows(): Promise<void> {
 /** tool-pose rows of the act the e-stop-while-planning source sends: 3 s at DT_S, an IK solve each */
 const PLAN_ROWS = Math.round(CHUNK_S / DT_S);
 
+/** An e-stop sample's trace: its write at `t0` → the HTTP request parsed → the handler → the stop (the `stops0`-th), attributed. */
+function estopTrace(spy: Spy, stops0: number, t0: number): Trace {
+  const stopAt = spy.stops[stops0]!;
+  const why = probe.window(t0, stopAt);
+  why.fileOps = fileOpsIn(t0, stopAt);
+  return {
+    board: Number.NaN,
+    http: spy.httpAtStop[stops0]! - t0,
+    recv: spy.recvAtStop[stops0]! - t0,
+    told: Number.NaN,
+    stop: stopAt - t0,
+    confirmed: spy.confirmed[stops0]! - t0,
+    why,
+  };
+}
+
 /**
  * e-stop while an act is being planned (sim gateway): the agent's act (PLAN_ROWS tool-pose rows:
  * an IK solve each, then the interpolation and pre-check of 3,000 samples) and, a random
@@ -1102,18 +1107,7 @@ async function planningRows(g: TestGateway, spy: Spy): Promise<void> {
     } else if (spy.stops.length === stops0) r.missed++;
     else {
       if (!(actAt < t0)) beforeAct++;
-      const stopAt = spy.stops[stops0]!;
-      const why = probe.window(t0, stopAt);
-      why.fileOps = fileOpsIn(t0, stopAt);
-      r.traces.push({
-        board: Number.NaN,
-        http: spy.httpAtStop[stops0]! - t0,
-        recv: spy.recvAtStop[stops0]! - t0,
-        told: Number.NaN,
-        stop: stopAt - t0,
-        confirmed: spy.confirmed[stops0]! - t0,
-        why,
-      });
+      r.traces.push(estopTrace(spy, stops0, t0));
     }
     probe.phase = "estop-planning: between samples";
     await api(g, "POST", "/v1/admin/release", {}, "operator");
