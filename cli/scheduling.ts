@@ -108,12 +108,12 @@ export interface AppliedScheduling {
 }
 
 /** `chrt` with its failure turned into the coded refusal */
-function chrt(args: string[], priority: number, chrtPath: string): void {
-  const r = spawnSync(chrtPath, args, { encoding: "utf8" });
+function chrt(args: string[], priority: number): void {
+  const r = spawnSync("chrt", args, { encoding: "utf8" });
   if (r.error) {
     throw new CodedError("RB_ERR_RT_SCHEDULING", {
       priority,
-      reason: `${chrtPath} could not run (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}); it is util-linux's chrt`,
+      reason: `chrt could not run (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}); it is util-linux's chrt`,
     });
   }
   if (r.status !== 0) {
@@ -124,16 +124,20 @@ function chrt(args: string[], priority: number, chrtPath: string): void {
   }
 }
 
+/** what this process's GC runs with, for the log lines */
+function latencyText(): string {
+  return latencySettings().nodeArgs
+    ? "GC on the loop thread, young generation ≤ 2 MB"
+    : `started without node ${LATENCY_NODE_ARGS.join(" ")} (the launchers pass them): GC pauses can wait for helper threads and run long`;
+}
+
 /**
  * Put this process under SCHED_FIFO (see the module note): the event-loop thread at `priority`,
  * every other thread at `priority − 1`, all with SCHED_RESET_ON_FORK. Throws
- * RB_ERR_RT_SCHEDULING when the system refuses; then nothing is left half-set that matters
- * (the threads already raised keep a priority below the loop's, which is refused as a whole).
+ * RB_ERR_RT_SCHEDULING when the system refuses (its callers, serve and run, then end: a
+ * process left with its helpers raised and its loop not is never served from).
  */
-export async function applyRealtimeScheduling(
-  priority: number,
-  opts: { chrtPath?: string } = {},
-): Promise<AppliedScheduling> {
+export async function applyRealtimeScheduling(priority: number): Promise<AppliedScheduling> {
   if (!Number.isInteger(priority) || priority < 2 || priority > 99) {
     throw new CodedError("RB_ERR_RT_SCHEDULING", {
       priority,
@@ -143,14 +147,13 @@ export async function applyRealtimeScheduling(
   if (process.platform !== "linux") {
     throw new CodedError("RB_ERR_RT_SCHEDULING", { priority, reason: `not Linux (${process.platform})` });
   }
-  const chrtPath = opts.chrtPath ?? "chrt";
   // libuv starts all its pool threads at the first job: start them now, so that they take the
   // helpers' priority below instead of inheriting the loop's when they are made later
   await stat(".");
   const pid = String(process.pid);
-  chrt(["--all-tasks", "--reset-on-fork", "--fifo", "--pid", String(priority - 1), pid], priority, chrtPath);
+  chrt(["--all-tasks", "--reset-on-fork", "--fifo", "--pid", String(priority - 1), pid], priority);
   // the event loop runs on the main thread, whose thread id is the process id
-  chrt(["--reset-on-fork", "--fifo", "--pid", String(priority), pid], priority, chrtPath);
+  chrt(["--reset-on-fork", "--fifo", "--pid", String(priority), pid], priority);
   const threads = readThreadScheduling();
   const main = threads.find((t) => t.tid === process.pid);
   if (main?.policy !== "fifo" || main.rtPriority !== priority) {
@@ -161,16 +164,12 @@ export async function applyRealtimeScheduling(
   }
   const helpers = threads.filter((t) => t.tid !== process.pid);
   const fifoHelpers = helpers.filter((t) => t.policy === "fifo").length;
-  const missing = latencySettings().nodeArgs ? [] : [`node ${LATENCY_NODE_ARGS.join(" ")}`];
   return {
     rtPriority: priority,
     threads,
     summary:
       `SCHED_FIFO ${priority} for the event loop, ${priority - 1} for ${fifoHelpers} of ${helpers.length} ` +
-      "other threads; processes it starts run under the normal scheduler" +
-      (missing.length
-        ? `; started without ${missing.join(" and ")} (the launchers pass them): GC pauses can wait for helper threads and run long`
-        : "; GC on the loop thread, young generation ≤ 2 MB"),
+      `other threads; processes it starts run under the normal scheduler; ${latencyText()}`,
   };
 }
 
@@ -209,5 +208,5 @@ export async function applyBenchScheduling(
  */
 export async function benchScheduling(rt: RtPriorityOverride): Promise<string> {
   if (rt !== "off") return (await applyRealtimeScheduling(rt)).summary;
-  return `the normal scheduler (--rt-priority off); ${latencySettings().nodeArgs ? "GC on the loop thread, young generation ≤ 2 MB" : `started without node ${LATENCY_NODE_ARGS.join(" ")}`}`;
+  return `the normal scheduler (--rt-priority off); ${latencyText()}`;
 }
