@@ -5,7 +5,7 @@
  * `setLinkUp(false)` drops every connection (pending calls reject, listeners hear "lost"),
  * `setLinkUp(true)` lets them reconnect; `failNextConnect()` makes the next connect fail.
  */
-import { doneSteps, type Steps } from "../../seam/steps.ts";
+import type { Steps } from "../../seam/steps.ts";
 import { DeviceError } from "../errors.ts";
 import {
   type ActionGoalHandle,
@@ -14,6 +14,7 @@ import {
   type ConnectionEvent,
   GoalStatus,
   type PreparedActionGoal,
+  preparedAsIs,
   type RosTransport,
   type SendGoalOptions,
   type Unsubscribe,
@@ -260,7 +261,7 @@ export class MemoryRosTransport implements RosTransport {
 
   /** nothing to prepare in memory: the goal object is what the graph's handler gets */
   prepareActionGoal<G, F, R>(action: string, type: string, goal: G): Steps<PreparedActionGoal<F, R>> {
-    return doneSteps({ send: (opts) => this.sendActionGoal<G, F, R>(action, type, goal, opts) });
+    return preparedAsIs<G, F, R>(this, action, type, goal);
   }
 
   onConnectionChange(listener: (e: ConnectionEvent) => void): Unsubscribe {

@@ -23,7 +23,7 @@
  * RB_ERR_ROS_NOT_CONNECTED, as over rosbridge.
  */
 import { createRequire } from "node:module";
-import { doneSteps, type Steps } from "../../seam/steps.ts";
+import type { Steps } from "../../seam/steps.ts";
 import { DeviceError } from "../errors.ts";
 import {
   type ActionGoalHandle,
@@ -33,6 +33,7 @@ import {
   GoalStatus,
   type GoalStatusCode,
   type PreparedActionGoal,
+  preparedAsIs,
   type RosTransport,
   type SendGoalOptions,
   type Unsubscribe,
@@ -292,7 +293,7 @@ export class RclnodejsTransport implements RosTransport {
    * `ActionClient.sendGoal`, after the wait for the server (not measured here: no ROS 2 install)
    */
   prepareActionGoal<G, F, R>(action: string, type: string, goal: G): Steps<PreparedActionGoal<F, R>> {
-    return doneSteps({ send: (opts) => this.sendActionGoal<G, F, R>(action, type, goal, opts) });
+    return preparedAsIs<G, F, R>(this, action, type, goal);
   }
 
   onConnectionChange(listener: (e: ConnectionEvent) => void): Unsubscribe {

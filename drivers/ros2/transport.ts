@@ -15,7 +15,7 @@
  *   `RB_ERR_ROS_CONNECTION_LOST`.
  */
 
-import type { Steps } from "../../seam/steps.ts";
+import { doneSteps, type Steps } from "../../seam/steps.ts";
 
 /** Removes a subscription or listener; safe to call twice. */
 export type Unsubscribe = () => void;
@@ -105,4 +105,17 @@ export interface RosTransport {
   prepareActionGoal<G, F, R>(action: string, type: string, goal: G): Steps<PreparedActionGoal<F, R>>;
   /** be told when the connection comes up, drops, or is closed */
   onConnectionChange(listener: (e: ConnectionEvent) => void): Unsubscribe;
+}
+
+/**
+ * `prepareActionGoal` of a transport with nothing to prepare ahead (the memory graph, rclnodejs:
+ * its `sendActionGoal` converts the goal itself): done at once, sent as `sendActionGoal` sends.
+ */
+export function preparedAsIs<G, F, R>(
+  t: RosTransport,
+  action: string,
+  type: string,
+  goal: G,
+): Steps<PreparedActionGoal<F, R>> {
+  return doneSteps({ send: (opts) => t.sendActionGoal<G, F, R>(action, type, goal, opts) });
 }
