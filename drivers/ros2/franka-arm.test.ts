@@ -21,6 +21,8 @@ import { type ActionOutcome, GoalStatus } from "./transport.ts";
 const CONFIG = parseFrankaRosConfig({ gripperStateWaitS: 0 });
 const CANCEL = `${CONFIG.trajectoryAction}/_action/cancel_goal`;
 const NAMES = FR3.joints.map((j) => j.name);
+/** the graph's stamps and the driver's clock, s */
+const now = () => performance.now() / 1000;
 const HOME = [...FR3.homeQ];
 
 const stops: (() => void)[] = [];
@@ -28,15 +30,9 @@ afterEach(() => {
   for (const s of stops.splice(0)) s();
 });
 
-/**
- * A graph publishing joint states at 100 Hz and a trajectory server: its first goal runs until
- * cancelled, later ones succeed after 50 ms unless cancelled first. The cancel service (when
- * given) is called before, like a CancelGoal of all goals, every goal the server holds is
- * cancelled: when the request is processed, not when it was sent.
- */
-async function start(cancelService?: () => unknown) {
+/** a graph publishing joint states (the arm at HOME, stamped now) at 100 Hz until the test ends */
+function publishingGraph(): MemoryRosGraph {
   const graph = new MemoryRosGraph();
-  const now = () => performance.now() / 1000;
   const timer = setInterval(() => {
     const t = now();
     graph.publish(CONFIG.jointStatesTopic, {
@@ -48,6 +44,17 @@ async function start(cancelService?: () => unknown) {
     });
   }, 10);
   stops.push(() => clearInterval(timer));
+  return graph;
+}
+
+/**
+ * A graph publishing joint states at 100 Hz and a trajectory server: its first goal runs until
+ * cancelled, later ones succeed after 50 ms unless cancelled first. The cancel service (when
+ * given) is called before, like a CancelGoal of all goals, every goal the server holds is
+ * cancelled: when the request is processed, not when it was sent.
+ */
+async function start(cancelService?: () => unknown) {
+  const graph = publishingGraph();
   let goals = 0;
   const held = new Set<() => void>();
   graph.advertiseAction(CONFIG.trajectoryAction, (_goal, ctx) => {
@@ -185,19 +192,7 @@ describe("FrankaArmDriver: cancelling the goals after a reconnect", () => {
  */
 describe("FrankaArmDriver: streamed goals preempted with ABORTED / INVALID_GOAL", () => {
   async function streaming() {
-    const graph = new MemoryRosGraph();
-    const now = () => performance.now() / 1000;
-    const timer = setInterval(() => {
-      const t = now();
-      graph.publish(CONFIG.jointStatesTopic, {
-        header: { stamp: { sec: Math.floor(t), nanosec: Math.round((t % 1) * 1e9) }, frame_id: "" },
-        name: NAMES,
-        position: HOME,
-        velocity: HOME.map(() => 0),
-        effort: HOME.map(() => 0),
-      });
-    }, 10);
-    stops.push(() => clearInterval(timer));
+    const graph = publishingGraph();
     let active: ((out: ActionOutcome<unknown>) => void) | undefined;
     const preempted = {
       status: GoalStatus.ABORTED,
@@ -258,19 +253,7 @@ describe("FrankaArmDriver: streamed goals preempted with ABORTED / INVALID_GOAL"
  */
 describe("FrankaArmDriver: a chunk's goal prepared in slices", () => {
   async function slicing() {
-    const graph = new MemoryRosGraph();
-    const now = () => performance.now() / 1000;
-    const timer = setInterval(() => {
-      const t = now();
-      graph.publish(CONFIG.jointStatesTopic, {
-        header: { stamp: { sec: Math.floor(t), nanosec: Math.round((t % 1) * 1e9) }, frame_id: "" },
-        name: NAMES,
-        position: HOME,
-        velocity: HOME.map(() => 0),
-        effort: HOME.map(() => 0),
-      });
-    }, 10);
-    stops.push(() => clearInterval(timer));
+    const graph = publishingGraph();
     let goals = 0;
     graph.advertiseAction(CONFIG.trajectoryAction, (_goal, ctx) => {
       goals++;
