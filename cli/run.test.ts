@@ -256,6 +256,11 @@ describe("robot-gateway run", () => {
       const bad = await runTrials({ ...common, task: "no-such-task", agent: "true", out: join(dir, "bad") });
       expect(bad.report.trials[0]).toMatchObject({ outcome: "error", episode_id: null, end_reason: null });
       expect(bad.report.trials[0]!.run_note).toMatch(/could not be started.*RB_ERR_UNKNOWN_TASK/);
+      // the scheduling is the remote gateway's own: asking for it here is a usage error, before any trial
+      await expect(
+        runTrials({ ...common, rtPriority: 50, agent: "true", out: join(dir, "rt") }),
+      ).rejects.toThrow(/--rt-priority is for the gateway run starts itself; with --url/);
+      expect(existsSync(join(dir, "rt", "report.json"))).toBe(false);
     } finally {
       await g.close();
     }

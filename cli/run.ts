@@ -49,6 +49,7 @@ import { type ReportFile, writeReport } from "../gateway/report/render.ts";
 import {
   applyBenchScheduling,
   RT_PRIORITY_HELP,
+  raiseComposedThreads,
   type RtPriorityOverride,
   rtPriorityArg,
 } from "./scheduling.ts";
@@ -161,6 +162,7 @@ export async function inProcessTarget(o: RunOptions, outDir: string): Promise<Ta
     firstEpisode: false,
     listen: { host: "127.0.0.1", port: 0 },
   });
+  if (sched) await raiseComposedThreads(sched, g, "robot-gateway run");
   // each trial's files are complete before the next starts: wait for the observers made since
   let settled = 0;
   return {
@@ -184,6 +186,12 @@ export async function inProcessTarget(o: RunOptions, outDir: string): Promise<Ta
 export function remoteTarget(o: RunOptions): Target {
   if (!o.operatorToken || !o.agentToken) {
     throw new InvalidArgumentError("--url needs --operator-token and --agent-token");
+  }
+  if (o.rtPriority !== undefined) {
+    // the scheduling is the gateway's own: the one at the URL sets it (serve --rt-priority)
+    throw new InvalidArgumentError(
+      "--rt-priority is for the gateway run starts itself; with --url, give it to that gateway's serve",
+    );
   }
   const url = o.url!;
   return {

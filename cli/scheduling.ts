@@ -15,9 +15,16 @@
  *   gets SCHED_FIFO one below: the event loop waits on them (a GC's parallel phase, a
  *   threadpool hand-off), so they must not wait behind normal processes either, yet they never
  *   preempt the loop. libuv's pool is started first, so its threads exist when the priorities
- *   are set; threads the loop creates later inherit its priority;
+ *   are set;
  * - SCHED_RESET_ON_FORK on every thread: processes the gateway starts (agents under `run`,
- *   ffmpeg for act videos, ROS tools) run under the normal scheduler, never real-time.
+ *   ffmpeg for act videos, ROS tools) run under the normal scheduler, never real-time. The
+ *   kernel applies it to every clone, threads included: a thread made later starts under the
+ *   normal scheduler too. So the threads a bench's drivers start while it is composed (a native
+ *   ROS 2 transport's executor and DDS threads, on the readings' path) are raised to the
+ *   helpers' priority once it is composed (`raiseNewThreads`, by serve and run); threads made
+ *   after that stay under the normal scheduler — sharp's libvips pool, made at the first image
+ *   encode: CPU-bound work on no stop's path, which under SCHED_FIFO would take a core from the
+ *   agent and be throttled by the kernel (below).
  *
  * Linux keeps 5 % of each second for normal tasks (kernel.sched_rt_runtime_us), so a runaway
  * real-time gateway cannot lock the machine. Memory is not locked (Node has no mlockall); a
@@ -49,7 +56,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { InvalidArgumentError } from "commander";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { CodedError } from "../seam/errors.ts";
 
@@ -171,6 +178,52 @@ export async function applyRealtimeScheduling(priority: number): Promise<Applied
       `SCHED_FIFO ${priority} for the event loop, ${priority - 1} for ${fifoHelpers} of ${helpers.length} ` +
       `other threads; processes it starts run under the normal scheduler; ${latencyText()}`,
   };
+}
+
+/**
+ * Raise the threads made since `applied` was set (or last raised) to its helpers' priority,
+ * `rtPriority − 1`, with SCHED_RESET_ON_FORK (see the module note: the kernel starts each of them
+ * under the normal scheduler). serve and run call it once the bench is composed. Throws
+ * RB_ERR_RT_SCHEDULING as applyRealtimeScheduling does; a thread that ends meanwhile is passed over.
+ * @returns the threads after the change, and how many were raised
+ */
+export function raiseNewThreads(applied: AppliedScheduling): AppliedScheduling & { raised: number } {
+  const helper = applied.rtPriority - 1;
+  let raised = 0;
+  for (const t of readThreadScheduling()) {
+    if (t.tid === process.pid || t.policy === "fifo") continue;
+    try {
+      chrt(["--reset-on-fork", "--fifo", "--pid", String(helper), String(t.tid)], applied.rtPriority);
+      raised++;
+    } catch (e) {
+      if (existsSync(`/proc/self/task/${t.tid}`)) throw e;
+    }
+  }
+  const threads = readThreadScheduling();
+  return { ...applied, threads, raised };
+}
+
+/**
+ * After a bench is composed under `applied`: raise the threads its drivers started meanwhile
+ * (raiseNewThreads) and say so; when that is refused, the gateway is closed and the refusal thrown
+ * (no gateway serves with part of its threads raised).
+ */
+export async function raiseComposedThreads(
+  applied: AppliedScheduling,
+  gateway: { close(): Promise<void> },
+  logPrefix: string,
+): Promise<void> {
+  try {
+    const r = raiseNewThreads(applied);
+    if (r.raised) {
+      console.error(
+        `${logPrefix}: ${r.raised} thread(s) the bench started while composed raised to SCHED_FIFO ${applied.rtPriority - 1}`,
+      );
+    }
+  } catch (e) {
+    await gateway.close();
+    throw e;
+  }
 }
 
 /** `--rt-priority`: a whole number 2–99, or "off" (the normal scheduler whatever the bench says) */

@@ -8,7 +8,7 @@ import { type StartedGateway, startGateway } from "../compose/start.ts";
 import type { StopCause } from "../gateway/episode/stop.ts";
 import { isGatewayError } from "../gateway/errors.ts";
 import { twinBenchConfig } from "../compose/twin.ts";
-import { applyBenchScheduling, type RtPriorityOverride } from "./scheduling.ts";
+import { applyBenchScheduling, raiseComposedThreads, type RtPriorityOverride } from "./scheduling.ts";
 
 export interface ServeOptions {
   bench?: string;
@@ -73,7 +73,7 @@ export async function serve(o: ServeOptions): Promise<Served> {
   }
   const loaded = o.bench ? loadBenchFile(o.bench) : { config: DEFAULT_BENCH, baseDir: process.cwd() };
   const config = withOverrides(o.twin ? twinBenchConfig(loaded.config) : loaded.config, o);
-  // before the bench is composed: threads its drivers start inherit the priorities
+  // before the bench is composed (a refusal starts nothing); the threads its drivers start meanwhile are raised after
   const sched = await applyBenchScheduling(config.scheduling, o.rtPriority);
   if (sched) console.error(`robot-gateway: ${sched.summary}`);
   const g = await startGateway({
@@ -86,6 +86,7 @@ export async function serve(o: ServeOptions): Promise<Served> {
     // structured request logs (pino, with request ids; tokens never logged) on stderr: stdout carries the URL lines
     logger: { stream: process.stderr },
   });
+  if (sched) await raiseComposedThreads(sched, g, "robot-gateway");
   const { bench, gateway } = g;
   console.log(
     `robot-gateway: bench "${bench.name}" (${bench.backend.kind}, ${bench.backend.describe().robot.model})`,

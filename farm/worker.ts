@@ -176,7 +176,15 @@ export class FarmWorker {
       ...(o.bench ? { bench: o.bench } : {}),
       ...(o.url ? { url: o.url, operatorToken: o.operatorToken, agentToken: o.agentToken } : {}),
     };
-    this.target = o.url ? remoteTarget(runOpts) : await inProcessTarget(runOpts, o.workDir);
+    try {
+      this.target = o.url ? remoteTarget(runOpts) : await inProcessTarget(runOpts, o.workDir);
+    } catch (e) {
+      // e.g. RB_ERR_RT_SCHEDULING (the bench asks for real-time scheduling this host refuses):
+      // nothing started, so give the bench back and let the process end
+      if (this.real) await this.store.releaseLease(this.benchName, this.id).catch(() => {});
+      this.redis.disconnect();
+      throw e;
+    }
     const u = new URL(this.target.url);
     this.port = Number(u.port || (u.protocol === "https:" ? 443 : 80));
     this.bridge = await gatewayBridge(u.hostname, this.port);
