@@ -61,6 +61,15 @@ function serveChild(args: string[], wrapper: string[] = [], launcher = false) {
   return { proc, out: () => out, err: () => err, exited };
 }
 
+/** run an ES module script in a child node (tsx, the repository as cwd); its last line, parsed as JSON */
+function childJson<T>(script: string): T {
+  const out = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    cwd: ROOT,
+    encoding: "utf8",
+  });
+  return JSON.parse(out.trim().split("\n").at(-1)!) as T;
+}
+
 describe("real-time scheduling (SCHED_FIFO)", () => {
   it("serve: the bench file's rtPriority for the event loop, one below for every other thread", async () => {
     const s = serveChild(["--bench", benchFile({ scheduling: { rtPriority: 40 } })], [], true);
@@ -93,14 +102,8 @@ describe("real-time scheduling (SCHED_FIFO)", () => {
   }, 90_000);
 
   it("a process started by a real-time gateway runs under the normal scheduler (reset on fork)", () => {
-    const out = execFileSync(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "--input-type=module",
-        "-e",
-        `import { applyRealtimeScheduling } from "./cli/scheduling.ts";
+    const r = childJson<{ own: string[]; child: string[] }>(
+      `import { applyRealtimeScheduling } from "./cli/scheduling.ts";
          import { execFileSync } from "node:child_process";
          import { readFileSync } from "node:fs";
          await applyRealtimeScheduling(30);
@@ -108,24 +111,21 @@ describe("real-time scheduling (SCHED_FIFO)", () => {
          const child = execFileSync("cat", ["/proc/self/stat"], { encoding: "utf8" });
          const f = (s) => s.slice(s.lastIndexOf(")") + 2).split(" ");
          console.log(JSON.stringify({ own: [f(own)[37], f(own)[38]], child: [f(child)[37], f(child)[38]] }));`,
-      ],
-      { cwd: ROOT, encoding: "utf8" },
     );
-    const r = JSON.parse(out.trim().split("\n").at(-1)!) as { own: string[]; child: string[] };
     // fields 40 (rt_priority) and 41 (policy: 1 = SCHED_FIFO, 0 = SCHED_OTHER)
     expect(r.own).toEqual(["30", "1"]);
     expect(r.child).toEqual(["0", "0"]);
   }, 60_000);
 
   it("threads made after the priorities are set start normal (the kernel resets them too); raiseNewThreads raises those made until then", () => {
-    const out = execFileSync(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "--input-type=module",
-        "-e",
-        `import { applyRealtimeScheduling, raiseNewThreads, readThreadScheduling } from "./cli/scheduling.ts";
+    const r = childJson<{
+      beforeRaise: string[];
+      raised: number;
+      afterRaise: [string, number][];
+      later: string[];
+      again: number;
+    }>(
+      `import { applyRealtimeScheduling, raiseNewThreads, readThreadScheduling } from "./cli/scheduling.ts";
          import { Worker } from "node:worker_threads";
          const tids = () => new Set(readThreadScheduling().map((t) => t.tid));
          const made = async (before) => {
@@ -148,16 +148,7 @@ describe("real-time scheduling (SCHED_FIFO)", () => {
          }));
          await a.w.terminate();
          await b.w.terminate();`,
-      ],
-      { cwd: ROOT, encoding: "utf8" },
     );
-    const r = JSON.parse(out.trim().split("\n").at(-1)!) as {
-      beforeRaise: string[];
-      raised: number;
-      afterRaise: [string, number][];
-      later: string[];
-      again: number;
-    };
     // a Worker's own thread (and any its isolate starts), under the normal scheduler when made
     expect(r.beforeRaise.length).toBeGreaterThan(0);
     expect(new Set(r.beforeRaise)).toEqual(new Set(["other"]));
