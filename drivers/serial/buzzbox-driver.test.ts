@@ -166,8 +166,24 @@ describe("BuzzboxDriver over an in-memory link", () => {
     board.deaf = true;
     await waitFor(() => events.some((e) => e.type === "fault"), "heartbeat fault");
     expect(events.find((e) => e.type === "fault")).toMatchObject({
-      message: expect.stringMatching(/heartbeat/),
+      message: expect.stringMatching(/heartbeat timeout; last good line \d+ ms ago; since then no byte\)/),
     });
+  });
+
+  it("a heartbeat fault says when bytes came that made no good line (noise, a cut line)", async () => {
+    const { board, driver, events } = rig();
+    await driver.configure();
+    board.stopHeartbeat();
+    board.deaf = true;
+    const noise = setInterval(() => board.sendRaw("$H,12,34*00\n"), 10);
+    try {
+      await waitFor(() => events.some((e) => e.type === "fault"), "heartbeat fault");
+    } finally {
+      clearInterval(noise);
+    }
+    expect(events.find((e) => e.type === "fault")!.message).toMatch(
+      /heartbeat timeout; last good line \d+ ms ago; since then bytes \(the last \d+ ms ago\) but [1-9]\d* malformed line\(s\), the last: (checksum|framing)\)/,
+    );
   });
 
   it("refuses a board that speaks another protocol version", async () => {

@@ -114,6 +114,9 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
   private faultReported = false;
   private connecting = false;
   private lastRxS = 0;
+  /** badLines when the last good line came, and the last malformed line's reason since (the heartbeat fault says them) */
+  private badLinesAtLastRx = 0;
+  private lastBadReason: string | undefined;
   private rxS = 0;
   private expectedSeq: number | undefined;
   private lastContactSeq = -1;
@@ -305,6 +308,8 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
     this.up = true;
     this.faultReported = false;
     this.lastRxS = this.now();
+    this.badLinesAtLastRx = this.counters.badLines;
+    this.lastBadReason = undefined;
   }
 
   private async applySettings(boardDebounceUs: number): Promise<void> {
@@ -396,7 +401,7 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
       if (stalled) return;
       if (this.up && !this.connecting && nowS - this.lastRxS > this.res.heartbeatTimeoutMs / 1000)
         this.linkLost(
-          `no line from ${this.source} for ${this.res.heartbeatTimeoutMs} ms (heartbeat timeout)`,
+          `no line from ${this.source} for ${this.res.heartbeatTimeoutMs} ms (heartbeat timeout; ${this.silenceText(nowS)})`,
         );
     }, every);
     this.pinger = setInterval(() => {
@@ -404,6 +409,22 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
     }, this.res.pingIntervalMs);
     this.watchdog.unref?.();
     this.pinger.unref?.();
+  }
+
+  /**
+   * What came from the port since the last good line, for the heartbeat fault's message: nothing
+   * at all (the board, its cable or the port), or bytes that made no good line (noise, a baud
+   * mismatch, a cut line)
+   */
+  private silenceText(nowS: number): string {
+    const ms = (s: number) => Math.round((nowS - s) * 1000);
+    const bad = this.counters.badLines - this.badLinesAtLastRx;
+    return (
+      `last good line ${ms(this.lastRxS)} ms ago; since then ` +
+      (this.rxS > this.lastRxS
+        ? `bytes (the last ${ms(this.rxS)} ms ago) but ${bad} malformed line(s)${this.lastBadReason ? `, the last: ${this.lastBadReason}` : ""}`
+        : "no byte")
+    );
   }
 
   private stopTimers(): void {
@@ -462,12 +483,15 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
     const r = parseBoardLine(line);
     if (!r.ok) {
       this.counters.badLines++;
+      this.lastBadReason = r.reason;
       this.diag({ kind: "bad-line", reason: r.reason, line });
       return;
     }
     const m = r.msg;
     this.counters.linesReceived++;
     this.lastRxS = recvS;
+    this.badLinesAtLastRx = this.counters.badLines;
+    this.lastBadReason = undefined;
     this.heardOnThisTransport = true;
 
     // sequence tracking

@@ -148,7 +148,8 @@ export const loopIo: Binding = {
       Buffer.isBuffer(buffer) && buffer.length >= offset + length
         ? readOnLoop(unix, buffer, offset, length)
         : read(buffer, offset, length);
-    port.write = (buffer) => (Buffer.isBuffer(buffer) && buffer.length > 0 ? writeOnLoop(unix, buffer) : write(buffer));
+    port.write = (buffer) =>
+      Buffer.isBuffer(buffer) && buffer.length > 0 ? writeOnLoop(unix, buffer) : write(buffer);
     return port;
   },
 } as Binding;
