@@ -114,7 +114,7 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
   private faultReported = false;
   private connecting = false;
   private lastRxS = 0;
-  /** badLines when the last good line came, and the last malformed line's reason since (the heartbeat fault says them) */
+  /** badLines when the last good line came, and the last malformed line's reason (the heartbeat fault says them) */
   private badLinesAtLastRx = 0;
   private lastBadReason: string | undefined;
   private rxS = 0;
@@ -309,7 +309,6 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
     this.faultReported = false;
     this.lastRxS = this.now();
     this.badLinesAtLastRx = this.counters.badLines;
-    this.lastBadReason = undefined;
   }
 
   private async applySettings(boardDebounceUs: number): Promise<void> {
@@ -422,7 +421,7 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
     return (
       `last good line ${ms(this.lastRxS)} ms ago; since then ` +
       (this.rxS > this.lastRxS
-        ? `bytes (the last ${ms(this.rxS)} ms ago) but ${bad} malformed line(s)${this.lastBadReason ? `, the last: ${this.lastBadReason}` : ""}`
+        ? `bytes (the last ${ms(this.rxS)} ms ago) but ${bad} malformed line(s)${bad > 0 ? `, the last: ${this.lastBadReason}` : ""}`
         : "no byte")
     );
   }
@@ -491,7 +490,6 @@ export class BuzzboxDriver extends LifecycleComponent implements ContactSensor {
     this.counters.linesReceived++;
     this.lastRxS = recvS;
     this.badLinesAtLastRx = this.counters.badLines;
-    this.lastBadReason = undefined;
     this.heardOnThisTransport = true;
 
     // sequence tracking
