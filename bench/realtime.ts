@@ -126,10 +126,10 @@ class Diag {
   });
   readonly clock: WallClock = {
     now: systemWallClock.now,
-    sleepUntil: async (tS, signal, precise) => {
+    sleepUntil: async (tS, signal, precise, wakeup) => {
       const w0 = performance.now();
       const c0 = process.cpuUsage();
-      await systemWallClock.sleepUntil(tS, signal, precise);
+      await systemWallClock.sleepUntil(tS, signal, precise, wakeup);
       const late = performance.now() - tS * 1000;
       this.wakeLateMs.push(late);
       if (precise && !signal.aborted) this.preciseLateMs.push(late);
@@ -276,6 +276,10 @@ interface HeapNode {
 interface Res {
   /** sent → first target committed, ms */
   latMs: number[];
+  /** WebSocket: written to the socket → first target committed, ms (the gateway's part) */
+  fromWriteMs: number[];
+  /** WebSocket: sent → written, ms (the agent's serialisation and write) */
+  writeMs: number[];
   /** sent → answer received, ms */
   answerMs: number[];
   refused: number;
@@ -404,7 +408,7 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
   // sends one chunk at a time)
   let k = 0;
   const toRes = (xs: Sample[]): Res => {
-    const r: Res = { latMs: [], answerMs: [], refused: 0, switchMs: [] };
+    const r: Res = { latMs: [], fromWriteMs: [], writeMs: [], answerMs: [], refused: 0, switchMs: [] };
     for (const x of xs) {
       r.answerMs.push(x.answeredMs - x.sentMs);
       if (x.startStep === undefined) {
@@ -413,6 +417,10 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
       }
       const c = stamps.committedAt(x.startStep);
       if (c !== undefined) r.latMs.push(c - x.sentMs);
+      if (x.writtenMs !== undefined) {
+        r.writeMs.push(x.writtenMs - x.sentMs);
+        if (c !== undefined) r.fromWriteMs.push(c - x.writtenMs);
+      }
       while (k < switches.length && switches[k]!.calledMs < x.sentMs) k++;
       const rec = switches[k];
       if (rec && rec.calledMs <= x.answeredMs) {
@@ -429,6 +437,7 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
     // acts in the order sent: the HTTP chunks, then the WebSocket ones
     const all = [...agent.http, ...agent.ws];
     const seg = {
+      write: [] as number[],
       socket: [] as number[],
       route: [] as number[],
       slice: [] as number[],
@@ -444,7 +453,9 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
       const c = x.startStep === undefined ? undefined : stamps.committedAt(x.startStep);
       if (enter === undefined || exit === undefined || c === undefined) continue;
       const data = diag.actDataMs[i]!;
-      seg.socket.push(data - x.sentMs);
+      const written = x.writtenMs ?? x.sentMs;
+      seg.write.push(written - x.sentMs);
+      seg.socket.push(data - written);
       seg.route.push(enter - data);
       seg.slice.push(exit - enter);
       seg.toCommit.push(c - exit);
@@ -455,8 +466,8 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
         const a = x.sentMs - monoOffsetMs - diag.t0;
         const b = c - monoOffsetMs - diag.t0;
         const gcMs = diag.gc.filter((e) => e.atMs < b && e.atMs + e.ms > a).reduce((m, e) => m + e.ms, 0);
-        const parts = [data - x.sentMs, enter - data, exit - enter, c - exit];
-        const names = ["socket", "route", "slice", "to commit"];
+        const parts = [written - x.sentMs, data - written, enter - data, exit - enter, c - exit];
+        const names = ["agent's write", "socket", "route", "slice", "to commit"];
         const worst = parts.indexOf(Math.max(...parts));
         seg.over.push(
           `${total.toFixed(2)} ms (${names[worst]} ${parts[worst]!.toFixed(2)}${gcMs > 0 ? `, GC ${gcMs.toFixed(2)}` : ""})`,
@@ -467,7 +478,8 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
     const q = (xs: number[]) =>
       `p50 ${pct(xs, 50).toFixed(2)} p99 ${pct(xs, 99).toFixed(2)} max ${Math.max(...xs).toFixed(2)}`;
     diag.splitLines.push(
-      `[${name}] diag: WebSocket splice latency split (${seg.route.length}), ms: sent (agent) → bytes at the gateway's socket ${q(seg.socket)}; ` +
+      `[${name}] diag: WebSocket splice latency split (${seg.route.length}), ms: sent → written (the agent's serialisation and write) ${q(seg.write)}; ` +
+        `written → bytes at the gateway's socket ${q(seg.socket)}; ` +
         `→ act begins (ws, parse, schema) ${q(seg.route)}; ` +
         `the act's slice ${q(seg.slice)}; slice end → committed (rest of the slot + wake-up) ${q(seg.toCommit)}`,
       `[${name}] diag: WebSocket splices over 2 periods: ${seg.over.length} of ${seg.route.length}, ${seg.overGc} with a GC pause of the gateway inside; ` +
@@ -522,6 +534,9 @@ const AGENT_HEADERS = { authorization: "Bearer rt-agent", "content-type": "appli
 /** One chunk the agent sent: when (CLOCK_MONOTONIC ms), when its answer came, its start step (absent: refused). */
 interface Sample {
   sentMs: number;
+  /** WebSocket: when ws.send() returned, the frame written to the socket (the agent's own
+   * serialisation and write lie between sentMs and this) */
+  writtenMs?: number;
   answeredMs: number;
   startStep?: number;
 }
@@ -553,10 +568,10 @@ class CommitStamps {
   constructor(inner: WallClock) {
     this.clock = {
       now: inner.now,
-      sleepUntil: async (tS, signal, precise) => {
+      sleepUntil: async (tS, signal, precise, wakeup) => {
         if (!Number.isNaN(this.wokeMs) && this.episode)
           this.push(this.wokeMs, this.episode.realtimeCommitted);
-        await inner.sleepUntil(tS, signal, precise);
+        await inner.sleepUntil(tS, signal, precise, wakeup);
         this.wokeMs = monoMs();
       },
     };
@@ -669,6 +684,8 @@ async function agentLoops(base: string, steps: number): Promise<{ http: Sample[]
   await new Promise<void>((resolve) => ws.on("open", () => resolve()));
 
   type Sender = () => Promise<number | undefined>;
+  /** the last WebSocket send's return (the frame written) */
+  let writtenMs: number | undefined;
   const overHttp: Sender = async () => {
     const res = await fetch(`${base}/v1/act`, {
       method: "POST",
@@ -682,6 +699,7 @@ async function agentLoops(base: string, steps: number): Promise<{ http: Sample[]
     new Promise((resolve) => {
       answers.push((m) => resolve(m.type === "act_result" ? m.start_step : undefined));
       ws.send(JSON.stringify({ type: "act", action_type: "joint_position", dt: 0.002, rows: [row] }));
+      writtenMs = monoMs();
     });
   // Each chunk goes out 20 ms after the last plus a phase drawn evenly over one control slot
   // (1 ms at S = 1): the splice latency includes the rest of the slot the chunk lands in, and a
@@ -698,9 +716,15 @@ async function agentLoops(base: string, steps: number): Promise<{ http: Sample[]
     const out: Sample[] = [];
     const w0 = performance.now();
     for (let i = 0; ; i++) {
+      writtenMs = undefined;
       const sentMs = monoMs();
       const s = await send();
-      out.push({ sentMs, answeredMs: monoMs(), ...(s !== undefined ? { startStep: s } : {}) });
+      out.push({
+        sentMs,
+        ...(writtenMs !== undefined ? { writtenMs } : {}),
+        answeredMs: monoMs(),
+        ...(s !== undefined ? { startStep: s } : {}),
+      });
       // a refused chunk (the episode ended) ends the loop too
       if (s === undefined || s >= until) break;
       const at = w0 + (i + 1) * 20 + phaseMs();
@@ -780,6 +804,15 @@ for (const { bench, st, periodS, http, ws, ended, diag } of rows) {
         `p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (${(p50 / per).toFixed(1)} / ${(p99 / per).toFixed(1)} periods); ` +
         `sent → answer received p50 ${pct(r.answerMs, 50).toFixed(2)} p99 ${pct(r.answerMs, 99).toFixed(2)} ms`,
     );
+    if (r.fromWriteMs.length > 0) {
+      const w50 = pct(r.fromWriteMs, 50);
+      const w99 = pct(r.fromWriteMs, 99);
+      console.log(
+        `[${bench}]   written to the socket → first target committed (the gateway's part; the agent's serialisation and write before it: ` +
+          `p50 ${pct(r.writeMs, 50).toFixed(2)} p99 ${pct(r.writeMs, 99).toFixed(2)} ms): ` +
+          `p50 ${w50.toFixed(2)} ms, p99 ${w99.toFixed(2)} ms (${(w50 / per).toFixed(1)} / ${(w99 / per).toFixed(1)} periods)`,
+      );
+    }
     if (r.switchMs.length > 0) {
       const s50 = pct(r.switchMs, 50);
       const s99 = pct(r.switchMs, 99);

@@ -2,10 +2,14 @@
  * A wall clock for deterministic realtime tests: time moves only when the test says so, and each
  * sleeper wakes at its own time with the work it starts run before the clock moves on.
  */
-import type { WallClock } from "../gateway/episode/realtime.ts";
+import type { WallClock, Wakeup, Waking } from "../gateway/episode/realtime.ts";
+
+interface FakeSleep extends Waking {
+  at: number;
+}
 
 export class FakeClock implements WallClock {
-  private sleeps: { at: number; resolve: () => void }[] = [];
+  private sleeps: FakeSleep[] = [];
   /** the end of every precise sleep asked for, in order */
   readonly preciseSleeps: number[] = [];
 
@@ -16,12 +20,22 @@ export class FakeClock implements WallClock {
     return this.t;
   }
 
-  sleepUntil(tS: number, signal: AbortSignal, precise = false): Promise<void> {
+  sleepUntil(tS: number, signal: AbortSignal, precise = false, wakeup?: Wakeup): Promise<void> {
     if (precise) this.preciseSleeps.push(tS);
     if (tS <= this.t || signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {
-      this.sleeps.push({ at: tS, resolve });
-      signal.addEventListener("abort", () => resolve(), { once: true });
+      const s: FakeSleep = {
+        at: tS,
+        wake: () => {
+          const i = this.sleeps.indexOf(s);
+          if (i >= 0) this.sleeps.splice(i, 1);
+          wakeup?.disarm(s);
+          resolve();
+        },
+      };
+      this.sleeps.push(s);
+      wakeup?.arm(s);
+      signal.addEventListener("abort", () => s.wake(), { once: true });
     });
   }
 
@@ -31,10 +45,9 @@ export class FakeClock implements WallClock {
       this.sleeps.sort((a, b) => a.at - b.at);
       const s = this.sleeps[0];
       if (!s || s.at > tS + 1e-12) break;
-      this.sleeps.shift();
       // a sleeper whose time the test had already passed (t set by hand) wakes now, late
       this.t = Math.max(this.t, s.at);
-      s.resolve();
+      s.wake();
       for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
     }
     this.t = tS;

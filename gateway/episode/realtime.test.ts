@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ExecuteResult, JointTrajectory } from "../../seam/types.ts";
 import { GatewayError } from "../errors.ts";
-import { RealtimeDriver, type RealtimeOptions, systemWallClock } from "./realtime.ts";
+import { RealtimeDriver, type RealtimeOptions, systemWallClock, Wakeup } from "./realtime.ts";
 import { FakeClock as SteppedClock } from "../../test-support/fake-clock.ts";
 
 /** the tests' clock, starting at 100 s */
@@ -348,5 +348,32 @@ describe("systemWallClock", () => {
     b.abort();
     await pb;
     expect(bEnded).toBe(true);
+  });
+
+  it("a Wakeup ends the sleep pending on it, coarse or precise, and no sleep that comes after", async () => {
+    const ctl = new AbortController();
+    const far = () => systemWallClock.now() + 3600;
+    const w = new Wakeup();
+    for (const precise of [false, true]) {
+      let ended = false;
+      const p = systemWallClock.sleepUntil(far(), ctl.signal, precise, w).then(() => (ended = true));
+      await new Promise((r) => setTimeout(r, 2));
+      expect(ended).toBe(false);
+      w.ring();
+      await p;
+      expect(ended).toBe(true);
+    }
+    // a ring with nothing pending, and a ring after a sleep ended by itself, reach no later sleep
+    w.ring();
+    await systemWallClock.sleepUntil(systemWallClock.now() + 0.001, ctl.signal, false, w);
+    w.ring();
+    let ended = false;
+    const p = systemWallClock.sleepUntil(far(), ctl.signal, false, w).then(() => (ended = true));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(ended).toBe(false);
+    // the abort still ends it
+    ctl.abort();
+    await p;
+    expect(ended).toBe(true);
   });
 });

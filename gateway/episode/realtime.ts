@@ -47,7 +47,37 @@ import { GatewayError } from "../errors.ts";
  */
 export interface WallClock {
   now(): number;
-  sleepUntil(tS: number, signal: AbortSignal, precise?: boolean): Promise<void>;
+  /** `wakeup`: ring() ends this sleep early too (see Wakeup) */
+  sleepUntil(tS: number, signal: AbortSignal, precise?: boolean, wakeup?: Wakeup): Promise<void>;
+}
+
+/** a pending sleep as a Wakeup sees it */
+export interface Waking {
+  wake(): void;
+}
+
+/**
+ * Ends the sleep pending on it early, as an abort would, for a sleeper that is woken often and
+ * lives on: the realtime loop, nudged by a splice (up to one per chunk). An abort per nudge cost
+ * an event dispatch, a new AbortController and a new abort listener for the next sleep: a fifth
+ * of a realtime act's synchronous slice (CPU profile of `bench/realtime.ts --bench sim`).
+ */
+export class Wakeup {
+  private pending: Waking | undefined = undefined;
+  /** the clock's: the sleep now pending on this (undefined: none) */
+  arm(w: Waking | undefined): void {
+    this.pending = w;
+  }
+  /** the clock's: `w` ended by itself */
+  disarm(w: Waking): void {
+    if (this.pending === w) this.pending = undefined;
+  }
+  /** end the sleep pending on this now, if any */
+  ring(): void {
+    const w = this.pending;
+    this.pending = undefined;
+    w?.wake();
+  }
 }
 
 /**
@@ -62,14 +92,18 @@ const PRECISE_SPIN_MS = 2;
  * driver sleeps once per control period: no closures per sleep; under tsx every named inner
  * function would also cost a name descriptor).
  */
-class Sleep {
+class Sleep implements Waking {
   timer: ReturnType<typeof setTimeout> | undefined = undefined;
   immediate: ReturnType<typeof setImmediate> | undefined = undefined;
   constructor(
     readonly endMs: number,
     readonly list: Sleep[],
     readonly resolve: () => void,
+    readonly wakeup: Wakeup | undefined,
   ) {}
+  wake(): void {
+    sleepDone(this);
+  }
 }
 
 /**
@@ -101,6 +135,7 @@ function sleepDone(s: Sleep): void {
     l[i] = l[l.length - 1]!;
     l.pop();
   }
+  s.wakeup?.disarm(s);
   s.resolve();
 }
 
@@ -111,21 +146,19 @@ function sleepSpin(s: Sleep): void {
 
 export const systemWallClock: WallClock = {
   now: () => performance.now() / 1000,
-  sleepUntil: (tS, signal, precise = false) =>
+  sleepUntil: (tS, signal, precise = false, wakeup) =>
     new Promise((resolve) => {
       if (signal.aborted) return resolve();
       const list = sleepsOf(signal);
-      const s = new Sleep(tS * 1000, list, resolve);
+      const s = new Sleep(tS * 1000, list, resolve, wakeup);
       list.push(s);
+      wakeup?.arm(s);
       const ms = s.endMs - performance.now();
       if (!precise) s.timer = setTimeout(sleepDone, Math.max(0, ms), s);
       else if (ms > PRECISE_SPIN_MS) s.timer = setTimeout(sleepSpin, ms - PRECISE_SPIN_MS, s);
       else sleepSpin(s);
     }),
 };
-
-/** the abort reason of a nudged sleep (the loop sleeps again) */
-const NUDGE = "nudge";
 
 export interface RealtimeOptions {
   /** control period, s */
@@ -186,8 +219,10 @@ export class RealtimeDriver {
    * its own: their rows are replaced): the loop wakes precisely for each
    */
   private firstSteps: number[] = [];
-  /** the loop's sleep: aborted by halt(), the loop's signal, or a splice that wants it precise */
-  private sleepCtl = new AbortController();
+  /** ends the loop's sleep for good: halt() or the loop's signal */
+  private readonly sleepCtl = new AbortController();
+  /** ends the loop's current sleep: a splice that wants it precise (it sleeps again) */
+  private readonly wakeup = new Wakeup();
   /** the loop sleeps now, and how */
   private sleeping: "coarse" | "precise" | null = null;
   private t0Wall = Number.NaN;
@@ -342,10 +377,7 @@ export class RealtimeDriver {
 
   /** end the loop's current sleep (it sleeps again as the queue now needs) */
   private nudge(): void {
-    const c = this.sleepCtl;
-    this.sleepCtl = new AbortController();
-    // a reason of our own: abort() without one makes a DOMException (a stack trace) per splice
-    c.abort(NUDGE);
+    this.wakeup.ring();
   }
 
   /** wall time at which the target of step `k` is due (the end of its slot) */
@@ -519,7 +551,7 @@ export class RealtimeDriver {
         const nextSlot = this.t0Wall + (this.base + this.shiftSlots + 1) * this.slotS;
         const precise = !this.opts.streamed && this.firstSteps[0] === this.base;
         this.sleeping = precise ? "precise" : "coarse";
-        await this.clock.sleepUntil(nextSlot, this.sleepCtl.signal, precise);
+        await this.clock.sleepUntil(nextSlot, this.sleepCtl.signal, precise, this.wakeup);
         this.sleeping = null;
         if (signal.aborted || this.stopped) break;
         const woke = this.wake(exec);
