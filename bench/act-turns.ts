@@ -30,7 +30,7 @@
  */
 import { spawn } from "node:child_process";
 import { pct } from "./stats.ts";
-import { openSync, readSync } from "node:fs";
+import { openSync, readFileSync, readSync } from "node:fs";
 import { loadavg } from "node:os";
 import { PerformanceObserver } from "node:perf_hooks";
 import { AGENT_TOKEN, testGateway } from "../compose/testing.ts";
@@ -101,29 +101,43 @@ JSON.parse = (text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
 const op = (method: "POST", path: string, payload: object) =>
   g.app.inject({ method, url: path, headers: g.operator, payload });
 
-/** one turn: [start, end] ms, and how long the main thread waited on a run queue in it, ms */
+/**
+ * one turn: [start, end] ms, how long the main thread waited on a run queue in it, and how long
+ * the process ran on a CPU in it (all threads), ms
+ */
 interface Gap {
   start: number;
   end: number;
   runq: number;
+  cpu: number;
 }
 // the main thread's run-queue wait (ns, /proc/thread-self/schedstat's second field): a turn that
-// took long without work waited for a CPU (on 2 cores, e.g. for the rig child woken by the goal)
+// took long without work waited for a CPU (on 2 cores, e.g. for the rig child woken by the goal).
+// And the process's time on a CPU (getrusage, exact to the µs; schedstat's own runtime field
+// moves only at scheduler ticks, 4 ms here): on a VM whose kernel accounts steal time
+// (PARAVIRT_TIME_ACCOUNTING, as here) it leaves out what the host took from the VM's CPUs, so a
+// turn much longer than it lost its time to the host, to a run queue or asleep.
 const schedFd = openSync("/proc/thread-self/schedstat", "r");
 const schedBuf = Buffer.alloc(128);
-const runqNs = () =>
-  Number(schedBuf.toString("latin1", 0, readSync(schedFd, schedBuf, 0, 128, 0)).split(" ")[1]);
+const sched = (): [number, number] => {
+  const f = schedBuf.toString("latin1", 0, readSync(schedFd, schedBuf, 0, 128, 0)).split(" ");
+  const c = process.cpuUsage();
+  return [(c.user + c.system) * 1000, Number(f[1])];
+};
+/** the machine's steal time so far, ms (/proc/stat, all CPUs; USER_HZ ticks of 10 ms) */
+const stealMs = () => Number(readFileSync("/proc/stat", "latin1").split("\n")[0]!.trim().split(/\s+/)[8]) * 10;
 function probe(): { stop(): Gap[] } {
   const gaps: Gap[] = [];
   let on = true;
   let last = performance.now();
-  let lastRunq = runqNs();
+  let [lastCpu, lastRunq] = sched();
   const tick = () => {
     const now = performance.now();
-    const runq = runqNs();
-    gaps.push({ start: last, end: now, runq: (runq - lastRunq) / 1e6 });
+    const [cpu, runq] = sched();
+    gaps.push({ start: last, end: now, runq: (runq - lastRunq) / 1e6, cpu: (cpu - lastCpu) / 1e6 });
     last = now;
     lastRunq = runq;
+    lastCpu = cpu;
     if (on) setImmediate(tick);
   };
   setImmediate(tick);
@@ -166,8 +180,10 @@ agent.on("message", (n: number) => {
 const acts: { gaps: Gap[]; actAt: number; bodyParse: number[]; motionAt: number; goalSentAt: number }[] = [];
 const phases = ["parse", "planning", "start"] as const;
 const figures = Object.fromEntries(
-  phases.map((k) => [k, { turn: [] as number[], lessGc: [] as number[], work: [] as number[] }]),
-) as Record<(typeof phases)[number], { turn: number[]; lessGc: number[]; work: number[] }>;
+  phases.map((k) => [k, { turn: [] as number[], lessGc: [] as number[], work: [] as number[], cpu: [] as number[] }]),
+) as Record<(typeof phases)[number], { turn: number[]; lessGc: number[]; work: number[]; cpu: number[] }>;
+const steal0 = stealMs();
+const wall0 = performance.now();
 for (let k = 0; k < ACTS; k++) {
   await op("POST", "/v1/admin/episodes", { task: "free-motion", level: "ee_pose" });
   const ep = g.gateway.episode!;
@@ -203,6 +219,8 @@ for (let k = 0; k < ACTS; k++) {
   while (answers === answered) await new Promise((r) => setTimeout(r, 1));
   await op("POST", "/v1/admin/release", {});
 }
+const stealOver = stealMs() - steal0;
+const wallOver = performance.now() - wall0;
 agent.send("end");
 await g.close();
 await rig?.close();
@@ -226,7 +244,7 @@ for (const { gaps, actAt, bodyParse, motionAt, goalSentAt } of acts) {
   named.execute.push(lessGc(turnOf(gaps, motionAt)));
   named.send.push(lessGc(turnOf(gaps, goalSentAt)));
   named.sendWork.push(lessGcRunq(turnOf(gaps, goalSentAt)));
-  const longest = { parse: [0, 0, 0], planning: [0, 0, 0], start: [0, 0, 0] };
+  const longest = { parse: [0, 0, 0, 0], planning: [0, 0, 0, 0], start: [0, 0, 0, 0] };
   for (const x of gaps) {
     // the turn that handed the act to the episode, and every turn before it, is the parse's; the
     // turn that called the backend's execute, and every later one, the motion's start
@@ -236,11 +254,13 @@ for (const { gaps, actAt, bodyParse, motionAt, goalSentAt } of acts) {
     l[0] = Math.max(l[0]!, d);
     l[1] = Math.max(l[1]!, d - gcIn(x));
     l[2] = Math.max(l[2]!, lessGcRunq(x));
+    l[3] = Math.max(l[3]!, x.cpu);
   }
   for (const k of phases) {
     figures[k].turn.push(longest[k][0]!);
     figures[k].lessGc.push(longest[k][1]!);
     figures[k].work.push(longest[k][2]!);
+    figures[k].cpu.push(longest[k][3]!);
   }
 }
 
@@ -254,6 +274,7 @@ for (const k of phases) {
   console.log(`${k.padEnd(9)} longest turn per act, ms: ${q(figures[k].turn.slice(1))}`);
   console.log(`${"".padEnd(9)}   less its GC pauses, ms: ${q(figures[k].lessGc.slice(1))}`);
   console.log(`${"".padEnd(9)}   less GC and run-queue waits, ms: ${q(figures[k].work.slice(1))}`);
+  console.log(`${"".padEnd(9)}   the process's time on a CPU in it (all threads, GC included, steal not), ms: ${q(figures[k].cpu.slice(1))}`);
 }
 console.log(`the body's JSON.parse, ms: ${q(named.json.slice(1))}`);
 console.log(`  the turn it ran in, less GC, ms: ${q(named.jsonTurn.slice(1))}`);
@@ -263,6 +284,9 @@ if (rig) {
   console.log(`the turn that sent the trajectory goal, less GC, ms: ${q(named.send.slice(1))}`);
   console.log(`  less GC and run-queue waits, ms: ${q(named.sendWork.slice(1))}`);
 }
+console.log(
+  `steal: the host took ${stealOver.toFixed(0)} ms of CPU from this VM over the ${(wallOver / 1000).toFixed(1)} s of acts (both CPUs; /proc/stat)`,
+);
 console.log(
   `first act (cold): parse ${figures.parse.turn[0]!.toFixed(2)} ms, planning ${figures.planning.turn[0]!.toFixed(2)} ms; GC pauses over the run: ${gcs.length}, longest ${Math.max(...gcs.map(([a, b]) => b - a)).toFixed(2)} ms`,
 );
