@@ -99,6 +99,8 @@ export class Episode implements EpisodeView {
   private rt: RealtimeDriver | undefined;
   /** settles when the realtime loop has returned */
   private rtLoop: Promise<void> = Promise.resolve();
+  /** the steps of the realtime loop's wake-up that runs now (its readings' steps) */
+  private rtWakeSteps = 0;
   /** realtime on a streamed drive: the backend's streaming capability */
   private stream: StreamingMotion | undefined;
   private readonly counts: EpisodeCounters = {
@@ -624,18 +626,26 @@ export class Episode implements EpisodeView {
       return;
     }
     this.rtLoop = this.motion(null, (signal) => {
-      // one options object for every wake-up (the loop runs a wake-up per control period)
-      const opts = { signal, onTick: (r: JointReading) => this.tick(r, -1) };
+      // one options object for every wake-up (the loop runs a wake-up per control period); a
+      // reading of a wake-up's sample i belongs to its i-th step, judged against that step's target
+      // (the wake-up's steps are committed when it runs them)
+      const opts = {
+        signal,
+        onTick: (r: JointReading, i: number) => {
+          const step = rt.committedStep - (this.rtWakeSteps - i);
+          return this.tick(r, step, rt.commandedAt(step));
+        },
+      };
       const checked = (res: ExecuteResult): ExecuteResult => {
         if (res.outcome === "fault") this.requestStop(causeOfFault(res.fault));
         return res;
       };
       // a stepped backend that can run a wake-up's steps at once does (no promise chain per step)
       const runNow = drive?.kind === "stepped" ? drive.runNow : undefined;
-      return rt.run(
-        signal,
-        runNow ? (traj) => checked(runNow(traj, opts)) : (traj) => backend.execute(traj, opts).then(checked),
-      );
+      return rt.run(signal, (traj) => {
+        this.rtWakeSteps = traj.count;
+        return runNow ? checked(runNow(traj, opts)) : backend.execute(traj, opts).then(checked);
+      });
     }).catch(() => {
       // a backend that threw has gone the fault way (requestStop) inside motion()
     });
@@ -650,7 +660,7 @@ export class Episode implements EpisodeView {
   private async runStreamed(rt: RealtimeDriver, motion: StreamingMotion, signal: AbortSignal): Promise<void> {
     const backend = this.cfg.backend;
     const watching = motion
-      .follow({ signal: AbortSignal.any([signal, rt.haltSignal]), onTick: (r) => this.tick(r, -1) })
+      .follow({ signal: AbortSignal.any([signal, rt.haltSignal]), onTick: (r) => this.tickStreamed(rt, r) })
       .then(
         (res) => {
           if (res.outcome === "fault") this.requestStop(causeOfFault(res.fault));
@@ -789,10 +799,21 @@ export class Episode implements EpisodeView {
   }
 
   /**
+   * A streamed realtime motion's reading (a real arm keeps its own time): judged against the
+   * target of the step the controller commanded when it was measured (its time on the wall
+   * clock, as streamSplice maps the other way), if that step is still kept.
+   */
+  private tickStreamed(rt: RealtimeDriver, r: JointReading): TickVerdict {
+    const clock = this.cfg.realtime?.clock ?? systemWallClock;
+    const step = rt.stepAtWall(r.t - this.cfg.backend.now() + clock.now());
+    return this.tick(r, step, rt.commandedAt(step));
+  }
+
+  /**
    * Control-loop hook, once per tick: task judge, observers, runtime monitor, time budget.
    * Allocation-light: no closures or arrays are created here while the answer is "ok".
    */
-  private tick(r: JointReading, sampleIndex: number): TickVerdict {
+  private tick(r: JointReading, sampleIndex: number, commanded?: ArrayLike<number>): TickVerdict {
     if (this.arbiter.cause) return "stop";
     const t = r.t - this.clock.t0;
     const tr = this.taskReading;
@@ -803,7 +824,7 @@ export class Episode implements EpisodeView {
     tr.gripperWidthM = r.gripperWidthM;
     this.cfg.judge.onReading(tr);
     for (const o of this.readingObservers) o.onReading?.(this, r);
-    const v = this.cfg.monitor.tick(r, sampleIndex);
+    const v = this.cfg.monitor.tick(r, sampleIndex, commanded);
     if (v !== "ok") {
       this.requestStop(causeOfVerdict(v));
       return "stop";

@@ -27,10 +27,22 @@ afterEach(async () => {
   g = undefined;
 });
 
-async function realtimeEpisode(clock: FakeClock, commandGapS = 5, recorded = false): Promise<Episode> {
+async function realtimeEpisode(
+  clock: FakeClock,
+  commandGapS = 5,
+  recorded = false,
+  bench: Record<string, unknown> = {},
+): Promise<Episode> {
   const recordsDir = mkdtempSync(join(tmpdir(), "rg-rt-"));
   const config = parseBenchConfig(
-    { version: 1, name: "rt", backend: { type: "sim" }, task: { id: "free-motion", seed: 1 }, recordsDir },
+    {
+      version: 1,
+      name: "rt",
+      backend: { type: "sim" },
+      task: { id: "free-motion", seed: 1 },
+      recordsDir,
+      ...bench,
+    },
     "test",
   );
   g = await startGateway({
@@ -168,5 +180,43 @@ describe("realtime episode (sim, fake wall clock)", () => {
     expect(end["realtime"]).toMatchObject({ slowdown: 1, committed_step: 50, queue_rows: 0, late_steps: 0 });
     const report = await gradeRecord(recordPath!);
     expect(report.agree, JSON.stringify(report.differences)).toBe(true);
+  });
+
+  it("every reading is judged against its step's commanded target: an arm that lags beyond the tracking bound stops", async () => {
+    // joint 0 at 0.04 rad/s; the bound 5 mrad. The nominal servo lags ~0.2 mrad at that speed;
+    // one with a 200-step (0.2 s) command delay lags 8 mrad: only it stops, at a step of the chunk
+    const ended: (string | undefined)[] = [];
+    for (const delayTicks of [0, 200]) {
+      const clock = new FakeClock();
+      const ep = await realtimeEpisode(clock, 5, false, {
+        backend: { type: "sim", servo: { delayTicks } },
+        safety: { trackingErrorBoundRad: 0.005 },
+      });
+      const safety: { kind: string; details: Record<string, unknown> }[] = [];
+      g!.gateway.onAgentEvent((e) => {
+        if (e.kind === "safety") safety.push(e.event as (typeof safety)[number]);
+      });
+      const r0 = ep.config.backend.read();
+      await ep.act({ type: "joint_position", dt: 0.1, rows: rows(r0.q, r0.gripperWidthM, 0.004, 10) });
+      for (let i = 0; i < 11 && !ep.isEnded; i++) await clock.advance(0.1);
+      for (let i = 0; i < 10 && !ep.isEnded; i++) await new Promise((r) => setImmediate(r));
+      ended.push(ep.isEnded ? `${ep.endReason}: ${ep.endDetail}` : undefined);
+      if (delayTicks > 0) {
+        const stop = safety.find((e) => e.kind === "tracking_error");
+        expect(stop, JSON.stringify(ended)).toBeDefined();
+        // the control step it belongs to: where the commanded target is 5 mrad out while the
+        // delayed arm has not moved yet (~125 ms into the chunk)
+        const d = stop!.details as { joint: string; sampleIndex: number; value: number };
+        expect(d.joint).toBe("fr3_joint1");
+        expect(d.sampleIndex).toBeGreaterThan(100);
+        expect(d.sampleIndex).toBeLessThan(200);
+        expect(d.value).toBeLessThan(-0.005);
+      }
+      await g?.close();
+      g = undefined;
+    }
+    expect(ended[0]).toBeUndefined();
+    expect(ended[1]).toMatch(/^safety_stop/);
+    expect(ended[1]).toMatch(/tracking/);
   });
 });

@@ -106,4 +106,34 @@ describe("realtime driver, streamed drive (fake wall clock)", () => {
     rt.countLateSplice(2);
     expect(rt.counts).toMatchObject({ lateSteps: 9, lateSplices: 2 });
   });
+
+  it("the tracking check's view of the schedule: a wall time maps to the step commanded then, and committed steps keep their targets", async () => {
+    const clock = new FakeClock(100);
+    const rt = new RealtimeDriver(clock, OPTS, { q: [0.5, 0], gripperWidthM: 0.04 }, () => {});
+    expect(rt.stepAtWall(100.5)).toBe(-1); // not started
+    rt.start();
+    const step = rt.spliceStep(undefined); // 100: the margin
+    rt.splice(chunk(Array.from({ length: 50 }, (_, i) => 0.5 + 0.001 * (i + 1))), step);
+    // the controller reaches step k's target when it falls due, at dueWall(k) = t0 + (k + 1)·P
+    expect(rt.stepAtWall(100)).toBe(-1);
+    expect(rt.stepAtWall(100 + P)).toBe(0);
+    expect(rt.stepAtWall(rt.dueWall(120))).toBe(120);
+    expect(rt.stepAtWall(rt.dueWall(120) + 0.6 * P)).toBe(120);
+    // nothing committed yet: no target to judge against
+    expect(rt.commandedAt(0)).toBeUndefined();
+    clock.t += 0.12;
+    await rt.wake(watchOnly);
+    expect(rt.committedStep).toBe(120);
+    expect([...rt.commandedAt(50)!]).toEqual([0.5, 0]); // a hold before the splice
+    expect(rt.commandedAt(100)![0]).toBeCloseTo(0.501, 12); // the chunk's first row
+    expect(rt.commandedAt(119)![0]).toBeCloseTo(0.52, 12);
+    expect(rt.commandedAt(120)).toBeUndefined(); // queued, not committed
+    expect(rt.commandedAt(-1)).toBeUndefined();
+    // 256 committed steps are kept: older ones are gone
+    clock.t += 0.3;
+    await rt.wake(watchOnly);
+    expect(rt.committedStep).toBe(420);
+    expect(rt.commandedAt(420 - 256)![0]).toBeCloseTo(0.55, 12);
+    expect(rt.commandedAt(420 - 257)).toBeUndefined();
+  });
 });

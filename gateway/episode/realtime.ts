@@ -160,6 +160,13 @@ export const systemWallClock: WallClock = {
     }),
 };
 
+/**
+ * Committed targets kept for the tracking check, steps: a reading of a real arm arrives a few
+ * control periods after the step it belongs to (0.25 s at 1 kHz: far beyond any reading that is
+ * not already stale).
+ */
+const COMMITTED_KEPT = 256;
+
 export interface RealtimeOptions {
   /** control period, s */
   periodS: number;
@@ -233,6 +240,11 @@ export class RealtimeDriver {
   /** aborted by halt(): ends the loop's sleep at once */
   private readonly halted = new AbortController();
   private waiters: { step: number; resolve: () => void }[] = [];
+  /**
+   * the targets of the last COMMITTED_KEPT committed steps, step k in row k % COMMITTED_KEPT
+   * (views made once): what the safety monitor judges each reading against (commandedAt)
+   */
+  private readonly committedRows: Float64Array[];
   readonly counts: RealtimeCounts = {
     stepsRun: 0,
     holdSteps: 0,
@@ -253,6 +265,10 @@ export class RealtimeDriver {
     this.dof = start.q.length;
     this.histQ = [[...start.q], [...start.q], [...start.q]];
     this.histG = [start.gripperWidthM, start.gripperWidthM, start.gripperWidthM];
+    const kept = new Float64Array(COMMITTED_KEPT * this.dof);
+    this.committedRows = Array.from({ length: COMMITTED_KEPT }, (_, i) =>
+      kept.subarray(i * this.dof, (i + 1) * this.dof),
+    );
   }
 
   get started(): boolean {
@@ -267,6 +283,25 @@ export class RealtimeDriver {
   /** rows queued after the committed step */
   get queueRows(): number {
     return this.gQueue.length - this.head;
+  }
+
+  /**
+   * The joint target of committed step `k`, for the tracking check of the reading measured while
+   * it ran (a view the next commits overwrite: use it at once). Undefined for a step not
+   * committed yet, before the start, or more than COMMITTED_KEPT steps back.
+   */
+  commandedAt(k: number): Float64Array | undefined {
+    if (!(k >= 0 && k < this.base && this.base - k <= COMMITTED_KEPT)) return undefined;
+    return this.committedRows[k % COMMITTED_KEPT];
+  }
+
+  /**
+   * Streamed drive: the step whose target the controller commands at wall time `tS` (the last one
+   * due by then: it reaches step k's target when the step falls due, dueWall(k)); −1 before.
+   */
+  stepAtWall(tS: number): number {
+    if (!this.started) return -1;
+    return Math.floor((tS - this.t0Wall) / this.slotS + 1e-6) - this.shiftSlots - 1;
   }
 
   /** wall seconds of one slot */
@@ -493,6 +528,10 @@ export class RealtimeDriver {
         for (let j = 0; j < dof; j++) q[i * dof + j] = lastQ[j]!;
         g[i] = lastG;
       }
+    }
+    for (let i = 0; i < n; i++) {
+      const row = this.committedRows[(this.base + i) % COMMITTED_KEPT]!;
+      for (let j = 0; j < dof; j++) row[j] = q[i * dof + j]!;
     }
     // history: the last three committed targets (the oldest row is reused for the newest)
     for (let i = Math.max(0, n - 3); i < n; i++) {

@@ -96,6 +96,23 @@ describe("SafetyMonitor stops on each cause", () => {
     });
   });
 
+  it("tracking error against a commanded target given with the reading (the realtime setting), its step as the sample", () => {
+    const m = monitor({ trackingErrorBoundRad: 0.02 });
+    m.begin(reading(0), null);
+    const target = Float64Array.from(HOME);
+    target[2] = target[2]! + 0.05;
+    const q = [...HOME];
+    q[2] = target[2]! - 0.019;
+    expect(m.tick(reading(0.001, q), 4711, target)).toBe("ok");
+    // without a target (and no trajectory) nothing is judged
+    q[2] = HOME[2]!;
+    expect(m.tick(reading(0.002, q), 4712)).toBe("ok");
+    expect(cause(m.tick(reading(0.003, q), 4713, target))).toMatchObject({
+      endReason: "safety_stop",
+      cause: { kind: "tracking_error", joint: "panda_joint3", sampleIndex: 4713 },
+    });
+  });
+
   it("keep-out intrusion, checked every N readings", () => {
     const q = [...HOME];
     q[0] = 0.3;

@@ -55,7 +55,10 @@ export type StopCause =
       reported: number;
       windowS: number;
     }
-  /** |measured − commanded| beyond the bound, rad */
+  /**
+   * |measured − commanded| beyond the bound, rad; `sampleIndex`: the chunk's sample (the realtime
+   * setting: the control step)
+   */
   | { kind: "tracking_error"; t: number; joint: string; sampleIndex: number; value: number; limit: number }
   /** a body left the workspace or entered a keep-out: clearance vs its floor, m */
   | { kind: "workspace" | "keep_out"; t: number; link: string; volume: string; value: number; limit: number }
@@ -151,8 +154,11 @@ export class SafetyMonitor {
   /**
    * Judge one measured reading. Control loop: allocation-free while "ok".
    * @param sampleIndex index of the commanded sample this reading belongs to (−1 or omitted: none)
+   * @param commanded the commanded joint target this reading is judged against instead of the
+   *   trajectory's sample (the realtime setting: the target of the control step the reading
+   *   belongs to, that step as `sampleIndex`)
    */
-  tick(reading: JointReading, sampleIndex = -1): MonitorVerdict {
+  tick(reading: JointReading, sampleIndex = -1, commanded?: ArrayLike<number>): MonitorVerdict {
     if (this.latched) return this.latched;
     const L = this.limits;
     const t = reading.t;
@@ -196,10 +202,11 @@ export class SafetyMonitor {
     }
     if (spurious) this.spuriousVelocity++;
     const traj = this.traj;
-    if (traj && sampleIndex >= 0 && sampleIndex < traj.count) {
-      const base = sampleIndex * dof;
+    const target = commanded ?? (traj && sampleIndex >= 0 && sampleIndex < traj.count ? traj.q : undefined);
+    if (target) {
+      const base = commanded ? 0 : sampleIndex * dof;
       for (let j = 0; j < dof; j++) {
-        const e = q[j]! - traj.q[base + j]!;
+        const e = q[j]! - target[base + j]!;
         if (Math.abs(e) > L.trackingErrorBoundRad)
           return this.stop(
             {
