@@ -315,5 +315,45 @@ export function describeRealtimeReal(name: string, opts: RealtimeSuiteOptions = 
       expect(end["realtime"]).toMatchObject({ late_splices: 1 });
       expect((end["realtime"] as { late_steps: number }).late_steps).toBeGreaterThanOrEqual(300);
     });
+
+    it("an arm that does not follow its streamed command stops on the tracking bound (every reading judged against its step's target)", async () => {
+      const start = await post(
+        "/v1/admin/episodes",
+        { task: "free-motion", setting: "realtime", seed: SEED },
+        operator,
+      );
+      expect(start.status, JSON.stringify(start.body)).toBeLessThan(300);
+      const o0 = await observeNow();
+      HOME = [...(o0.body.readings[0].q as number[])];
+      GRIP = o0.body.readings[0].gripper_width_m as number;
+      // the goal reaches the controller 1 s late: the arm holds while its command moves joint 0 (to
+      // 0.2 rad/s), so the command is 0.1 rad (the default bound) ahead of it 0.6 s after the
+      // splice's first step, before the goal arrives
+      await rb.delayGoals(1000);
+      try {
+        // joint 0 at 0.2 rad/s for 2 s, speeding up and slowing down at 1 rad/s² (within the
+        // pre-check's limits)
+        const offset = (t: number) =>
+          t < 0.2 ? 0.5 * t * t : t < 1.8 ? 0.02 + 0.2 * (t - 0.2) : 0.34 + 0.2 * (t - 1.8) - 0.5 * (t - 1.8) ** 2;
+        const rows = Array.from({ length: 40 }, (_, i) => {
+          const q = [...HOME];
+          q[0] = HOME[0]! + offset(0.05 * (i + 1));
+          return [...q, GRIP];
+        });
+        const a = await post("/v1/act", { type: "joint_position", dt: 0.05, rows });
+        expect(a.status, JSON.stringify(a.body)).toBe(200);
+        let ep = a.body.episode;
+        // until it ends (the goal would arrive ~1 s after the send, at step ~1000)
+        for (let i = 0; i < 500 && ep.status === "running" && ep.realtime.committed_step < 3000; i++) {
+          const o = await post("/v1/observe", { advance_s: 0.02, cameras: [] });
+          ep = o.body.episode ?? (await g.app.inject({ method: "GET", url: "/v1/task", headers: agent })).json().episode;
+        }
+        expect(ep.status, JSON.stringify(ep)).not.toBe("running");
+        const task = (await g.app.inject({ method: "GET", url: "/v1/task", headers: agent })).json();
+        expect(JSON.stringify(task.episode), JSON.stringify(task.episode)).toMatch(/tracking_error/);
+      } finally {
+        await rb.delayGoals(0);
+      }
+    });
   });
 }

@@ -24,18 +24,20 @@ export class FakeClock implements WallClock {
     if (precise) this.preciseSleeps.push(tS);
     if (tS <= this.t || signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {
+      const onAbort = () => s.wake();
       const s: FakeSleep = {
         at: tS,
         wake: () => {
           const i = this.sleeps.indexOf(s);
           if (i >= 0) this.sleeps.splice(i, 1);
           wakeup?.disarm(s);
+          signal.removeEventListener("abort", onAbort);
           resolve();
         },
       };
       this.sleeps.push(s);
       wakeup?.arm(s);
-      signal.addEventListener("abort", () => s.wake(), { once: true });
+      signal.addEventListener("abort", onAbort, { once: true });
     });
   }
 

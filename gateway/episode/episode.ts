@@ -632,6 +632,7 @@ export class Episode implements EpisodeView {
       const opts = {
         signal,
         onTick: (r: JointReading, i: number) => {
+          if (!(i >= 0 && i < this.rtWakeSteps)) return this.tick(r, -1);
           const step = rt.committedStep - (this.rtWakeSteps - i);
           return this.tick(r, step, rt.commandedAt(step));
         },

@@ -127,10 +127,18 @@ describe("realtime driver, streamed drive (fake wall clock)", () => {
     expect([...rt.commandedAt(50)!]).toEqual([0.5, 0]); // a hold before the splice
     expect(rt.commandedAt(100)![0]).toBeCloseTo(0.501, 12); // the chunk's first row
     expect(rt.commandedAt(119)![0]).toBeCloseTo(0.52, 12);
-    expect(rt.commandedAt(120)).toBeUndefined(); // queued, not committed
+    expect(rt.commandedAt(120)).toBeUndefined(); // queued, not due yet
     expect(rt.commandedAt(-1)).toBeUndefined();
-    // 256 committed steps are kept: older ones are gone
-    clock.t += 0.3;
+    // due but not committed yet (the loop wakes late; a real arm runs those steps already): the
+    // row the queue will commit
+    clock.t += 0.005;
+    expect(rt.dueStep()).toBe(125);
+    expect(rt.commandedAt(122)![0]).toBeCloseTo(0.523, 12);
+    expect(rt.commandedAt(125)).toBeUndefined();
+    // 256 committed steps are kept: older ones are gone; a due step past the queue end holds
+    // its last target
+    clock.t += 0.295;
+    expect(rt.commandedAt(400)![0]).toBeCloseTo(0.55, 12);
     await rt.wake(watchOnly);
     expect(rt.committedStep).toBe(420);
     expect(rt.commandedAt(420 - 256)![0]).toBeCloseTo(0.55, 12);

@@ -47,7 +47,10 @@ import { GatewayError } from "../errors.ts";
  */
 export interface WallClock {
   now(): number;
-  /** `wakeup`: ring() ends this sleep early too (see Wakeup) */
+  /**
+   * `wakeup`: ring() ends this sleep early too (see Wakeup). A clock must honour it: the driver's
+   * nudges go through it alone (one that ignored it would cost a splice up to a period).
+   */
   sleepUntil(tS: number, signal: AbortSignal, precise?: boolean, wakeup?: Wakeup): Promise<void>;
 }
 
@@ -245,6 +248,8 @@ export class RealtimeDriver {
    * (views made once): what the safety monitor judges each reading against (commandedAt)
    */
   private readonly committedRows: Float64Array[];
+  /** commandedAt's row for a step due but not committed yet */
+  private readonly dueRow: Float64Array;
   readonly counts: RealtimeCounts = {
     stepsRun: 0,
     holdSteps: 0,
@@ -265,6 +270,7 @@ export class RealtimeDriver {
     this.dof = start.q.length;
     this.histQ = [[...start.q], [...start.q], [...start.q]];
     this.histG = [start.gripperWidthM, start.gripperWidthM, start.gripperWidthM];
+    this.dueRow = new Float64Array(this.dof);
     const kept = new Float64Array(COMMITTED_KEPT * this.dof);
     this.committedRows = Array.from({ length: COMMITTED_KEPT }, (_, i) =>
       kept.subarray(i * this.dof, (i + 1) * this.dof),
@@ -286,13 +292,28 @@ export class RealtimeDriver {
   }
 
   /**
-   * The joint target of committed step `k`, for the tracking check of the reading measured while
-   * it ran (a view the next commits overwrite: use it at once). Undefined for a step not
-   * committed yet, before the start, or more than COMMITTED_KEPT steps back.
+   * The joint target of step `k`, for the tracking check of the reading measured while it ran (a
+   * view the next call or commit overwrites: use it at once): a committed step's, or a due one's
+   * that the loop has not committed yet (a real arm runs it already; its row can no longer
+   * change: a splice starts after the due step). Undefined for a step not due yet, before the
+   * start, or more than COMMITTED_KEPT steps back.
    */
   commandedAt(k: number): Float64Array | undefined {
-    if (!(k >= 0 && k < this.base && this.base - k <= COMMITTED_KEPT)) return undefined;
-    return this.committedRows[k % COMMITTED_KEPT];
+    if (!(k >= 0 && this.base - k <= COMMITTED_KEPT)) return undefined;
+    if (k < this.base) return this.committedRows[k % COMMITTED_KEPT];
+    if (k >= this.dueStep()) return undefined;
+    const row = this.dueRow;
+    const rel = k - this.base;
+    const n = this.queueRows;
+    if (n === 0) {
+      const last = this.histQ[2]!;
+      for (let j = 0; j < this.dof; j++) row[j] = last[j]!;
+    } else {
+      // a step past the queue end holds the last queued target
+      const i = (this.head + Math.min(rel, n - 1)) * this.dof;
+      for (let j = 0; j < this.dof; j++) row[j] = this.qQueue[i + j]!;
+    }
+    return row;
   }
 
   /**
