@@ -113,6 +113,19 @@ export function describeRealtimeReal(name: string, opts: RealtimeSuiteOptions = 
     return post("/v1/observe", { advance_s: 0, cameras: [] });
   }
 
+  /** A new realtime episode; HOME and GRIP from its first reading. */
+  async function newEpisodeAtHome() {
+    const start = await post(
+      "/v1/admin/episodes",
+      { task: "free-motion", setting: "realtime", seed: SEED },
+      operator,
+    );
+    expect(start.status, JSON.stringify(start.body)).toBeLessThan(300);
+    const o0 = await observeNow();
+    HOME = [...(o0.body.readings[0].q as number[])];
+    GRIP = o0.body.readings[0].gripper_width_m as number;
+  }
+
   beforeAll(async () => {
     // stale readings: the rig simulates the arm in a child process on the same shared machine; under
     // heavy load its joint-state stream pauses for far longer than franka_ros2's at 1 kHz would,
@@ -270,15 +283,7 @@ export function describeRealtimeReal(name: string, opts: RealtimeSuiteOptions = 
     });
 
     it("a splice the controller gets after its start step is counted late and recorded", async () => {
-      const start = await post(
-        "/v1/admin/episodes",
-        { task: "free-motion", setting: "realtime", seed: SEED },
-        operator,
-      );
-      expect(start.status, JSON.stringify(start.body)).toBeLessThan(300);
-      const o0 = await observeNow();
-      HOME = [...(o0.body.readings[0].q as number[])];
-      GRIP = o0.body.readings[0].gripper_width_m as number;
+      await newEpisodeAtHome();
       // a slow link: goals reach the controller 400 ms late, four times the 100-step margin
       await rb.delayGoals(400);
       try {
@@ -317,15 +322,7 @@ export function describeRealtimeReal(name: string, opts: RealtimeSuiteOptions = 
     });
 
     it("an arm that does not follow its streamed command stops on the tracking bound (every reading judged against its step's target)", async () => {
-      const start = await post(
-        "/v1/admin/episodes",
-        { task: "free-motion", setting: "realtime", seed: SEED },
-        operator,
-      );
-      expect(start.status, JSON.stringify(start.body)).toBeLessThan(300);
-      const o0 = await observeNow();
-      HOME = [...(o0.body.readings[0].q as number[])];
-      GRIP = o0.body.readings[0].gripper_width_m as number;
+      await newEpisodeAtHome();
       // the goal reaches the controller 1 s late: the arm holds while its command moves joint 0 (to
       // 0.2 rad/s), so the command is 0.1 rad (the default bound) ahead of it 0.6 s after the
       // splice's first step, before the goal arrives
