@@ -303,16 +303,11 @@ export class RealtimeDriver {
     if (k < this.base) return this.committedRows[k % COMMITTED_KEPT];
     if (k >= this.dueStep()) return undefined;
     const row = this.dueRow;
-    const rel = k - this.base;
-    const n = this.queueRows;
-    if (n === 0) {
+    const i = this.queueIndexOf(k);
+    if (i < 0) {
       const last = this.histQ[2]!;
       for (let j = 0; j < this.dof; j++) row[j] = last[j]!;
-    } else {
-      // a step past the queue end holds the last queued target
-      const i = (this.head + Math.min(rel, n - 1)) * this.dof;
-      for (let j = 0; j < this.dof; j++) row[j] = this.qQueue[i + j]!;
-    }
+    } else for (let j = 0; j < this.dof; j++) row[j] = this.qQueue[i * this.dof + j]!;
     return row;
   }
 
@@ -377,10 +372,19 @@ export class RealtimeDriver {
       const h = 3 + rel;
       return { q: this.histQ[Math.max(0, h)]!, g: this.histG[Math.max(0, h)]! };
     }
-    const n = this.queueRows;
-    if (n === 0) return { q: this.histQ[2]!, g: this.histG[2]! };
-    const i = this.head + Math.min(rel, n - 1);
+    const i = this.queueIndexOf(k);
+    if (i < 0) return { q: this.histQ[2]!, g: this.histG[2]! };
     return { q: this.qQueue.slice(i * this.dof, (i + 1) * this.dof), g: this.gQueue[i]! };
+  }
+
+  /**
+   * The queue row that step `k` (not committed yet) will run: a step past the queue end holds the
+   * last queued target; −1 when the queue is empty (the last committed target holds).
+   */
+  private queueIndexOf(k: number): number {
+    const n = this.queueRows;
+    if (n === 0) return -1;
+    return this.head + Math.min(k - this.base, n - 1);
   }
 
   /**
