@@ -67,8 +67,8 @@ export interface Waking {
  */
 export class Wakeup {
   private pending: Waking | undefined = undefined;
-  /** the clock's: the sleep now pending on this (undefined: none) */
-  arm(w: Waking | undefined): void {
+  /** the clock's: the sleep now pending on this */
+  arm(w: Waking): void {
     this.pending = w;
   }
   /** the clock's: `w` ended by itself */
