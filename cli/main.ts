@@ -13,7 +13,7 @@ import { mcpCommand } from "./mcp.ts";
 import { replayCommand } from "./replay.ts";
 import { runCommand } from "./run.ts";
 import { sysidCommand } from "./sysid.ts";
-import { exitOnSignals, serve } from "./serve.ts";
+import { announce, exitOnSignals, serve } from "./serve.ts";
 import { RT_PRIORITY_HELP, rtPriorityArg } from "./scheduling.ts";
 
 function int(name: string) {
@@ -52,6 +52,7 @@ program
       process.exit(2);
     });
     exitOnSignals(s);
+    announce(s);
   });
 
 program

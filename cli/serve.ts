@@ -60,6 +60,8 @@ function withOverrides(cfg: BenchConfig, o: ServeOptions): BenchConfig {
 
 export interface Served {
   url: string;
+  agentToken: string;
+  operatorToken: string;
   gateway: StartedGateway["gateway"];
   /** stop motion, end the episode (`cause`), finish its record, close connections */
   close(cause?: StopCause): Promise<void>;
@@ -103,10 +105,25 @@ export async function serve(o: ServeOptions): Promise<Served> {
     console.error(`robot-gateway: the first episode did not start: ${what}`);
     console.error("robot-gateway: recover with POST /v1/admin/recover, then POST /v1/admin/episodes");
   }
-  console.log(`ROBOT_GATEWAY_URL=${g.url}`);
-  console.log(`ROBOT_GATEWAY_TOKEN=${g.agentToken}`);
-  console.log(`ROBOT_GATEWAY_OPERATOR_TOKEN=${g.operatorToken}`);
-  return { url: g.url!, gateway, close: (cause) => g.close(cause) };
+  return {
+    url: g.url!,
+    agentToken: g.agentToken,
+    operatorToken: g.operatorToken,
+    gateway,
+    close: (cause) => g.close(cause),
+  };
+}
+
+/**
+ * The lines a caller waits for (`ROBOT_GATEWAY_URL=…` and the tokens) on stdout. The command prints
+ * them after `exitOnSignals`: a signal sent once they are out goes the stop path, never the default
+ * action (under load a test's SIGTERM came between the lines and the handlers and killed the
+ * process unfinished).
+ */
+export function announce(s: Served): void {
+  console.log(`ROBOT_GATEWAY_URL=${s.url}`);
+  console.log(`ROBOT_GATEWAY_TOKEN=${s.agentToken}`);
+  console.log(`ROBOT_GATEWAY_OPERATOR_TOKEN=${s.operatorToken}`);
 }
 
 /**
