@@ -9,6 +9,7 @@
  *
  *   npx tsx bench/realtime.ts [--steps 10000] [--bench sim|rig|both] [--diag] [--record]
  *                             [--agent child|inproc] [--heap [--heap-out FILE]] [--rt-priority N|off]
+ *                             [--cpu-affinity LIST|last]
  *
  * The agent runs in a process of its own (as a real agent does: its JSON, sockets and GC do not
  * share the gateway's event loop); `--agent inproc` runs it in the gateway's process, and the
@@ -35,6 +36,14 @@
  * not), attributed by allocating function and by the nearest repository function (it slows the
  * gateway: timing figures of that run mean little).
  *
+ * --cpu-affinity: the gateway's process on those CPUs (cli/scheduling.ts applyCpuAffinity, as
+ * `serve --cpu-affinity` and a bench file's `scheduling.cpuAffinity` set it; `last`: the last CPU
+ * this process may use) and the agent child on the others, as `run` places its agents. Set once
+ * the benches are up, before the agent loops: the rig's child process (the robot's own computer)
+ * and the machine reference keep every CPU. Without it the agent and the gateway share the CPUs:
+ * each chunk the agent writes wakes the gateway's SCHED_FIFO loop, which may preempt the agent in
+ * the middle of its own send (the "agent's serialisation and write" segment).
+ *
  * --diag also prints where late wake-ups come from: the driver's wake-up lateness (its wall
  * clock wrapped), the time each backend execute (or stepped runNow) takes and its steps, each act's synchronous
  * slice (plan, pre-check, splice) and the WebSocket message's parse + schema check, the event
@@ -44,7 +53,15 @@
  * rest of the slot) and whether a GC pause of the gateway overlapped it.
  */
 import { parseArgs } from "node:util";
-import { benchScheduling, rtPriorityArg } from "../cli/scheduling.ts";
+import {
+  allowedCpus,
+  applyCpuAffinity,
+  benchScheduling,
+  type CpuPlacement,
+  cpuAffinityArg,
+  onCpus,
+  rtPriorityArg,
+} from "../cli/scheduling.ts";
 import { parseBenchConfig } from "../compose/bench-config.ts";
 import { WebSocket } from "ws";
 import { startGateway } from "../compose/start.ts";
@@ -84,6 +101,8 @@ const { values } = parseArgs({
      * and the rig run under the normal scheduler
      */
     "rt-priority": { type: "string", default: "50" },
+    /** the gateway's CPUs (a CPU list, or `last`); the agent child runs on the others */
+    "cpu-affinity": { type: "string" },
   },
 });
 const steps = Number(values.steps);
@@ -400,6 +419,8 @@ async function runBench(name: "sim" | "rig"): Promise<Row> {
   const step0 = ep.realtimeCommitted;
   const gc = new GcCount();
   await heap?.start();
+  // the gateway onto its CPUs once the benches are up (the rig's child keeps every CPU)
+  if (CPUS && !placed) placed = applyCpuAffinity(CPUS);
   const agent = values.agent === "inproc" ? await agentLoops(base, steps) : await agentInChild(base, steps);
   const stepsRun = ep.realtimeCommitted - step0;
   const gcLine = gc.line(name, stepsRun);
@@ -742,11 +763,18 @@ async function agentLoops(base: string, steps: number): Promise<{ http: Sample[]
 
 /** The agent in a process of its own (as a real agent runs): its samples come back on stdout as JSON. */
 async function agentInChild(base: string, steps: number): Promise<{ http: Sample[]; ws: Sample[] }> {
-  const child = spawn(
+  // on the CPUs the gateway's affinity left, as `run` places its agents
+  const argv = onCpus(placed?.others, [
     process.execPath,
-    ["--import", "tsx", fileURLToPath(import.meta.url), "--agent-child", base, "--steps", String(steps)],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
+    "--import",
+    "tsx",
+    fileURLToPath(import.meta.url),
+    "--agent-child",
+    base,
+    "--steps",
+    String(steps),
+  ]);
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
@@ -763,6 +791,24 @@ if (values["agent-child"]) {
 
 const RT = rtPriorityArg(values["rt-priority"]!);
 console.log(`scheduling: ${await benchScheduling(RT)}`);
+/** --cpu-affinity: the gateway's CPUs (applied once the benches are up), and the placement set */
+const CPUS = (() => {
+  const v = values["cpu-affinity"];
+  if (v === undefined) return undefined;
+  if (v !== "last") {
+    const c = cpuAffinityArg(v);
+    return c === "off" ? undefined : c;
+  }
+  const all = allowedCpus();
+  if (all.length < 2) {
+    console.log(
+      `--cpu-affinity last: this process may use one CPU (${all[0]}); nothing is left for the agent`,
+    );
+    process.exit(0);
+  }
+  return [all.at(-1)!];
+})();
+let placed: CpuPlacement | undefined;
 
 // the rig first: its child process starts on a quieter machine than after the sim's 10 s of physics
 const which =
@@ -783,6 +829,9 @@ console.log(
   "reference (issue 14 targets): 0 late steps per 10,000 on an idle machine; splice p99 ≤ 2 periods (WebSocket)",
 );
 console.log(machineLine);
+console.log(
+  `CPU affinity: ${placed ? placed.summary : "none (the gateway and the agent share every CPU; --cpu-affinity sets one)"}`,
+);
 for (const { bench, st, periodS, http, ws, ended, diag } of rows) {
   if (ended) console.log(`[${bench}] the episode ended early (${ended})`);
   const per10k =

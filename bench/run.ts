@@ -34,6 +34,8 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   "sensor-realism": { file: "sensor-realism.ts" },
   shadow: { file: "shadow.ts" },
   realtime: { file: "realtime.ts" },
+  // the same with the gateway on a CPU of its own and the agent on the others (`--cpu-affinity`)
+  "realtime-pinned": { file: "realtime.ts", args: ["--bench", "sim", "--cpu-affinity", "last"] },
   "console-cost": { file: "console-cost.ts" },
   video: { file: "video.ts", args: ["25", "5"] },
 };

@@ -14,7 +14,7 @@ import { replayCommand } from "./replay.ts";
 import { runCommand } from "./run.ts";
 import { sysidCommand } from "./sysid.ts";
 import { announce, exitOnSignals, serve } from "./serve.ts";
-import { RT_PRIORITY_HELP, rtPriorityArg } from "./scheduling.ts";
+import { CPU_AFFINITY_HELP, cpuAffinityArg, RT_PRIORITY_HELP, rtPriorityArg } from "./scheduling.ts";
 
 function int(name: string) {
   return (v: string): number => {
@@ -44,6 +44,7 @@ program
   .option("--allow-motion", "let a real bench move the robot (never needed in simulation)")
   .option("--twin", "serve the bench's digital twin: the simulator built from its calibration file")
   .option("--rt-priority <n|off>", RT_PRIORITY_HELP, rtPriorityArg)
+  .option("--cpu-affinity <list|off>", CPU_AFFINITY_HELP, cpuAffinityArg)
   .action(async (o) => {
     const s = await serve(o).catch((e: unknown) => {
       // a refused start (e.g. RB_ERR_STORAGE: unwritable records directory) is a coded message

@@ -47,7 +47,12 @@ import { twinDivergenceBeside } from "../compose/twin/observer.ts";
 import type { EpisodeResult } from "../gateway/recorder/result.ts";
 import { type ReportFile, writeReport } from "../gateway/report/render.ts";
 import {
+  applyBenchCpuAffinity,
   applyBenchScheduling,
+  CPU_AFFINITY_HELP,
+  type CpuAffinityOverride,
+  cpuAffinityArg,
+  onCpus,
   RT_PRIORITY_HELP,
   raiseComposedThreads,
   type RtPriorityOverride,
@@ -98,6 +103,8 @@ export interface RunOptions {
   cwd?: string;
   /** real-time scheduling of the in-process gateway: overrides the bench file's `scheduling.rtPriority` */
   rtPriority?: RtPriorityOverride;
+  /** CPUs of the in-process gateway's threads (the agents get the rest): overrides the bench file's `scheduling.cpuAffinity` */
+  cpuAffinity?: CpuAffinityOverride;
 }
 
 export interface RunResult {
@@ -118,6 +125,8 @@ export interface Target {
   /** wait until everything the gateway writes for the episode is on disk */
   settle(): Promise<void>;
   close(): Promise<void>;
+  /** CPUs for the agents (the ones the gateway's affinity left; absent: wherever run itself runs) */
+  agentCpus?: number[];
 }
 
 /** An error as one line: `POST /v1/admin/episodes: 404 RB_ERR_UNKNOWN_TASK Unknown task nope`. */
@@ -153,7 +162,10 @@ export async function inProcessTarget(o: RunOptions, outDir: string): Promise<Ta
     },
     "run",
   );
-  // agents are started with SCHED_RESET_ON_FORK: they run under the normal scheduler
+  // an affinity leaves the agents the other CPUs; agents are started with SCHED_RESET_ON_FORK:
+  // they run under the normal scheduler
+  const placed = applyBenchCpuAffinity(config.scheduling, o.cpuAffinity);
+  if (placed) console.error(`robot-gateway run: ${placed.summary}`);
   const sched = await applyBenchScheduling(config.scheduling, o.rtPriority);
   if (sched) console.error(`robot-gateway run: ${sched.summary}`);
   const g = await startGateway({
@@ -170,6 +182,7 @@ export async function inProcessTarget(o: RunOptions, outDir: string): Promise<Ta
     agentToken: g.agentToken,
     operator: new OperatorClient({ url: g.url!, token: g.operatorToken }),
     label: g.bench.name,
+    ...(placed?.others.length ? { agentCpus: placed.others } : {}),
     async settle() {
       const fresh = g.observers.slice(settled);
       settled = g.observers.length;
@@ -187,11 +200,16 @@ export function remoteTarget(o: RunOptions): Target {
   if (!o.operatorToken || !o.agentToken) {
     throw new InvalidArgumentError("--url needs --operator-token and --agent-token");
   }
-  if (o.rtPriority !== undefined) {
-    // the scheduling is the gateway's own: the one at the URL sets it (serve --rt-priority)
-    throw new InvalidArgumentError(
-      "--rt-priority is for the gateway run starts itself; with --url, give it to that gateway's serve",
-    );
+  for (const [flag, given] of [
+    ["--rt-priority", o.rtPriority],
+    ["--cpu-affinity", o.cpuAffinity],
+  ] as const) {
+    // the scheduling is the gateway's own: the one at the URL sets it (serve --rt-priority, --cpu-affinity)
+    if (given !== undefined) {
+      throw new InvalidArgumentError(
+        `${flag} is for the gateway run starts itself; with --url, give it to that gateway's serve`,
+      );
+    }
   }
   const url = o.url!;
   return {
@@ -294,6 +312,8 @@ function startAgent(
   };
   // the agent never sees the operator token
   delete env.ROBOT_GATEWAY_OPERATOR_TOKEN;
+  // the shell that runs the command (as spawn's `shell: true` does), on the agents' CPUs
+  const shellCommand = onCpus(t.agentCpus, ["/bin/sh", "-c", o.agent]);
   const child = jail
     ? spawnSandboxed({
         command: o.agent,
@@ -309,9 +329,9 @@ function startAgent(
           ROBOT_GATEWAY_TRIAL: String(trial),
         },
         stdio: ["ignore", fd, fd],
+        ...(t.agentCpus ? { cpus: t.agentCpus } : {}),
       })
-    : spawn(o.agent, {
-        shell: true,
+    : spawn(shellCommand[0]!, shellCommand.slice(1), {
         // its own process group, so a timeout stops the shell and everything it started
         detached: true,
         cwd: o.cwd ?? process.cwd(),
@@ -630,6 +650,7 @@ export function runCommand(): Command {
     .option("--no-sandbox", "run the agent unconfined (it can read records, bench files and the repository)")
     .option("--level <name>", "task level")
     .option("--rt-priority <n|off>", RT_PRIORITY_HELP, rtPriorityArg)
+    .option("--cpu-affinity <list|off>", CPU_AFFINITY_HELP, cpuAffinityArg)
     .option("--url <url>", "use a running gateway instead of starting one")
     .option("--operator-token <token>", "operator token of the running gateway (with --url)")
     .option("--agent-token <token>", "agent token of the running gateway, handed to the agent (with --url)")
@@ -657,6 +678,7 @@ export function runCommand(): Command {
         out?: string;
         trialTimeout: number;
         rtPriority?: RtPriorityOverride;
+        cpuAffinity?: CpuAffinityOverride;
       }) => {
         if (!o.sandbox) {
           process.stderr.write("run: --no-sandbox given: agents will run unconfined\n");
@@ -677,6 +699,7 @@ export function runCommand(): Command {
           ...(o.agentToken ? { agentToken: o.agentToken } : {}),
           ...(o.out ? { out: o.out } : {}),
           ...(o.rtPriority !== undefined ? { rtPriority: o.rtPriority } : {}),
+          ...(o.cpuAffinity !== undefined ? { cpuAffinity: o.cpuAffinity } : {}),
         }).catch((e: unknown) => {
           // a refusal (no sandbox, a bad agent folder) is a coded message, not a stack trace
           if (!(e instanceof CodedError)) throw e;

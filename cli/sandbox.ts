@@ -31,6 +31,7 @@ import { createConnection, createServer, type Server, type Socket } from "node:n
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { CodedError } from "../seam/errors.ts";
+import { onCpus } from "./scheduling.ts";
 
 export const BWRAP = "bwrap";
 
@@ -172,6 +173,8 @@ export interface SandboxSpec {
   socketDir: string;
   /** the gateway's TCP port on 127.0.0.1, reproduced inside */
   gatewayPort: number;
+  /** CPUs the sandbox runs on (cli/scheduling.ts onCpus; absent: the caller's) */
+  cpus?: readonly number[];
   /** environment of the agent (ROBOT_GATEWAY_* variables) */
   env: Record<string, string>;
   /** stdout/stderr of the agent */
@@ -246,7 +249,8 @@ export function bwrapArgs(s: SandboxSpec): string[] {
 /** Start the agent command in the sandbox (its own process group, like the unsandboxed agent). */
 export function spawnSandboxed(s: SandboxSpec): ChildProcess {
   mkdirSync(s.workspace, { recursive: true, mode: 0o700 });
-  return spawn(BWRAP, bwrapArgs(s), { detached: true, stdio: s.stdio });
+  const argv = onCpus(s.cpus, [BWRAP, ...bwrapArgs(s)]);
+  return spawn(argv[0]!, argv.slice(1), { detached: true, stdio: s.stdio });
 }
 
 /** Is `p` inside `dir` (or equal)? */

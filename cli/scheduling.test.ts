@@ -15,7 +15,14 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { BenchConfigError, parseBenchConfig } from "../compose/bench-config.ts";
 import { waitFor } from "../test-support/wait.ts";
-import { LATENCY_NODE_ARGS, readThreadScheduling } from "./scheduling.ts";
+import {
+  allowedCpus,
+  cpuAffinityArg,
+  formatCpuList,
+  LATENCY_NODE_ARGS,
+  parseCpuList,
+  readThreadScheduling,
+} from "./scheduling.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** run a command without CAP_SYS_NICE and with an rtprio limit of 0 */
@@ -194,4 +201,107 @@ describe("real-time scheduling (SCHED_FIFO)", () => {
       expect((e as BenchConfigError).issues[0]!.path).toMatch(/^scheduling/);
     }
   }, 60_000);
+});
+
+describe("CPU affinity (scheduling.cpuAffinity, --cpu-affinity)", () => {
+  /** the CPUs this test process may use (the child processes below start with the same) */
+  const mine = allowedCpus();
+  /** every thread of a process: its CPU list */
+  const threadCpus = (pid: number) =>
+    readThreadScheduling(pid).map((t) => ({
+      tid: t.tid,
+      name: t.name,
+      cpus: formatCpuList(allowedCpus(pid, t.tid)),
+    }));
+
+  it("CPU lists read and print as taskset and /proc write them; bad ones are usage errors", () => {
+    expect(parseCpuList("0")).toEqual([0]);
+    expect(parseCpuList("3,0-1, 1")).toEqual([0, 1, 3]);
+    expect(formatCpuList([5, 0, 1, 2, 7, 8])).toBe("0-2,5,7-8");
+    expect(formatCpuList(parseCpuList("0-2,5,7-8"))).toBe("0-2,5,7-8");
+    expect(cpuAffinityArg("off")).toBe("off");
+    expect(cpuAffinityArg("1-2")).toEqual([1, 2]);
+    for (const bad of ["", "a", "-1", "2-1", "1,,2", "1.5"])
+      expect(() => cpuAffinityArg(bad), bad).toThrow(/--cpu-affinity/);
+    for (const bad of [
+      { cpuAffinity: [] },
+      { cpuAffinity: [-1] },
+      { cpuAffinity: [0.5] },
+      { cpuAffinity: "0" },
+    ]) {
+      expect(() =>
+        parseBenchConfig({ version: 1, name: "x", backend: { type: "sim" }, scheduling: bad }),
+      ).toThrow(BenchConfigError);
+    }
+  });
+
+  it("serve: every thread of the gateway on the bench file's CPUs, the rest named for the agents", async () => {
+    const cpu = mine.at(-1)!;
+    const s = serveChild(
+      ["--bench", benchFile({ scheduling: { cpuAffinity: [cpu], rtPriority: 40 } })],
+      [],
+      true,
+    );
+    await waitFor(() => s.out().includes("ROBOT_GATEWAY_URL="), "serve's URL line", 60_000);
+    const rest = mine.filter((c) => c !== cpu);
+    expect(s.err()).toContain(
+      rest.length
+        ? `CPU ${cpu} for the gateway's threads; agents it starts on CPU ${formatCpuList(rest)}`
+        : `CPU ${cpu} for the gateway's threads; no other CPU is allowed`,
+    );
+    const threads = threadCpus(s.proc.pid!);
+    expect(threads.length).toBeGreaterThan(3);
+    // the ones the bench made while composed and later ones included: they inherit the mask
+    for (const t of threads) expect(t, `thread ${t.tid} ${t.name}`).toMatchObject({ cpus: String(cpu) });
+    // --cpu-affinity off: every CPU whatever the bench file asks
+    const off = serveChild([
+      "--bench",
+      benchFile({ scheduling: { cpuAffinity: [cpu] } }),
+      "--cpu-affinity",
+      "off",
+    ]);
+    await waitFor(() => off.out().includes("ROBOT_GATEWAY_URL="), "serve's URL line", 60_000);
+    expect(off.err()).not.toMatch(/for the gateway's threads/);
+    for (const t of threadCpus(off.proc.pid!)) expect(t.cpus).toBe(formatCpuList(mine));
+  }, 120_000);
+
+  it("a CPU the process may not use refuses the start with RB_ERR_CPU_AFFINITY and serves nothing", async () => {
+    // under taskset the process may use CPU 0 alone; CPU 1 is refused whether or not the machine has it
+    const s = serveChild(["--cpu-affinity", "1"], ["taskset", "--cpu-list", "0"]);
+    expect(await s.exited).toBe(2);
+    expect(s.err()).toMatch(
+      /RB_ERR_CPU_AFFINITY: The CPU affinity 1 could not be set: CPU 1 is not one this process may run on \(0\)/,
+    );
+    expect(s.err()).toMatch(/--cpu-affinity off/);
+    expect(s.out()).not.toMatch(/ROBOT_GATEWAY_URL/);
+  }, 60_000);
+
+  it("run: the agent runs on the CPUs the gateway's affinity left (all of them when none is left)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "rg-affinity-"));
+    const cpu = mine[0]!;
+    // unconfined (the agent writes into the run's folder) and in the sandbox (into its workspace)
+    const r = childJson<{ open: string; sandboxed: string }>(
+      `import { runTrials } from "./cli/run.ts";
+         import { readFileSync } from "node:fs";
+         import { join } from "node:path";
+         const dir = ${JSON.stringify(dir)};
+         const trial = (sandbox, file) => runTrials({
+           agent: "grep Cpus_allowed_list /proc/self/status > " + file,
+           trials: 1, sandbox, cpuAffinity: [${cpu}], out: join(dir, sandbox ? "sandboxed" : "open"),
+           bench: ${JSON.stringify(benchFile({}))}, trialTimeoutS: 60, graceS: 1, cwd: dir,
+           progress: { write() { return true; } },
+         });
+         const cpus = (f) => readFileSync(f, "utf8").split(":")[1].trim();
+         await trial(false, join(dir, "agent.txt"));
+         await trial(true, "/workspace/agent.txt");
+         console.log(JSON.stringify({
+           open: cpus(join(dir, "agent.txt")),
+           sandboxed: cpus(join(dir, "sandboxed", "trials", "1", "workspace", "agent.txt")),
+         }));`,
+    );
+    const rest = mine.filter((c) => c !== cpu);
+    const expected = formatCpuList(rest.length ? rest : [cpu]);
+    // the second run in the process leaves its agent the same CPUs as the first
+    expect(r).toEqual({ open: expected, sandboxed: expected });
+  }, 120_000);
 });

@@ -263,3 +263,172 @@ export async function benchScheduling(rt: RtPriorityOverride): Promise<string> {
   if (rt !== "off") return (await applyRealtimeScheduling(rt)).summary;
   return `the normal scheduler (--rt-priority off); ${latencyText()}`;
 }
+
+/**
+ * CPU affinity (`scheduling.cpuAffinity`, `--cpu-affinity`), as ros2_control_node's
+ * `cpu_affinity` binds the controller manager to chosen cores. Real-time priority decides who
+ * runs first on a CPU; it does not keep the gateway and the agent off each other's CPU. On a
+ * shared CPU each message the agent writes wakes the gateway's SCHED_FIFO loop, which then
+ * preempts the agent in the middle of its own send (bench/realtime.ts, 2 CPUs: the agent's
+ * serialisation and write p99 1.1–1.8 ms shared, 0.25–0.41 ms with the gateway on a CPU of its
+ * own). With an affinity set, every thread of the gateway process runs on those CPUs (threads it
+ * makes later inherit it), and the agents `run` starts run on the CPUs the process could use
+ * before minus those (on all of them when none is left). Processes the gateway starts for its
+ * own work (ffmpeg for act videos) stay on its CPUs: they never take the agent's. Set with
+ * util-linux's `taskset` (Node has no sched_setaffinity) and read back from /proc. The CPUs are
+ * not isolated from other processes by this alone: a lab that wants them to itself boots with
+ * `isolcpus=` or gives them a cpuset.
+ */
+
+/** A CPU affinity set on this process: the gateway's CPUs and the ones left for the agents. */
+export interface CpuPlacement {
+  /** the CPUs every thread of this process runs on */
+  gateway: number[];
+  /** the CPUs for the agents `run` starts (empty: no CPU was left; they share the gateway's) */
+  others: number[];
+  /** one line for the log */
+  summary: string;
+}
+
+/** A Linux CPU list ("0,2-3", as taskset and /proc print it) as sorted CPU numbers. */
+export function parseCpuList(text: string): number[] {
+  const out = new Set<number>();
+  for (const part of text.trim().split(",")) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (!m) throw new Error(`"${part}" is not a CPU number or range (a CPU list reads like 0,2-3)`);
+    const lo = Number(m[1]);
+    const hi = m[2] === undefined ? lo : Number(m[2]);
+    if (hi < lo) throw new Error(`the range ${part} runs backwards`);
+    if (hi - lo > 4096) throw new Error(`the range ${part} is longer than any machine's CPU count`);
+    for (let c = lo; c <= hi; c++) out.add(c);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+/** CPU numbers as a CPU list ("0,2-3") */
+export function formatCpuList(cpus: readonly number[]): string {
+  const s = [...new Set(cpus)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < s.length; ) {
+    let j = i;
+    while (j + 1 < s.length && s[j + 1] === s[j]! + 1) j++;
+    parts.push(j > i ? `${s[i]}-${s[j]}` : String(s[i]));
+    i = j + 1;
+  }
+  return parts.join(",");
+}
+
+/** The CPUs a thread may run on (its Cpus_allowed_list in /proc), by default this process's main thread. */
+export function allowedCpus(pid: number = process.pid, tid: number = pid): number[] {
+  const status = readFileSync(`/proc/${pid}/task/${tid}/status`, "latin1");
+  const line = /^Cpus_allowed_list:\s*(.*)$/m.exec(status);
+  if (!line) throw new Error(`no Cpus_allowed_list in /proc/${pid}/task/${tid}/status`);
+  return parseCpuList(line[1]!);
+}
+
+/** the CPUs this process could use before applyCpuAffinity first changed them */
+let cpusAtStart: number[] | undefined;
+
+/** `taskset` with its failure turned into the coded refusal */
+function taskset(args: string[], cpus: readonly number[]): void {
+  const r = spawnSync("taskset", args, { encoding: "utf8" });
+  const refuse = (reason: string) =>
+    new CodedError("RB_ERR_CPU_AFFINITY", { cpus: formatCpuList(cpus), reason });
+  if (r.error) {
+    throw refuse(
+      `taskset could not run (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}); it is util-linux's taskset`,
+    );
+  }
+  if (r.status !== 0)
+    throw refuse((r.stderr || r.stdout || `taskset exited ${r.status}`).trim().replace(/\s+/g, " "));
+}
+
+/**
+ * Bind every thread of this process to `cpus` (see the note above) and say which CPUs are left
+ * for the agents. Throws RB_ERR_CPU_AFFINITY when a CPU is not one this process may use or the
+ * system refuses; nothing is changed then.
+ */
+export function applyCpuAffinity(cpus: readonly number[]): CpuPlacement {
+  const want = [...new Set(cpus)].sort((a, b) => a - b);
+  const list = formatCpuList(want);
+  if (process.platform !== "linux") {
+    throw new CodedError("RB_ERR_CPU_AFFINITY", { cpus: list, reason: `not Linux (${process.platform})` });
+  }
+  if (!want.length || want.some((c) => !Number.isInteger(c) || c < 0)) {
+    throw new CodedError("RB_ERR_CPU_AFFINITY", {
+      cpus: list,
+      reason: "give one or more CPU numbers (0, 1, …)",
+    });
+  }
+  // the CPUs the process could use before its first affinity (a second `run` in one process
+  // leaves its agents the same CPUs as the first)
+  const before = (cpusAtStart ??= allowedCpus());
+  const missing = want.filter((c) => !before.includes(c));
+  if (missing.length) {
+    throw new CodedError("RB_ERR_CPU_AFFINITY", {
+      cpus: list,
+      reason: `CPU ${formatCpuList(missing)} is not one this process may run on (${formatCpuList(before)})`,
+    });
+  }
+  taskset(["--all-tasks", "--cpu-list", "--pid", list, String(process.pid)], want);
+  for (const t of readdirSync(`/proc/${process.pid}/task`)) {
+    let got: number[];
+    try {
+      got = allowedCpus(process.pid, Number(t));
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    if (formatCpuList(got) !== list) {
+      throw new CodedError("RB_ERR_CPU_AFFINITY", {
+        cpus: list,
+        reason: `thread ${t} reads CPUs ${formatCpuList(got)} after taskset`,
+      });
+    }
+  }
+  const others = before.filter((c) => !want.includes(c));
+  return {
+    gateway: want,
+    others,
+    summary: others.length
+      ? `CPU ${list} for the gateway's threads; agents it starts on CPU ${formatCpuList(others)}`
+      : `CPU ${list} for the gateway's threads; no other CPU is allowed, agents it starts share them`,
+  };
+}
+
+/**
+ * The command line that runs `argv` on `cpus` (util-linux's taskset, which then executes the
+ * command in its own place: the same process, pid and group); `argv` as it is when `cpus` is
+ * empty or absent.
+ */
+export function onCpus(cpus: readonly number[] | undefined, argv: readonly string[]): string[] {
+  return cpus?.length ? ["taskset", "--cpu-list", formatCpuList(cpus), ...argv] : [...argv];
+}
+
+/** `--cpu-affinity`: a CPU list ("1", "2-3"), or "off" (every CPU whatever the bench says) */
+export type CpuAffinityOverride = number[] | "off";
+
+/** parse `--cpu-affinity` (commander's argument parser: a bad value is a usage error) */
+export function cpuAffinityArg(value: string): CpuAffinityOverride {
+  if (value === "off") return "off";
+  try {
+    return parseCpuList(value);
+  } catch (e) {
+    throw new InvalidArgumentError(`--cpu-affinity: ${(e as Error).message}`);
+  }
+}
+
+export const CPU_AFFINITY_HELP =
+  "CPUs the gateway's threads run on, as a CPU list (1 or 2-3; agents run starts get the rest), or off (default: the bench file's scheduling.cpuAffinity)";
+
+/**
+ * The CPU affinity a bench file asks for (`scheduling.cpuAffinity`), overridden from the command
+ * line; applied to this process when it asks for one (applyCpuAffinity). Undefined: every CPU.
+ */
+export function applyBenchCpuAffinity(
+  scheduling: { readonly cpuAffinity?: readonly number[] | undefined },
+  override?: CpuAffinityOverride,
+): CpuPlacement | undefined {
+  const cpus = override ?? scheduling.cpuAffinity;
+  if (cpus === undefined || cpus === "off") return undefined;
+  return applyCpuAffinity(cpus);
+}

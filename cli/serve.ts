@@ -8,7 +8,13 @@ import { type StartedGateway, startGateway } from "../compose/start.ts";
 import type { StopCause } from "../gateway/episode/stop.ts";
 import { isGatewayError } from "../gateway/errors.ts";
 import { twinBenchConfig } from "../compose/twin.ts";
-import { applyBenchScheduling, raiseComposedThreads, type RtPriorityOverride } from "./scheduling.ts";
+import {
+  applyBenchCpuAffinity,
+  applyBenchScheduling,
+  type CpuAffinityOverride,
+  raiseComposedThreads,
+  type RtPriorityOverride,
+} from "./scheduling.ts";
 
 export interface ServeOptions {
   bench?: string;
@@ -25,6 +31,8 @@ export interface ServeOptions {
   twin?: boolean;
   /** real-time scheduling of this process: overrides the bench file's `scheduling.rtPriority` */
   rtPriority?: RtPriorityOverride;
+  /** CPUs of this process's threads: overrides the bench file's `scheduling.cpuAffinity` */
+  cpuAffinity?: CpuAffinityOverride;
 }
 
 /**
@@ -75,7 +83,10 @@ export async function serve(o: ServeOptions): Promise<Served> {
   }
   const loaded = o.bench ? loadBenchFile(o.bench) : { config: DEFAULT_BENCH, baseDir: process.cwd() };
   const config = withOverrides(o.twin ? twinBenchConfig(loaded.config) : loaded.config, o);
-  // before the bench is composed (a refusal starts nothing); the threads its drivers start meanwhile are raised after
+  // before the bench is composed (a refusal starts nothing); the threads its drivers start
+  // meanwhile inherit the affinity and are raised after
+  const placed = applyBenchCpuAffinity(config.scheduling, o.cpuAffinity);
+  if (placed) console.error(`robot-gateway: ${placed.summary}`);
   const sched = await applyBenchScheduling(config.scheduling, o.rtPriority);
   if (sched) console.error(`robot-gateway: ${sched.summary}`);
   const g = await startGateway({

@@ -73,8 +73,16 @@ export const BenchConfigSchema = z.strictObject({
    * (the process's other threads one below; processes it starts stay normal), as ros2_control
    * runs its control thread (priority 50). Absent: the normal scheduler. A bench that asks and
    * cannot get it does not start (RB_ERR_RT_SCHEDULING).
+   * `cpuAffinity`: the CPUs every thread of the gateway runs on, as ros2_control_node's
+   * `cpu_affinity`; the agents `run` starts get the CPUs left. Absent: every CPU. A CPU the
+   * process may not use refuses the start (RB_ERR_CPU_AFFINITY).
    */
-  scheduling: z.strictObject({ rtPriority: z.number().int().min(2).max(99).optional() }).default({}),
+  scheduling: z
+    .strictObject({
+      rtPriority: z.number().int().min(2).max(99).optional(),
+      cpuAffinity: z.array(z.number().int().min(0).max(4095)).min(1).optional(),
+    })
+    .default({}),
 });
 export type BenchConfig = z.infer<typeof BenchConfigSchema>;
 

@@ -265,6 +265,11 @@ export const ERRORS = {
     message: "Real-time scheduling (SCHED_FIFO {priority}) could not be set: {reason}",
     hint: "Give the gateway CAP_SYS_NICE or an rtprio limit of at least the priority (limits.conf: '@realtime hard rtprio 99', as for ros2_control), or run with --rt-priority off to use the normal scheduler on purpose.",
   },
+  RB_ERR_CPU_AFFINITY: {
+    status: 503,
+    message: "The CPU affinity {cpus} could not be set: {reason}",
+    hint: "List CPUs this process may run on (taskset -p $$ shows them; a container or cpuset may allow fewer than the machine has), or run with --cpu-affinity off to use every CPU on purpose.",
+  },
   RB_ERR_SANDBOX_UNAVAILABLE: {
     status: 503,
     message: "The agent sandbox is unavailable: {reason}",
