@@ -777,7 +777,9 @@ async function agentInChild(base: string, steps: number): Promise<{ http: Sample
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  // "close", not "exit": the process can exit before its stdout's last bytes reach us (a long
+  // run's samples line was cut at 256 KB)
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
   const line = out.split("\n").find((l) => l.startsWith("SAMPLES "));
   if (code !== 0 || !line) throw new Error(`the agent process failed (exit ${code}): ${out.slice(0, 500)}`);
   return JSON.parse(line.slice("SAMPLES ".length)) as { http: Sample[]; ws: Sample[] };
@@ -785,8 +787,8 @@ async function agentInChild(base: string, steps: number): Promise<{ http: Sample
 
 if (values["agent-child"]) {
   const res = await agentLoops(values["agent-child"], steps);
-  process.stdout.write(`SAMPLES ${JSON.stringify(res)}\n`);
-  process.exit(0);
+  // exit once the line is written: process.exit() right after write() cut a long run's line
+  process.stdout.write(`SAMPLES ${JSON.stringify(res)}\n`, () => process.exit(0));
 }
 
 const RT = rtPriorityArg(values["rt-priority"]!);

@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark, one after the other in its own process, each printing its
  * figures side by side with its reference. Pass names to run a subset: `npm run bench -- render`.
  * Every bench process starts as the gateway's launchers start it (cli/scheduling.ts
- * LATENCY_NODE_ARGS); run one alone as `node --single-threaded-gc --max-semi-space-size=2 --import tsx bench/X.ts` for the
+ * LATENCY_NODE_ARGS); run one alone as `node --single-threaded-gc --max-semi-space-size=2 --expose-gc --import tsx bench/X.ts` for the
  * same figures.
  */
 import { spawnSync } from "node:child_process";

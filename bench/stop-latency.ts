@@ -57,7 +57,7 @@
  * preempts every user thread: with a real-time gateway they run at SCHED_FIFO N + 1. The rig
  * (the robot's own computer) and the client (agent, operator) run under the normal scheduler.
  * Run it as the launchers start a gateway (`npm run bench -- stop-latency` does:
- * `node --single-threaded-gc --max-semi-space-size=2 --import tsx bench/stop-latency.ts`); the scheduling line says when
+ * `node --single-threaded-gc --max-semi-space-size=2 --expose-gc --import tsx bench/stop-latency.ts`); the scheduling line says when
  * they are missing.
  *
  * Priority: `nice` orders processes only inside one autogroup (Linux, sched_autogroup_enabled=1:

@@ -43,7 +43,9 @@
  * bench), for ~2× the total GC time and ~12 % of the simulator's steps per second
  * (bench/sim-abort-poll.ts, one run each: 58,400 → 51,400; it still runs ~50× real time). Both
  * must be set when node starts: the launchers (bin/robot-gateway.mjs, `npm start`) pass them
- * (LATENCY_NODE_ARGS) and `latencySettings()` says whether this process has them. Not used:
+ * (LATENCY_NODE_ARGS) and `latencySettings()` says whether this process has them. A third,
+ * `--expose-gc`, gives the realtime loop V8's `gc` to collect the young generation right after a
+ * commit, before V8 would at a worse moment (gateway/episode/young-gc.ts). Not used:
  * libuv's io_uring for file operations (UV_USE_IO_URING=1
  * removed the threadpool's mutex waits, but libuv's ring polls its submission queue from a kernel
  * thread that spun 36 s of CPU in a 4-minute bench run — a core a robot PC's agent needs).
@@ -61,7 +63,7 @@ import { stat } from "node:fs/promises";
 import { CodedError } from "../seam/errors.ts";
 
 /** node options the gateway's launchers pass (bin/robot-gateway.mjs's shebang, package.json's start) */
-export const LATENCY_NODE_ARGS = ["--single-threaded-gc", "--max-semi-space-size=2"] as const;
+export const LATENCY_NODE_ARGS = ["--single-threaded-gc", "--max-semi-space-size=2", "--expose-gc"] as const;
 
 /** Whether this process runs with the launchers' latency settings (all of LATENCY_NODE_ARGS). */
 export function latencySettings(): { nodeArgs: boolean } {
@@ -134,7 +136,7 @@ function chrt(args: string[], priority: number): void {
 /** what this process's GC runs with, for the log lines */
 function latencyText(): string {
   return latencySettings().nodeArgs
-    ? "GC on the loop thread, young generation ≤ 2 MB"
+    ? "GC on the loop thread, young generation ≤ 2 MB, collected between realtime steps"
     : `started without node ${LATENCY_NODE_ARGS.join(" ")} (the launchers pass them): GC pauses can wait for helper threads and run long`;
 }
 

@@ -39,6 +39,7 @@
 import type { ExecuteResult, JointReading, JointTrajectory } from "../../seam/types.ts";
 import type { TrajectoryStart } from "../../seam/interpolate.ts";
 import { GatewayError } from "../errors.ts";
+import { runtimeYoungGc, type YoungGc } from "./young-gc.ts";
 
 /**
  * A wall clock in seconds, and a sleep on it that an abort ends early. A `precise` sleep ends as
@@ -185,6 +186,11 @@ export interface RealtimeOptions {
   horizonSteps: number;
   /** the robot keeps its own time (streamed drive): late slots are never skipped */
   streamed?: boolean;
+  /**
+   * young-generation collections after commits (young-gc.ts); absent: V8's own gc when this
+   * process has it (node --expose-gc, as the launchers start), null: never
+   */
+  youngGc?: YoungGc | null;
 }
 
 /**
@@ -250,6 +256,8 @@ export class RealtimeDriver {
   private readonly committedRows: Float64Array[];
   /** commandedAt's row for a step due but not committed yet */
   private readonly dueRow: Float64Array;
+  /** young-generation collections after commits (RealtimeOptions.youngGc) */
+  private readonly youngGc: YoungGc | null;
   readonly counts: RealtimeCounts = {
     stepsRun: 0,
     holdSteps: 0,
@@ -267,6 +275,7 @@ export class RealtimeDriver {
     private readonly onWatchdog: (detail: string) => void,
   ) {
     if (!(opts.slowdown >= 1)) throw new Error(`realtime slowdown ${opts.slowdown} < 1`);
+    this.youngGc = opts.youngGc === undefined ? runtimeYoungGc(opts.periodS * opts.slowdown) : opts.youngGc;
     this.dof = start.q.length;
     this.histQ = [[...start.q], [...start.q], [...start.q]];
     this.histG = [start.gripperWidthM, start.gripperWidthM, start.gripperWidthM];
@@ -621,6 +630,8 @@ export class RealtimeDriver {
         const woke = this.wake(exec);
         const res = woke instanceof Promise ? await woke : woke;
         if (res && res.outcome !== "completed") break;
+        // the young generation collected now, when due, not inside the next splice's path
+        this.youngGc?.afterCommit(this.dueWall(this.base) - this.clock.now());
       }
     } finally {
       signal.removeEventListener("abort", onAbort);

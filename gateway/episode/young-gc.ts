@@ -1,0 +1,89 @@
+/**
+ * Young-generation collections at moments the realtime loop chooses.
+ *
+ * V8 collects the young generation (a scavenge, 0.4–1 ms on the loop thread with the launchers'
+ * `--single-threaded-gc --max-semi-space-size=2`) whenever an allocation finds it full: at any
+ * point of the loop's turn. In the realtime setting that point is often the worst one, between a
+ * chunk's arrival and the commit of its first target, or inside the precise sleep to that
+ * commit. bench/realtime.ts --diag, 60 s at S = 1 (1,501 WebSocket splices): 19 splices over
+ * 2 control periods, 17 of them with a scavenge inside.
+ *
+ * A scavenge's length hardly depends on how full the young generation is (0.46 ms p50 when
+ * forced every 50 control steps against 0.6–0.7 ms when V8 chose), so collecting a little early,
+ * at a moment that cannot delay a commit, costs little: right after the loop committed a step,
+ * with the next slot far enough away. A splice that arrives during it was going to wait for that
+ * slot anyway. `YoungGcPlacement` does that once the young generation is `threshold` full (read
+ * every `checkEvery` commits: `v8.getHeapSpaceStatistics` costs ~2 µs), so V8's own trigger is
+ * rarely reached. It needs V8's `gc` function, which node exposes with `--expose-gc` (the
+ * launchers pass it: cli/scheduling.ts LATENCY_NODE_ARGS); without it the loop runs as before.
+ */
+import { getHeapSpaceStatistics } from "node:v8";
+
+/** The realtime loop's hook: called after each commit with the time left to the next slot. */
+export interface YoungGc {
+  /** collect now when due and `spareS` (s to the next slot) allows; whether it did */
+  afterCommit(spareS: number): boolean;
+}
+
+export interface YoungGcOptions {
+  /** one young-generation collection (V8: gc({ type: "minor" })) */
+  collect: () => void;
+  /** how full the young generation is, 0–1 */
+  fill: () => number;
+  /** collect once it is this full (default 0.6) */
+  threshold?: number;
+  /** read `fill` every this many commits (default 4) */
+  checkEvery?: number;
+  /** collect only with at least this long to the next slot, s */
+  minSpareS: number;
+}
+
+export class YoungGcPlacement implements YoungGc {
+  private sinceCheck = 0;
+  /** collections made, for benches and tests */
+  collections = 0;
+  private readonly threshold: number;
+  private readonly checkEvery: number;
+
+  constructor(private readonly o: YoungGcOptions) {
+    this.threshold = o.threshold ?? 0.6;
+    this.checkEvery = o.checkEvery ?? 4;
+  }
+
+  afterCommit(spareS: number): boolean {
+    if (spareS < this.o.minSpareS) return false;
+    if (++this.sinceCheck < this.checkEvery) return false;
+    this.sinceCheck = 0;
+    if (this.o.fill() < this.threshold) return false;
+    this.o.collect();
+    this.collections++;
+    return true;
+  }
+}
+
+/** the young generation's fill, 0–1 (V8's new space: used / (used + available)) */
+export function newSpaceFill(): number {
+  for (const s of getHeapSpaceStatistics()) {
+    if (s.space_name === "new_space") {
+      return s.space_used_size / Math.max(1, s.space_used_size + s.space_available_size);
+    }
+  }
+  return 0;
+}
+
+type V8Gc = (options: { type: "minor" | "major"; execution?: "sync" | "async" }) => void;
+
+/**
+ * The placement for a loop whose slots are `slotS` long, when this process has V8's `gc`
+ * (node --expose-gc); null otherwise.
+ */
+export function runtimeYoungGc(slotS: number): YoungGcPlacement | null {
+  const gc = (globalThis as { gc?: V8Gc }).gc;
+  if (typeof gc !== "function") return null;
+  return new YoungGcPlacement({
+    collect: () => gc({ type: "minor" }),
+    fill: newSpaceFill,
+    // a scavenge is ~0.5 ms: not when less than half the slot is left
+    minSpareS: slotS / 2,
+  });
+}
