@@ -9,7 +9,7 @@
  *
  *   npx tsx bench/realtime.ts [--steps 10000] [--bench sim|rig|both] [--diag] [--record]
  *                             [--agent child|inproc] [--heap [--heap-out FILE]] [--rt-priority N|off]
- *                             [--cpu-affinity LIST|last]
+ *                             [--cpu-affinity LIST|last] [--load N]
  *
  * The agent runs in a process of its own (as a real agent does: its JSON, sockets and GC do not
  * share the gateway's event loop); `--agent inproc` runs it in the gateway's process, and the
@@ -43,6 +43,9 @@
  * and the machine reference keep every CPU. Without it the agent and the gateway share the CPUs:
  * each chunk the agent writes wakes the gateway's SCHED_FIFO loop, which may preempt the agent in
  * the middle of its own send (the "agent's serialisation and write" segment).
+ *
+ * --load N: N busy processes (a spin loop each, under the normal scheduler, free to use every
+ * CPU) over the run, for the figures under load (issue 14: late steps "reported under load too").
  *
  * --diag also prints where late wake-ups come from: the driver's wake-up lateness (its wall
  * clock wrapped), the time each backend execute (or stepped runNow) takes and its steps, each act's synchronous
@@ -103,6 +106,8 @@ const { values } = parseArgs({
     "rt-priority": { type: "string", default: "50" },
     /** the gateway's CPUs (a CPU list, or `last`); the agent child runs on the others */
     "cpu-affinity": { type: "string" },
+    /** N busy processes (normal scheduler, every CPU) over the run: the figures under load */
+    load: { type: "string", default: "0" },
   },
 });
 const steps = Number(values.steps);
@@ -822,7 +827,17 @@ const AGENT_WHERE =
 const rows: Row[] = [];
 // the machine's own wake-up latency over the run: the reference beside the figures
 const machine = machineWakeReference();
-for (const b of which) rows.push(await runBench(b));
+// --load: busy processes started before any affinity is set (they may use every CPU), as other
+// work on a lab's robot PC does (a compiler, a browser, the agent's own tools)
+const LOAD = Number(values.load);
+const loaders = Array.from({ length: LOAD }, () =>
+  spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }),
+);
+try {
+  for (const b of which) rows.push(await runBench(b));
+} finally {
+  for (const l of loaders) l.kill("SIGKILL");
+}
 const machineLine = machine
   ? await machine.stop()
   : "machine reference: unavailable (cyclictest: apt-get install rt-tests)";
@@ -831,6 +846,11 @@ console.log(
   "reference (issue 14 targets): 0 late steps per 10,000 on an idle machine; splice p99 ≤ 2 periods (WebSocket)",
 );
 console.log(machineLine);
+console.log(
+  LOAD > 0
+    ? `load: ${LOAD} busy process(es) (a spin loop each, normal scheduler, every CPU) over the run`
+    : "load: none (an idle machine)",
+);
 console.log(
   `CPU affinity: ${placed ? placed.summary : "none (the gateway and the agent share every CPU; --cpu-affinity sets one)"}`,
 );

@@ -36,6 +36,8 @@ const BENCHES: Record<string, { file: string; args?: string[] }> = {
   realtime: { file: "realtime.ts" },
   // the same with the gateway on a CPU of its own and the agent on the others (`--cpu-affinity`)
   "realtime-pinned": { file: "realtime.ts", args: ["--bench", "sim", "--cpu-affinity", "last"] },
+  // under load: two busy processes on the 2-CPU reference machine
+  "realtime-load": { file: "realtime.ts", args: ["--bench", "sim", "--load", "2"] },
   "console-cost": { file: "console-cost.ts" },
   video: { file: "video.ts", args: ["25", "5"] },
 };
