@@ -802,6 +802,10 @@ console.log(`scheduling: ${await benchScheduling(RT)}`);
 const CPUS = (() => {
   const v = values["cpu-affinity"];
   if (v === undefined) return undefined;
+  if (values.agent === "inproc") {
+    console.log("--cpu-affinity places the agent's own process: it needs --agent child");
+    process.exit(2);
+  }
   if (v !== "last") {
     const c = cpuAffinityArg(v);
     return c === "off" ? undefined : c;

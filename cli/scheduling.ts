@@ -135,9 +135,16 @@ function chrt(args: string[], priority: number): void {
 
 /** what this process's GC runs with, for the log lines */
 function latencyText(): string {
-  return latencySettings().nodeArgs
-    ? "GC on the loop thread, young generation ≤ 2 MB, collected between realtime steps"
-    : `started without node ${LATENCY_NODE_ARGS.join(" ")} (the launchers pass them): GC pauses can wait for helper threads and run long`;
+  const missing = LATENCY_NODE_ARGS.filter((a) => !process.execArgv.includes(a));
+  if (!missing.length)
+    return "GC on the loop thread, young generation ≤ 2 MB, collected between realtime steps";
+  const pauses = missing.some((a) => a !== "--expose-gc");
+  return (
+    `started without node ${missing.join(" ")} (the launchers pass ${missing.length > 1 ? "them" : "it"}): ` +
+    (pauses ? "GC pauses can wait for helper threads and run long" : "") +
+    (pauses && missing.includes("--expose-gc") ? "; " : "") +
+    (missing.includes("--expose-gc") ? "the realtime loop leaves its young-generation collections to V8" : "")
+  );
 }
 
 /**
@@ -347,8 +354,10 @@ function taskset(args: string[], cpus: readonly number[]): void {
 
 /**
  * Bind every thread of this process to `cpus` (see the note above) and say which CPUs are left
- * for the agents. Throws RB_ERR_CPU_AFFINITY when a CPU is not one this process may use or the
- * system refuses; nothing is changed then.
+ * for the agents. Throws RB_ERR_CPU_AFFINITY when a CPU is not one this process may use (nothing
+ * changed then), or when taskset fails or a thread reads other CPUs afterwards (a thread that
+ * ended or began while taskset ran: some threads may be bound by then; serve and run end on the
+ * refusal).
  */
 export function applyCpuAffinity(cpus: readonly number[]): CpuPlacement {
   const want = [...new Set(cpus)].sort((a, b) => a - b);

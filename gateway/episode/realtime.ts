@@ -187,8 +187,8 @@ export interface RealtimeOptions {
   /** the robot keeps its own time (streamed drive): late slots are never skipped */
   streamed?: boolean;
   /**
-   * young-generation collections after commits (young-gc.ts); absent: V8's own gc when this
-   * process has it (node --expose-gc, as the launchers start), null: never
+   * young-generation collections after commits (young-gc.ts); absent: V8's gc when this process
+   * has it (node --expose-gc, as the launchers start) and the drive is stepped, null: never
    */
   youngGc?: YoungGc | null;
 }
@@ -275,7 +275,14 @@ export class RealtimeDriver {
     private readonly onWatchdog: (detail: string) => void,
   ) {
     if (!(opts.slowdown >= 1)) throw new Error(`realtime slowdown ${opts.slowdown} < 1`);
-    this.youngGc = opts.youngGc === undefined ? runtimeYoungGc(opts.periodS * opts.slowdown) : opts.youngGc;
+    // not for a real arm's stream: a splice is sent the moment it arrives, not at a slot, so no
+    // moment of the loop is one a splice would wait through anyway
+    this.youngGc =
+      opts.youngGc !== undefined
+        ? opts.youngGc
+        : opts.streamed
+          ? null
+          : runtimeYoungGc(opts.periodS * opts.slowdown);
     this.dof = start.q.length;
     this.histQ = [[...start.q], [...start.q], [...start.q]];
     this.histG = [start.gripperWidthM, start.gripperWidthM, start.gripperWidthM];
@@ -630,8 +637,9 @@ export class RealtimeDriver {
         const woke = this.wake(exec);
         const res = woke instanceof Promise ? await woke : woke;
         if (res && res.outcome !== "completed") break;
-        // the young generation collected now, when due, not inside the next splice's path
-        this.youngGc?.afterCommit(this.dueWall(this.base) - this.clock.now());
+        // right after a commit (not after a splice's nudge, which commits nothing: the chunk's
+        // first commit is still to come), the young generation collected when due
+        if (res) this.youngGc?.afterCommit(this.dueWall(this.base) - this.clock.now());
       }
     } finally {
       signal.removeEventListener("abort", onAbort);

@@ -121,16 +121,31 @@ describe("the realtime loop's young-generation hook", () => {
     const t0 = clock.t;
     const loop = d.run(ac.signal, exec);
     await clock.advanceTo(t0 + 5 * 2 * P);
+    // a splice into the coming slot wakes the coarse sleep (to sleep again precisely): that
+    // wake-up commits nothing, and must not collect (the chunk's first commit is still to come)
+    await clock.advanceTo(t0 + 5.2 * 2 * P);
+    const one = {
+      periodS: P,
+      count: 1,
+      q: Float64Array.of(0.5),
+      gripperWidthM: Float64Array.of(0.08),
+      rowEndIndex: [0],
+    };
+    d.splice(one, d.spliceStep(undefined));
+    // the nudged loop's turns run before the clock moves on (it sleeps again, precisely)
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    expect(clock.preciseSleeps).toEqual([t0 + 6 * 2 * P]);
+    await clock.advanceTo(t0 + 7 * 2 * P);
     ac.abort();
     await loop;
-    expect(committed).toBe(5);
+    expect(committed).toBe(7);
     // woken exactly at each slot's end by the fake clock: a whole slot (S = 2: 2 ms) to the next
-    expect(spare).toHaveLength(5);
+    expect(spare).toHaveLength(7);
     for (const s of spare) expect(s).toBeCloseTo(2 * P, 9);
   });
 
-  it("null turns it off; absent, the driver takes V8's gc when the process has it", () => {
-    const d = (youngGc?: YoungGc | null) =>
+  it("null turns it off; absent, the driver takes V8's gc when the process has it, for the stepped drive only", () => {
+    const d = (youngGc?: YoungGc | null, streamed = false) =>
       new RealtimeDriver(
         new FakeClock(0),
         {
@@ -140,6 +155,7 @@ describe("the realtime loop's young-generation hook", () => {
           lateToleranceS: 1,
           watchdogS: 1,
           horizonSteps: 10,
+          streamed,
           ...(youngGc !== undefined ? { youngGc } : {}),
         },
         { q: [0], gripperWidthM: 0.08 },
@@ -148,5 +164,7 @@ describe("the realtime loop's young-generation hook", () => {
     expect(d(null).youngGc).toBeNull();
     const hasGc = typeof (globalThis as { gc?: unknown }).gc === "function";
     expect(d().youngGc === null).toBe(!hasGc);
+    // a real arm's stream sends a splice the moment it arrives: no moment of its loop is spare
+    expect(d(undefined, true).youngGc).toBeNull();
   });
 });

@@ -9,17 +9,19 @@
  * 2 control periods, 17 of them with a scavenge inside.
  *
  * A scavenge's length hardly depends on how full the young generation is (0.46 ms p50 when
- * forced every 50 control steps against 0.6–0.7 ms when V8 chose), so collecting a little early,
- * at a moment that cannot delay a commit, costs little: right after the loop committed a step,
- * with the next slot far enough away. A splice that arrives during it was going to wait for that
- * slot anyway. `YoungGcPlacement` does that once the young generation is `threshold` full (read
- * every `checkEvery` commits: `v8.getHeapSpaceStatistics` costs ~2 µs), so V8's own trigger is
- * rarely reached. It needs V8's `gc` function, which node exposes with `--expose-gc` (the
+ * forced every 50 control steps against 0.6–0.7 ms when V8 chose), so collecting a little early
+ * costs little, and it can be put where it seldom delays a commit: right after the loop committed
+ * a step, with at least half a slot left to the next (a long scavenge, up to ~1 ms, can still
+ * reach into it). A splice that arrives during it was going to wait for that slot anyway (the
+ * stepped drive: the sim; a real arm's stream sends a splice the moment it arrives, so there the
+ * loop leaves collections to V8). `YoungGcPlacement` does that once the young generation is
+ * `threshold` full (read every `checkEvery` commits: `v8.getHeapSpaceStatistics` costs ~2 µs and
+ * a small array, the one allocation here), so V8's own trigger is rarely reached. It needs V8's `gc` function, which node exposes with `--expose-gc` (the
  * launchers pass it: cli/scheduling.ts LATENCY_NODE_ARGS); without it the loop runs as before.
  */
 import { getHeapSpaceStatistics } from "node:v8";
 
-/** The realtime loop's hook: called after each commit with the time left to the next slot. */
+/** The realtime loop's hook (control-loop code): called after each commit with the time left to the next slot. */
 export interface YoungGc {
   /** collect now when due and `spareS` (s to the next slot) allows; whether it did */
   afterCommit(spareS: number): boolean;
