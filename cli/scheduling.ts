@@ -116,21 +116,24 @@ export interface AppliedScheduling {
   summary: string;
 }
 
+/**
+ * Run a util-linux tool (chrt, taskset: Node has neither system call); its failure, or its
+ * absence, becomes the refusal `refuse` makes of the reason
+ */
+function utilLinux(tool: string, args: string[], refuse: (reason: string) => CodedError): void {
+  const r = spawnSync(tool, args, { encoding: "utf8" });
+  if (r.error) {
+    throw refuse(
+      `${tool} could not run (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}); it is util-linux's ${tool}`,
+    );
+  }
+  if (r.status !== 0)
+    throw refuse((r.stderr || r.stdout || `${tool} exited ${r.status}`).trim().replace(/\s+/g, " "));
+}
+
 /** `chrt` with its failure turned into the coded refusal */
 function chrt(args: string[], priority: number): void {
-  const r = spawnSync("chrt", args, { encoding: "utf8" });
-  if (r.error) {
-    throw new CodedError("RB_ERR_RT_SCHEDULING", {
-      priority,
-      reason: `chrt could not run (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}); it is util-linux's chrt`,
-    });
-  }
-  if (r.status !== 0) {
-    throw new CodedError("RB_ERR_RT_SCHEDULING", {
-      priority,
-      reason: (r.stderr || r.stdout || `chrt exited ${r.status}`).trim().replace(/\s+/g, " "),
-    });
-  }
+  utilLinux("chrt", args, (reason) => new CodedError("RB_ERR_RT_SCHEDULING", { priority, reason }));
 }
 
 /** what this process's GC runs with, for the log lines */
@@ -340,16 +343,11 @@ let cpusAtStart: number[] | undefined;
 
 /** `taskset` with its failure turned into the coded refusal */
 function taskset(args: string[], cpus: readonly number[]): void {
-  const r = spawnSync("taskset", args, { encoding: "utf8" });
-  const refuse = (reason: string) =>
-    new CodedError("RB_ERR_CPU_AFFINITY", { cpus: formatCpuList(cpus), reason });
-  if (r.error) {
-    throw refuse(
-      `taskset could not run (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}); it is util-linux's taskset`,
-    );
-  }
-  if (r.status !== 0)
-    throw refuse((r.stderr || r.stdout || `taskset exited ${r.status}`).trim().replace(/\s+/g, " "));
+  utilLinux(
+    "taskset",
+    args,
+    (reason) => new CodedError("RB_ERR_CPU_AFFINITY", { cpus: formatCpuList(cpus), reason }),
+  );
 }
 
 /**

@@ -16,8 +16,9 @@
  * stepped drive: the sim; a real arm's stream sends a splice the moment it arrives, so there the
  * loop leaves collections to V8). `YoungGcPlacement` does that once the young generation is
  * `threshold` full (read every `checkEvery` commits: `v8.getHeapSpaceStatistics` costs ~2 µs and
- * a small array, the one allocation here), so V8's own trigger is rarely reached. It needs V8's `gc` function, which node exposes with `--expose-gc` (the
- * launchers pass it: cli/scheduling.ts LATENCY_NODE_ARGS); without it the loop runs as before.
+ * a small array, the one allocation here), so V8's own trigger is rarely reached. It needs V8's
+ * `gc` function, which node exposes with `--expose-gc` (the launchers pass it: cli/scheduling.ts
+ * LATENCY_NODE_ARGS); without it the loop runs as before.
  */
 import { getHeapSpaceStatistics } from "node:v8";
 
