@@ -4,6 +4,7 @@
  *   farm submit --redis URL --agent CMD [--agent CMD2] --trials 30 [--task T] [--level L]
  *               [--bench-kind sim-buzzwire] [--seed 1] [--run ID]
  *   farm worker --redis URL [--bench FILE] [--work-dir DIR]      (one per bench, on its host)
+ *               [--rt-priority N|off] [--cpu-affinity LIST|off]  (as serve's: override the bench file)
  *   farm status --redis URL [--run ID] [--json]
  *   farm report --redis URL --run ID --out DIR
  *   farm pause|resume --redis URL --worker ID
@@ -19,6 +20,14 @@ import { farmStatus, statusText, submitRun, writeFarmReport } from "../farm/coor
 import { isFarmId, type RunSpec } from "../farm/plan.ts";
 import { connectRedis, FarmStore } from "../farm/store.ts";
 import { FarmWorker } from "../farm/worker.ts";
+import {
+  CPU_AFFINITY_HELP,
+  type CpuAffinityOverride,
+  cpuAffinityArg,
+  RT_PRIORITY_HELP,
+  type RtPriorityOverride,
+  rtPriorityArg,
+} from "./scheduling.ts";
 import { DEFAULT_BENCH } from "../compose/bench-config.ts";
 import { CodedError } from "../seam/errors.ts";
 
@@ -166,6 +175,8 @@ export function farmCommand(): Command {
       30_000,
     )
     .option("--stalled-ms <ms>", "BullMQ stalled-job check interval", int("--stalled-ms", 1000), 30_000)
+    .option("--rt-priority <n|off>", RT_PRIORITY_HELP, rtPriorityArg)
+    .option("--cpu-affinity <list|off>", CPU_AFFINITY_HELP, cpuAffinityArg)
     .action(
       (o: {
         redis: string;
@@ -179,6 +190,8 @@ export function farmCommand(): Command {
         sandboxRo?: string[];
         lockMs: number;
         stalledMs: number;
+        rtPriority?: RtPriorityOverride;
+        cpuAffinity?: CpuAffinityOverride;
       }) =>
         coded("farm worker", async () => {
           const w = new FarmWorker({
@@ -191,6 +204,8 @@ export function farmCommand(): Command {
             ...(o.sandboxRo ? { sandboxReadOnly: o.sandboxRo } : {}),
             lockDurationMs: o.lockMs,
             stalledIntervalMs: o.stalledMs,
+            ...(o.rtPriority !== undefined ? { rtPriority: o.rtPriority } : {}),
+            ...(o.cpuAffinity !== undefined ? { cpuAffinity: o.cpuAffinity } : {}),
           });
           await w.start();
           await new Promise<void>((res) => {

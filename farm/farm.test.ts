@@ -3,13 +3,14 @@
  * real BullMQ queues, workers with real in-process sim gateways and the scripted agent in the
  * bubblewrap sandbox. The three-host run with a killed worker is farm/farm.netns.ts (CI suite).
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { trialSeed } from "../cli/run.ts";
+import { readThreadScheduling } from "../cli/scheduling.ts";
 import { freePort, type RedisProc, startRedis, waitAsync, writeScriptedAgent } from "../test-support/farm.ts";
 import { farmStatus, statusText, submitRun, writeFarmReport } from "./coordinator.ts";
 import { expandRun, queueName, type RunSpec } from "./plan.ts";
@@ -203,6 +204,48 @@ describe("farm on a real Redis", () => {
     await expect(w.start()).rejects.toMatchObject({ code: "RB_ERR_FARM_LEASE_HELD" });
     await store.releaseLease(name, "other-host.1");
   });
+
+  it("takes serve's scheduling overrides: --rt-priority off wins over the bench file; with --url they are that gateway's", async () => {
+    const benchDir = join(dir, "sched-bench");
+    mkdirSync(benchDir, { recursive: true });
+    const bench = join(benchDir, "bench.json");
+    writeFileSync(
+      bench,
+      JSON.stringify({
+        version: 1,
+        name: "sched-farm",
+        backend: { type: "sim", scene: "pendulum" },
+        recordsDir: join(benchDir, "records"),
+        scheduling: { rtPriority: 40 },
+      }),
+    );
+    const w = new FarmWorker({
+      redis: redis.url,
+      id: "sched",
+      bench,
+      workDir: join(dir, "sched"),
+      rtPriority: "off",
+      progress: { write: () => true } as unknown as NodeJS.WritableStream,
+    });
+    workers.push(w);
+    await w.start();
+    // the bench file asks for SCHED_FIFO 40; the worker's override keeps this process normal
+    const main = readThreadScheduling().find((t) => t.tid === process.pid);
+    expect(main).toMatchObject({ policy: "other" });
+    await stopWorker(w);
+    // a running gateway schedules itself (serve --rt-priority): the worker refuses and lets go of Redis
+    const remote = new FarmWorker({
+      redis: redis.url,
+      id: "sched-url",
+      url: "http://127.0.0.1:9",
+      kind: "sim-buzzwire",
+      operatorToken: "o".repeat(32),
+      agentToken: "a".repeat(32),
+      workDir: join(dir, "sched-url"),
+      rtPriority: 40,
+    });
+    await expect(remote.start()).rejects.toThrow(/--rt-priority is for the gateway run starts itself/);
+  }, 120_000);
 
   it("shows a lost worker and the attempt it left running", async () => {
     const s = spec("lost", 1);

@@ -31,6 +31,7 @@ import {
   runTrial,
   type Target,
 } from "../cli/run.ts";
+import type { CpuAffinityOverride, RtPriorityOverride } from "../cli/scheduling.ts";
 import { assertSandboxAvailable, checkAgentDir, defaultAgentDir, gatewayBridge } from "../cli/sandbox.ts";
 import { DEFAULT_BENCH, loadBenchFile } from "../compose/bench-config.ts";
 import type { TrialRecord } from "../gateway/report/types.ts";
@@ -60,6 +61,10 @@ export interface FarmWorkerOptions {
   agentToken?: string;
   /** the bench kind served (default: the bench's name) */
   kind?: string;
+  /** real-time scheduling of the in-process gateway: overrides the bench file's `scheduling.rtPriority` (as serve's and run's --rt-priority) */
+  rtPriority?: RtPriorityOverride;
+  /** CPUs of the in-process gateway's threads, the agents on the rest: overrides the bench file's `scheduling.cpuAffinity` */
+  cpuAffinity?: CpuAffinityOverride;
   /** worker id (default `<host>.<pid>`) */
   id?: string;
   /** where trial folders and records go on this host */
@@ -175,11 +180,15 @@ export class FarmWorker {
       trials: 1,
       ...(o.bench ? { bench: o.bench } : {}),
       ...(o.url ? { url: o.url, operatorToken: o.operatorToken, agentToken: o.agentToken } : {}),
+      // with --url, remoteTarget refuses these: the scheduling is that gateway's own
+      ...(o.rtPriority !== undefined ? { rtPriority: o.rtPriority } : {}),
+      ...(o.cpuAffinity !== undefined ? { cpuAffinity: o.cpuAffinity } : {}),
     };
     try {
       this.target = o.url ? remoteTarget(runOpts) : await inProcessTarget(runOpts, o.workDir);
     } catch (e) {
-      // e.g. RB_ERR_RT_SCHEDULING (the bench asks for real-time scheduling this host refuses):
+      // e.g. RB_ERR_RT_SCHEDULING (the bench asks for real-time scheduling this host refuses),
+      // or --rt-priority with --url:
       // nothing started, so give the bench back and let the process end
       if (this.real) await this.store.releaseLease(this.benchName, this.id).catch(() => {});
       this.redis.disconnect();
