@@ -315,6 +315,20 @@ class Probe {
     };
   }
 
+  /**
+   * The old generation's GC pauses (mark-compact, incremental marking) inside and outside the
+   * given motion windows [start, end]: each is a stop's possible wait while the arm moves.
+   */
+  majorGcIn(windows: readonly (readonly [number, number])[]): string {
+    const major = this.gcs.filter(
+      (g) => (GC_KIND[g.kind] ?? "") !== "scavenge" && GC_KIND[g.kind] !== "weakcb",
+    );
+    const inside = major.filter((g) => windows.some(([a, b]) => g.start < b && g.start + g.ms > a));
+    const part = (l: typeof major) =>
+      `${l.length} (total ${l.reduce((t, g) => t + g.ms, 0).toFixed(1)} ms, longest ${l.reduce((m, g) => Math.max(m, g.ms), 0).toFixed(2)} ms)`;
+    return `during a motion ${part(inside)}, between motions ${part(major.filter((g) => !inside.includes(g)))}`;
+  }
+
   /** GC pauses over the whole run per kind: "scavenge 120 (total 150 ms, longest 3.1 ms), …" */
   gcSummary(): string {
     const by = new Map<string, { n: number; total: number; max: number }>();
@@ -388,6 +402,8 @@ interface Spy {
   motions: number;
   /** performance.now() of every backend.execute call (a motion beginning) */
   motionAt: number[];
+  /** performance.now() at which each motion's execute settled (index as `motionAt`; NaN while it runs) */
+  motionEnd: number[];
   /** when the gateway got the event of the current sample (set by the source's hook) */
   recvAt: number;
   /** which hook may set recvAt in the current sample */
@@ -401,6 +417,9 @@ interface Spy {
 }
 
 /** Wrap the composed backend: stop() calls and the running motion's stop signals are timed. */
+/** every gateway's spy (motion windows over the run) */
+const spies: Spy[] = [];
+
 function spyOn(backend: Backend): Spy {
   const spy: Spy = {
     stops: [],
@@ -408,11 +427,13 @@ function spyOn(backend: Backend): Spy {
     told: [],
     motions: 0,
     motionAt: [],
+    motionEnd: [],
     recvAt: Number.NaN,
     recvAtStop: [],
     httpAtStop: [],
     source: "none",
   };
+  spies.push(spy);
   const stop = backend.stop.bind(backend);
   backend.stop = (reason: string) => {
     const i = spy.stops.length;
@@ -433,7 +454,11 @@ function spyOn(backend: Backend): Spy {
   const execute = backend.execute.bind(backend);
   backend.execute = (traj: JointTrajectory, opts: ExecuteOptions = {}) => {
     spy.motions++;
-    spy.motionAt.push(performance.now());
+    const m = spy.motionAt.push(performance.now()) - 1;
+    spy.motionEnd.push(Number.NaN);
+    const ended = () => {
+      spy.motionEnd[m] = performance.now();
+    };
     let told = false;
     const tell = () => {
       if (told) return;
@@ -441,7 +466,7 @@ function spyOn(backend: Backend): Spy {
       spy.told.push(performance.now());
     };
     opts.signal?.addEventListener("abort", tell);
-    return execute(traj, {
+    const run = execute(traj, {
       ...opts,
       onTick: (r, k) => {
         const v = opts.onTick ? opts.onTick(r, k) : "ok";
@@ -449,6 +474,8 @@ function spyOn(backend: Backend): Spy {
         return v;
       },
     });
+    run.then(ended, ended);
+    return run;
   };
   return spy;
 }
@@ -1600,6 +1627,15 @@ if (args.includes("--signal-child")) {
       `sim chunk: event-loop turn (the sim's slice of control steps, yieldSliceMs 0.25, + one turn) p50 ${pct(simTurns, 50).toFixed(3)} p99 ${pct(simTurns, 99).toFixed(3)} max ${Math.max(...simTurns).toFixed(3)} ms over ${simTurns.length} turns; the abort is checked at every control step`,
     );
   console.log(`GC pauses of the gateway process over the run: ${probe.gcSummary()}`);
+  // the in-process gateways' motions (execute → settled; the signal source's are in its children)
+  const motions = spies.flatMap((sp) =>
+    sp.motionAt.map(
+      (a, i) => [a, Number.isNaN(sp.motionEnd[i]!) ? performance.now() : sp.motionEnd[i]!] as const,
+    ),
+  );
+  console.log(
+    `old-generation GC pauses (mark-compact, incremental marking) of the gateway process: ${probe.majorGcIn(motions)}; ${motions.length} motions`,
+  );
   // an act's start (the act's write → its motion running 30 ms, or its refusal): what a stop that
   // arrives then waits for at most; the first sample of a gateway runs cold code (compiled on first use)
   const actStart = probe.longGaps.filter((x) => /^[^→]*(chunk|act) start \(sample [1-9]/.test(x.phase));

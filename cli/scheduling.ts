@@ -44,8 +44,9 @@
  * (bench/sim-abort-poll.ts, one run each: 58,400 → 51,400; it still runs ~50× real time). Both
  * must be set when node starts: the launchers (bin/robot-gateway.mjs, `npm start`) pass them
  * (LATENCY_NODE_ARGS) and `latencySettings()` says whether this process has them. A third,
- * `--expose-gc`, gives the realtime loop V8's `gc` to collect the young generation right after a
- * commit, before V8 would at a worse moment (gateway/episode/young-gc.ts). Not used:
+ * `--expose-gc`, gives the gateway V8's `gc`: the realtime loop collects the young generation
+ * right after a commit, before V8 would at a worse moment (gateway/episode/young-gc.ts), and each
+ * episode start collects the old generation while nothing moves (gateway/episode/old-gc.ts). Not used:
  * libuv's io_uring for file operations (UV_USE_IO_URING=1
  * removed the threadpool's mutex waits, but libuv's ring polls its submission queue from a kernel
  * thread that spun 36 s of CPU in a 4-minute bench run — a core a robot PC's agent needs).
@@ -140,13 +141,15 @@ function chrt(args: string[], priority: number): void {
 function latencyText(): string {
   const missing = LATENCY_NODE_ARGS.filter((a) => !process.execArgv.includes(a));
   if (!missing.length)
-    return "GC on the loop thread, young generation ≤ 2 MB, collected between realtime steps";
+    return "GC on the loop thread, young generation ≤ 2 MB, collected between realtime steps, old generation before each episode";
   const pauses = missing.some((a) => a !== "--expose-gc");
   return (
     `started without node ${missing.join(" ")} (the launchers pass ${missing.length > 1 ? "them" : "it"}): ` +
     (pauses ? "GC pauses can wait for helper threads and run long" : "") +
     (pauses && missing.includes("--expose-gc") ? "; " : "") +
-    (missing.includes("--expose-gc") ? "the realtime loop leaves its young-generation collections to V8" : "")
+    (missing.includes("--expose-gc")
+      ? "the realtime loop leaves its young-generation collections to V8, and the old generation's fall where V8 puts them (also inside a motion)"
+      : "")
   );
 }
 

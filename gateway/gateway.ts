@@ -22,6 +22,7 @@ import { HomeError } from "./strategy/home.ts";
 import type { EpisodeObserver } from "./episode/observer.ts";
 import { FrameStore, type FrameStoreOptions } from "./frames/frame-store.ts";
 import { ConsoleHub } from "./console/hub.ts";
+import { collectBeforeEpisode } from "./episode/old-gc.ts";
 
 export type { Bench } from "./bench.ts";
 
@@ -37,6 +38,11 @@ export interface GatewayOptions {
   frameStore?: Partial<FrameStoreOptions>;
   /** CPU time an act's planning runs between two turns of the event loop, ms (default SLICE_MS, seam/steps.ts; tests: 0) */
   planSliceMs?: number;
+  /**
+   * the old-generation collection run before each episode, while nothing moves (default
+   * episode/old-gc.ts collectBeforeEpisode: V8's full GC when the process has `gc`); returns ms, or null when none ran
+   */
+  collectBeforeEpisode?: () => number | null;
 }
 
 /** sim seconds held at a realtime episode's start to measure the sim's speed */
@@ -75,6 +81,8 @@ export class Gateway {
   /** the operator console's live view (costs nothing in the control loop while nobody watches) */
   readonly console = new ConsoleHub();
   private estopBackendT: number | undefined;
+  /** how long the old-generation collection before the last episode took, ms (null: none ran, V8's `gc` not exposed) */
+  lastCollectionMs: number | null = null;
 
   private readonly extraTasks: ReadonlyMap<string, TaskDefinition>;
 
@@ -193,6 +201,9 @@ export class Gateway {
         });
       }
     }
+    // the previous episode is over and the bench stands at the new start: the old generation is
+    // collected now rather than wherever V8 would (inside a motion, a stop would wait for it)
+    this.lastCollectionMs = (this.opts.collectBeforeEpisode ?? collectBeforeEpisode)();
     const ctx: TaskContext = {
       robot: backend.describe().robot,
       toolFromFlange: this.bench.toolFromFlange,

@@ -74,15 +74,26 @@ export function newSpaceFill(): number {
   return 0;
 }
 
-type V8Gc = (options: { type: "minor" | "major"; execution?: "sync" | "async" }) => void;
+/**
+ * V8's `gc` function (node --expose-gc): without options a full collection; `{ type: "minor" }`
+ * the young generation alone (Node 20's V8 also reads `{ type: "major" }` as a scavenge: a full
+ * collection is the call without options)
+ */
+export type V8Gc = (options?: { type: "minor" }) => void;
+
+/** V8's `gc` when this process has it (node --expose-gc: the launchers pass it), else null */
+export function exposedGc(): V8Gc | null {
+  const gc = (globalThis as { gc?: V8Gc }).gc;
+  return typeof gc === "function" ? gc : null;
+}
 
 /**
  * The placement for a loop whose slots are `slotS` long, when this process has V8's `gc`
  * (node --expose-gc); null otherwise.
  */
 export function runtimeYoungGc(slotS: number): YoungGcPlacement | null {
-  const gc = (globalThis as { gc?: V8Gc }).gc;
-  if (typeof gc !== "function") return null;
+  const gc = exposedGc();
+  if (!gc) return null;
   return new YoungGcPlacement({
     collect: () => gc({ type: "minor" }),
     fill: newSpaceFill,
