@@ -185,6 +185,10 @@ export class Gateway {
     if (this.current && !this.current.isEnded) {
       await this.current.stopAndEnd({ source: "operator", detail: "operator started a new episode" });
     }
+    // the previous episode is over and nothing moves: the old generation is collected now rather
+    // than wherever V8 would (inside a motion, a stop would wait for it); the reset or homing that
+    // follows allocates the pages it freed again (see episode/old-gc.ts)
+    this.lastCollectionMs = (this.opts.collectBeforeEpisode ?? collectBeforeEpisode)();
     const backend = this.bench.backend;
     if (backend.reset) await backend.reset({ seed });
     else {
@@ -201,9 +205,6 @@ export class Gateway {
         });
       }
     }
-    // the previous episode is over and the bench stands at the new start: the old generation is
-    // collected now rather than wherever V8 would (inside a motion, a stop would wait for it)
-    this.lastCollectionMs = (this.opts.collectBeforeEpisode ?? collectBeforeEpisode)();
     const ctx: TaskContext = {
       robot: backend.describe().robot,
       toolFromFlange: this.bench.toolFromFlange,

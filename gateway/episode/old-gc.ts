@@ -9,12 +9,18 @@
  * them; one full collection in a longer run took 80 ms.
  *
  * `collectBeforeEpisode` runs one full collection (mark-compact, synchronous) when an episode is
- * about to start: after the previous one ended and the bench was reset or homed, before the new
- * episode exists, so no motion and no agent call can be waiting for it (an operator call may: the
- * episode start answers that much later). The next episode then begins with the old generation's
- * limit set from what is live now, and an episode that promotes less than the headroom runs
- * without any old-generation work of V8's own. A long episode (the realtime setting over minutes)
- * can still reach the limit; the young generation there is placed by young-gc.ts.
+ * about to start: after the previous one ended, before the bench is reset (sim) or homed (real)
+ * and before the new episode exists, so no agent call can be waiting for it (an operator call
+ * may: the episode start answers that much later). The next episode then begins with the old
+ * generation's limit set from what is live now, and an episode that promotes less than the
+ * headroom runs without any old-generation work of V8's own. A long episode (the realtime setting
+ * over minutes) can still reach the limit; the young generation there is placed by young-gc.ts.
+ * After a full collection the first allocations run slower for a while (with the launchers'
+ * `--single-threaded-gc` V8 sweeps on the loop thread, as allocation needs the pages; measured
+ * in a plain node script: 100,000 small objects 11–16 ms right after `gc()`, 5.5–7 ms later):
+ * the reset or homing, which allocates the most, comes right after it. On a real bench that
+ * puts part of it in the homing's planning and motion, where V8's own marking steps could fall
+ * as well.
  *
  * Needs V8's `gc` function (node --expose-gc, which the launchers pass: cli/scheduling.ts
  * LATENCY_NODE_ARGS); without it nothing is done.
