@@ -66,6 +66,11 @@
  *   setsid sh -c 'echo -15 > /proc/self/autogroup; exec nice -n -15 node --import tsx bench/stop-latency.ts --samples 200'
  * The bench prints its autogroup line.
  *
+ * Profiling a slow sample: each e-stop's slow line ends with the event's CLOCK_MONOTONIC time;
+ * `perf record -k mono -g --tid <gateway pid>` with node's `--perf-basic-prof` stamps its samples
+ * on the same clock (`perf script --time A,B`). node's own `--cpu-prof` loses samples while the
+ * loop runs at SCHED_FIFO (its sampler thread starves: 98 ms gaps were seen).
+ *
  * Reference: the machine's own wake-up latency over the same run (bench/stats.ts
  * machineWakeReference: cyclictest, a SCHED_FIFO 80 thread per CPU woken every 1 ms; Debian
  * rt-tests, installed by `npm run setup`), the floor under any stop latency a process shows here.
@@ -383,6 +388,8 @@ interface Attribution {
 
 /** One stop, stage by stage (ms from the event; NaN where the source has no such stage). */
 interface Trace {
+  /** the event's time, performance.now() (e-stops), for matching a sample with a system profile */
+  at?: number;
   board: number;
   /** e-stops: node's http server parsed the request's headers (its 'request' event) */
   http?: number;
@@ -417,6 +424,9 @@ interface Spy {
 }
 
 /** Wrap the composed backend: stop() calls and the running motion's stop signals are timed. */
+/** CLOCK_MONOTONIC (process.hrtime) less performance.now(), ms */
+const MONO_MINUS_NOW = Number(process.hrtime.bigint()) / 1e6 - performance.now();
+
 /** every gateway's spy (motion windows over the run) */
 const spies: Spy[] = [];
 
@@ -1065,6 +1075,7 @@ function estopTrace(spy: Spy, stops0: number, t0: number): Trace {
   const why = probe.window(t0, stopAt);
   why.fileOps = fileOpsIn(t0, stopAt);
   return {
+    at: t0,
     board: Number.NaN,
     http: spy.httpAtStop[stops0]! - t0,
     recv: spy.recvAtStop[stops0]! - t0,
@@ -1568,7 +1579,14 @@ function print(): void {
     const slow = r.traces
       .filter((t) => t.stop > Math.min(SLOW_MS, r.targetMs))
       .sort((a, b) => b.stop - a.stop);
-    for (const t of slow.slice(0, 12)) console.log(`${"".padEnd(17)}slow: ${stages(t)} — ${attribute(t)}`);
+    for (const t of slow.slice(0, 12))
+      console.log(
+        `${"".padEnd(17)}slow: ${stages(t)} — ${attribute(t)}` +
+          // CLOCK_MONOTONIC of the event, s: `perf record -k mono` stamps its samples on that clock
+          (t.at !== undefined
+            ? ` [event at CLOCK_MONOTONIC ${((t.at + MONO_MINUS_NOW) / 1000).toFixed(6)} s]`
+            : ""),
+      );
     if (slow.length > 12) console.log(`${"".padEnd(17)}(${slow.length - 12} more slow samples)`);
   }
 }

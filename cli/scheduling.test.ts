@@ -7,13 +7,14 @@
  * nothing. Permission is taken away with util-linux's setpriv (no CAP_SYS_NICE) and prlimit
  * (RLIMIT_RTPRIO 0).
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { BenchConfigError, parseBenchConfig } from "../compose/bench-config.ts";
+import { childJson } from "../test-support/child-json.ts";
 import { waitFor } from "../test-support/wait.ts";
 import {
   allowedCpus,
@@ -69,13 +70,6 @@ function serveChild(args: string[], wrapper: string[] = [], launcher = false) {
 }
 
 /** run an ES module script in a child node (tsx, the repository as cwd); its last line, parsed as JSON */
-function childJson<T>(script: string): T {
-  const out = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
-    cwd: ROOT,
-    encoding: "utf8",
-  });
-  return JSON.parse(out.trim().split("\n").at(-1)!) as T;
-}
 
 describe("real-time scheduling (SCHED_FIFO)", () => {
   it("serve: the bench file's rtPriority for the event loop, one below for every other thread", async () => {

@@ -1,12 +1,9 @@
-import { execFileSync } from "node:child_process";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseBenchConfig } from "../../compose/bench-config.ts";
 import { composeBench } from "../../compose/compose.ts";
+import { childJson } from "../../test-support/child-json.ts";
 import { Gateway } from "../gateway.ts";
 import { collectBeforeEpisode } from "./old-gc.ts";
-
-const ROOT = join(import.meta.dirname, "..", "..");
 
 describe("the old-generation collection before an episode", () => {
   it("one full collection (gc without options) when V8's gc is exposed, nothing without it", () => {
@@ -21,15 +18,8 @@ describe("the old-generation collection before an episode", () => {
 
   it("in V8 it is a mark-compact (Node 20 reads gc({ type: 'major' }) as a scavenge)", () => {
     // a child with --expose-gc (the launchers' option): the kinds of the GCs the call made
-    const out = execFileSync(
-      process.execPath,
-      [
-        "--expose-gc",
-        "--import",
-        "tsx",
-        "--input-type=module",
-        "-e",
-        `import { PerformanceObserver, constants } from "node:perf_hooks";
+    const r = childJson<{ ms: number | null; major: number }>(
+      `import { PerformanceObserver, constants } from "node:perf_hooks";
          import { collectBeforeEpisode } from "./gateway/episode/old-gc.ts";
          const kinds = [];
          const obs = new PerformanceObserver((l) => { for (const e of l.getEntries()) kinds.push(e.detail.kind); });
@@ -37,10 +27,8 @@ describe("the old-generation collection before an episode", () => {
          const ms = collectBeforeEpisode();
          await new Promise((r) => setTimeout(r, 50));
          console.log(JSON.stringify({ ms, major: kinds.filter((k) => k === constants.NODE_PERFORMANCE_GC_MAJOR).length }));`,
-      ],
-      { cwd: ROOT, encoding: "utf8" },
+      ["--expose-gc"],
     );
-    const r = JSON.parse(out.trim().split("\n").at(-1)!) as { ms: number | null; major: number };
     expect(r.ms).not.toBeNull();
     expect(r.major).toBe(1);
   }, 60_000);

@@ -1,5 +1,5 @@
-import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { childJson } from "../../test-support/child-json.ts";
 import { FakeClock } from "../../test-support/fake-clock.ts";
 import type { ExecuteResult, JointTrajectory } from "../../seam/types.ts";
 import { RealtimeDriver } from "./realtime.ts";
@@ -50,16 +50,8 @@ describe("YoungGcPlacement", () => {
 
 describe("runtimeYoungGc under node --expose-gc (a child process, as the launchers start one)", () => {
   it("collects the young generation with V8's gc once it is past the threshold", () => {
-    const out = execFileSync(
-      process.execPath,
-      [
-        "--expose-gc",
-        "--max-semi-space-size=2",
-        "--import",
-        "tsx",
-        "--input-type=module",
-        "-e",
-        `import { runtimeYoungGc, newSpaceFill } from "./gateway/episode/young-gc.ts";
+    const r = childJson<{ collections: number; peak: number }>(
+      `import { runtimeYoungGc, newSpaceFill } from "./gateway/episode/young-gc.ts";
          const p = runtimeYoungGc(0.001);
          let keep = [];
          let peak = 0;
@@ -70,10 +62,8 @@ describe("runtimeYoungGc under node --expose-gc (a child process, as the launche
            p.afterCommit(0.001);
          }
          console.log(JSON.stringify({ collections: p.collections, peak }));`,
-      ],
-      { cwd: new URL("../..", import.meta.url), encoding: "utf8" },
+      ["--expose-gc", "--max-semi-space-size=2"],
     );
-    const r = JSON.parse(out.trim().split("\n").at(-1)!) as { collections: number; peak: number };
     expect(r.collections).toBe(3);
     // it collected before V8's own trigger: the new space never filled
     expect(r.peak).toBeLessThan(0.9);
