@@ -69,8 +69,6 @@ function serveChild(args: string[], wrapper: string[] = [], launcher = false) {
   return { proc, out: () => out, err: () => err, exited };
 }
 
-/** run an ES module script in a child node (tsx, the repository as cwd); its last line, parsed as JSON */
-
 describe("real-time scheduling (SCHED_FIFO)", () => {
   it("serve: the bench file's rtPriority for the event loop, one below for every other thread", async () => {
     const s = serveChild(["--bench", benchFile({ scheduling: { rtPriority: 40 } })], [], true);

@@ -40,9 +40,9 @@ export interface GatewayOptions {
   planSliceMs?: number;
   /**
    * the old-generation collection run before each episode, while nothing moves (default
-   * episode/old-gc.ts collectBeforeEpisode: V8's full GC when the process has `gc`); returns ms, or null when none ran
+   * episode/old-gc.ts collectBeforeEpisode: V8's full GC when the process has `gc`)
    */
-  collectBeforeEpisode?: () => number | null;
+  collectBeforeEpisode?: () => void;
 }
 
 /** sim seconds held at a realtime episode's start to measure the sim's speed */
@@ -81,8 +81,6 @@ export class Gateway {
   /** the operator console's live view (costs nothing in the control loop while nobody watches) */
   readonly console = new ConsoleHub();
   private estopBackendT: number | undefined;
-  /** how long the old-generation collection before the last episode took, ms (null: none ran, V8's `gc` not exposed) */
-  lastCollectionMs: number | null = null;
 
   private readonly extraTasks: ReadonlyMap<string, TaskDefinition>;
 
@@ -188,7 +186,7 @@ export class Gateway {
     // the previous episode is over and nothing moves: the old generation is collected now rather
     // than wherever V8 would (inside a motion, a stop would wait for it); the reset or homing that
     // follows allocates the pages it freed again (see episode/old-gc.ts)
-    this.lastCollectionMs = (this.opts.collectBeforeEpisode ?? collectBeforeEpisode)();
+    (this.opts.collectBeforeEpisode ?? collectBeforeEpisode)();
     const backend = this.bench.backend;
     if (backend.reset) await backend.reset({ seed });
     else {
