@@ -176,7 +176,8 @@ export async function inProcessTarget(o: RunOptions, outDir: string): Promise<Ta
   });
   if (sched) await raiseComposedThreads(sched, g, "robot-gateway run");
   // each trial's files are complete before the next starts: wait for the observers made since
-  let settled = 0;
+  // (the gateway's list is bounded, so they are told apart by identity, not by index)
+  const waited = new WeakSet<object>();
   return {
     url: g.url!,
     agentToken: g.agentToken,
@@ -184,8 +185,8 @@ export async function inProcessTarget(o: RunOptions, outDir: string): Promise<Ta
     label: g.bench.name,
     ...(placed?.others.length ? { agentCpus: placed.others } : {}),
     async settle() {
-      const fresh = g.observers.slice(settled);
-      settled = g.observers.length;
+      const fresh = g.observers.filter((o) => !waited.has(o));
+      for (const o of fresh) waited.add(o);
       // a recorder that cannot finish must not hang the run
       if (fresh.length) await Promise.race([observersDone(fresh), sleep(15_000)]);
     },

@@ -106,6 +106,8 @@ export function ikPort(robot: RobotModel, toolFromFlange: Float64Array): IkPort 
   };
 }
 
+/** seeds whose derived safety limits a composed bench keeps (limitsFor) */
+const LIMITS_BY_SEED_KEPT = 16;
 /** Build, configure and activate the bench's backend; returns the composed bench. */
 export async function composeBench(config: BenchConfig, baseDir = process.cwd()): Promise<Bench> {
   const robot = ROBOTS[config.robot];
@@ -137,6 +139,8 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
   const toolFromFlange = poseToMat4(desc.toolOffset);
   const limits = resolveLimits(robot, config.safety);
   const provenance = provenanceOf(config.name, config, limits);
+  // the last few seeds' limits (a run draws a new seed per trial: a gateway left running must not
+  // keep one per episode it ever ran)
   const bySeed = new Map<number, EffectiveLimits>();
   const limitsFor = (seed: number): EffectiveLimits => {
     if (!config.keepOutsFromCalibration) return limits;
@@ -146,6 +150,7 @@ export async function composeBench(config: BenchConfig, baseDir = process.cwd())
       const derived = geo.success ? calibrationKeepOuts(geo.data) : [];
       l = resolveLimits(robot, { ...config.safety, keepOut: [...config.safety.keepOut, ...derived] });
       bySeed.set(seed, l);
+      if (bySeed.size > LIMITS_BY_SEED_KEPT) bySeed.delete(bySeed.keys().next().value!);
     }
     return l;
   };

@@ -15,7 +15,7 @@ import type { StartEpisodeRequest } from "../gateway/api/schemas.ts";
 import { type AppOptions, buildApp } from "../gateway/app.ts";
 import type { EpisodeObserver } from "../gateway/episode/observer.ts";
 import type { StopCause } from "../gateway/episode/stop.ts";
-import { type Bench, Gateway, type GatewayOptions } from "../gateway/gateway.ts";
+import { type Bench, EPISODES_KEPT, Gateway, type GatewayOptions } from "../gateway/gateway.ts";
 import { recorderObservers } from "../gateway/recorder/mcap-recorder.ts";
 import type { TaskDefinition } from "../tasks/types.ts";
 import type { BenchConfig } from "./bench-config.ts";
@@ -63,7 +63,10 @@ export interface StartedGateway {
   operatorToken: string;
   /** the listening address (with `listen`) */
   url?: string;
-  /** every observer made so far, oldest first */
+  /**
+   * The observers of the episodes the gateway keeps (its last EPISODES_KEPT), oldest first, and
+   * any older one whose `done` has not settled yet (a record still being finished)
+   */
   readonly observers: readonly EpisodeObserver[];
   /**
    * Stop motion, end the running episode (`cause`; default: the gateway shuts down), finish its
@@ -121,6 +124,10 @@ export async function closeApp(app: FastifyInstance, deadlineMs: number): Promis
 export async function startGateway(o: StartGatewayOptions): Promise<StartedGateway> {
   const bench = await composeBench(o.config, o.baseDir);
   const made: EpisodeObserver[] = [];
+  // the episode each observer was made for (1, 2, …), and those whose `done` settled (or that have none)
+  const madeFor = new Map<EpisodeObserver, number>();
+  const settled = new WeakSet<EpisodeObserver>();
+  let episodes = 0;
   const factory: ObserverFactory | undefined =
     o.observers === null ? undefined : (o.observers ?? defaultObservers(o.config));
   const gateway = new Gateway(bench, {
@@ -128,7 +135,23 @@ export async function startGateway(o: StartGatewayOptions): Promise<StartedGatew
       ? {
           observers: (e) => {
             const list = factory(e, bench);
+            episodes++;
+            for (const x of list) {
+              madeFor.set(x, episodes);
+              const done = (x as { done?: Promise<unknown> }).done;
+              const mark = () => void settled.add(x);
+              if (done) done.then(mark, mark);
+              else mark();
+            }
             made.push(...list);
+            // bounded like the gateway's episode list: a gateway left running keeps no recorder
+            // of an episode it has forgotten, but never drops one that is still finishing
+            let kept = 0;
+            for (const x of made) {
+              if (madeFor.get(x)! <= episodes - EPISODES_KEPT && settled.has(x)) madeFor.delete(x);
+              else made[kept++] = x;
+            }
+            made.length = kept;
             return list;
           },
         }

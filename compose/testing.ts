@@ -50,7 +50,8 @@ export async function testGateway(
     operator: { authorization: `Bearer ${OPERATOR_TOKEN}` },
     close: async () => {
       await g.close();
-      // every recorded test episode is graded offline at close and must agree with the live result
+      // every recorded test episode the gateway keeps (its last EPISODES_KEPT) is graded offline at
+      // close and must agree with the live result
       for (const r of g.observers) {
         if (!(r instanceof McapRecorder)) continue;
         const { recordPath } = await r.done;

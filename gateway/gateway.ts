@@ -63,6 +63,15 @@ const REALTIME_WARMUP_S = 0.2;
  */
 const REALTIME_WARMUP_CALLS = 800;
 
+/**
+ * Episodes the operator API keeps in memory (`GET /v1/admin/episodes`, `…/:id`, its record and
+ * grade), the running one included; older ones are dropped, oldest first (their records and
+ * result.json stay in the records directory). An ended episode holds its recorder, plan and
+ * safety state (~45–65 KB on the sim bench): without a bound a gateway left running grew by that
+ * per episode, and every old-generation collection marked it all.
+ */
+export const EPISODES_KEPT = 100;
+
 export interface EstopState {
   engaged: boolean;
   reason?: string;
@@ -137,6 +146,7 @@ export class Gateway {
     });
   }
 
+  /** the last EPISODES_KEPT episodes, oldest first */
   episodes(): readonly Episode[] {
     return this.history;
   }
@@ -261,6 +271,8 @@ export class Gateway {
     });
     this.current = ep;
     this.history.push(ep);
+    // the running episode is the newest: only ended ones are dropped
+    if (this.history.length > EPISODES_KEPT) this.history.splice(0, this.history.length - EPISODES_KEPT);
     return ep;
   }
 
