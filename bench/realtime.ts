@@ -68,7 +68,7 @@ import {
 import { parseBenchConfig } from "../compose/bench-config.ts";
 import { WebSocket } from "ws";
 import { startGateway } from "../compose/start.ts";
-import { machineWakeReference, pct } from "./stats.ts";
+import { crossProcessReference, machineWakeReference, pct } from "./stats.ts";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -794,6 +794,9 @@ if (values["agent-child"]) {
   const res = await agentLoops(values["agent-child"], steps);
   // exit once the line is written: process.exit() right after write() cut a long run's line
   process.stdout.write(`SAMPLES ${JSON.stringify(res)}\n`, () => process.exit(0));
+  // and nothing of the bench below runs meanwhile: a long run's line is written asynchronously,
+  // and the machine reference started below outlived this process (a cyclictest left running)
+  await new Promise<never>(() => {});
 }
 
 const RT = rtPriorityArg(values["rt-priority"]!);
@@ -829,6 +832,8 @@ const AGENT_WHERE =
     ? "agent IN the gateway's process: its work and GC share the loop"
     : "agent in its own process";
 const rows: Row[] = [];
+// the machine's cost of one message between processes, measured first (nothing else runs yet)
+const crossLine = await crossProcessReference();
 // the machine's own wake-up latency over the run: the reference beside the figures
 const machine = machineWakeReference();
 // --load: busy processes started before any affinity is set (they may use every CPU), as other
@@ -850,6 +855,7 @@ console.log(
   "reference (issue 14 targets): 0 late steps per 10,000 on an idle machine; splice p99 ≤ 2 periods (WebSocket)",
 );
 console.log(machineLine);
+console.log(crossLine);
 console.log(
   LOAD > 0
     ? `load: ${LOAD} busy process(es) (a spin loop each, normal scheduler, every CPU) over the run`

@@ -1,5 +1,6 @@
 /** Shared helpers for the benchmarks. */
 import { spawn, spawnSync } from "node:child_process";
+import { allowedCpus, onCpus } from "../cli/scheduling.ts";
 import type { SerialTransport, TransportOpener } from "../drivers/serial/transport.ts";
 
 /**
@@ -85,4 +86,68 @@ export function machineWakeReference(): { stop(): Promise<string> } | undefined 
       );
     },
   };
+}
+
+/** the echo side of crossProcessReference: one byte back per message */
+const ECHO_JS = `const s = require("node:net").createServer((c) => { c.setNoDelay(true); c.on("data", () => c.write("k")); });
+s.listen(0, "127.0.0.1", () => console.log(s.address().port));`;
+
+/** the writing side: N 100-byte messages ~4 ms apart (the first 50 not kept) (a timer, then a spin, as the benches' agents send) */
+const WRITER_JS = `const [port, n] = process.argv.slice(1).map(Number);
+const c = require("node:net").connect(port, "127.0.0.1", async () => {
+  c.setNoDelay(true);
+  const msg = Buffer.alloc(100, 120), write = [], trip = [];
+  let answered = () => {};
+  c.on("data", () => answered());
+  for (let i = 0; i < n; i++) {
+    const at = performance.now() + 4;
+    await new Promise((r) => setTimeout(r, 3));
+    while (performance.now() < at) {}
+    const got = new Promise((r) => (answered = r));
+    const t0 = performance.now();
+    c.write(msg);
+    const t1 = performance.now();
+    await got;
+    // the first ones warm both processes' code up: not kept
+    if (i >= 50) {
+      write.push(t1 - t0);
+      trip.push(performance.now() - t0);
+    }
+  }
+  console.log(JSON.stringify({ write, trip }));
+  c.destroy();
+});`;
+
+/**
+ * The machine's cost of one message between two processes: a 100-byte write on a loopback TCP
+ * socket to a process waiting on another CPU (where there are two), as an agent's chunk or an
+ * operator's e-stop reaches the gateway. Printed beside the latency benches' figures: the
+ * writer's own call (it wakes the reader: on a VM whose guest sends each wake-up through its
+ * host, that alone can be ~0.1 ms) and the round trip. Run before a bench's measurements, in two
+ * child processes of their own (the bench's process and CPUs stay as they are); ~2 s.
+ */
+export async function crossProcessReference(samples = 300): Promise<string> {
+  const cpus = allowedCpus();
+  const [a, b] = cpus.length > 1 ? [[cpus[0]!], [cpus.at(-1)!]] : [undefined, undefined];
+  const echoArgv = onCpus(b, [process.execPath, "-e", ECHO_JS]);
+  const echo = spawn(echoArgv[0]!, echoArgv.slice(1), { stdio: ["ignore", "pipe", "ignore"] });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      echo.stdout.once("data", (d: Buffer) => resolve(Number(d.toString().trim())));
+      echo.once("exit", () => reject(new Error("the echo process exited")));
+    });
+    const w = onCpus(a, [process.execPath, "-e", WRITER_JS, String(port), String(samples + 50)]);
+    const r = spawnSync(w[0]!, w.slice(1), { encoding: "utf8", timeout: 60_000 });
+    const out = JSON.parse(r.stdout.trim()) as { write: number[]; trip: number[] };
+    const where = a ? `CPU ${a[0]} → CPU ${b![0]}` : "one CPU";
+    return (
+      `machine reference (a 100-byte loopback TCP message to a waiting process, ${where}, ${samples} messages): ` +
+      `writer's call p50 ${pct(out.write, 50).toFixed(3)} p99 ${pct(out.write, 99).toFixed(3)} ms, ` +
+      `round trip p50 ${pct(out.trip, 50).toFixed(3)} p99 ${pct(out.trip, 99).toFixed(3)} ms`
+    );
+  } catch (e) {
+    return `machine reference (cross-process message): unavailable (${(e as Error).message})`;
+  } finally {
+    echo.kill("SIGKILL");
+  }
 }

@@ -113,7 +113,7 @@ import { FR3 } from "../robots/franka/models.ts";
 import type { Backend, ExecuteOptions, JointTrajectory, SensorEvent } from "../seam/types.ts";
 import { api } from "../test-support/api.ts";
 import { sleep } from "../test-support/wait.ts";
-import { machineWakeReference, pct } from "./stats.ts";
+import { crossProcessReference, machineWakeReference, pct } from "./stats.ts";
 import { type RigChild, startRigChild } from "./rig-child.ts";
 import { minJerkToolRows } from "./tool-rows.ts";
 
@@ -1608,6 +1608,9 @@ if (args.includes("--signal-child")) {
   console.log(
     `scheduling: ${await benchScheduling(RT)}${RT === "off" ? "" : `; socat relays at SCHED_FIFO ${RT + 1}`}`,
   );
+  // the machine's cost of one message between processes (an e-stop's write wakes the gateway),
+  // measured before anything else starts
+  const crossLine = await crossProcessReference();
   // the machine's own wake-up latency over the run: the reference beside the figures
   const machine = machineWakeReference();
   // how long this process's event loop was kept from running (the floor under every stop)
@@ -1697,6 +1700,7 @@ if (args.includes("--signal-child")) {
   console.log(
     machine ? await machine.stop() : "machine reference: unavailable (cyclictest: apt-get install rt-tests)",
   );
+  console.log(crossLine);
   console.log(
     `event-loop delay of the gateway process over the run: p50 ${(loop.percentile(50) / 1e6).toFixed(2)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(2)} ms, max ${(loop.max / 1e6).toFixed(2)} ms (1 ms resolution); load now ${loadavg()[0]!.toFixed(2)}`,
   );
