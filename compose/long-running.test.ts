@@ -3,14 +3,11 @@
  * amount per episode: the operator API's episode list, the observers the composition holds and
  * the per-seed safety limits each keep the last few, never one per episode ever run.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EpisodeObserver } from "../gateway/episode/observer.ts";
 import { EPISODES_KEPT } from "../gateway/gateway.ts";
-import { parseBenchConfig } from "./bench-config.ts";
 import { type StartedGateway, startGateway } from "./start.ts";
+import { scratchBenchConfig } from "./testing.ts";
 
 let started: StartedGateway | undefined;
 afterEach(async () => {
@@ -30,15 +27,7 @@ function observer(): EpisodeObserver & { done: Promise<void>; finish(): void } {
 describe("a gateway left running", () => {
   it(`keeps its last ${EPISODES_KEPT} episodes and their observers, and an observer still finishing`, async () => {
     const made: ReturnType<typeof observer>[] = [];
-    const config = parseBenchConfig(
-      {
-        version: 1,
-        name: "long-running",
-        backend: { type: "mirror" },
-        recordsDir: mkdtempSync(join(tmpdir(), "rg-long-")),
-      },
-      "test",
-    );
+    const config = scratchBenchConfig({ backend: { type: "mirror" } });
     const g = await startGateway({
       config,
       agentToken: "agent-long",
@@ -79,15 +68,7 @@ describe("a gateway left running", () => {
   });
 
   it("keeps the derived safety limits of the last few seeds, not of every seed", async () => {
-    const config = parseBenchConfig(
-      {
-        version: 1,
-        name: "seeds",
-        backend: { type: "sim" },
-        recordsDir: mkdtempSync(join(tmpdir(), "rg-long-")),
-      },
-      "test",
-    );
+    const config = scratchBenchConfig({ backend: { type: "sim" } });
     const g = await startGateway({ config, firstEpisode: false, observers: null });
     started = g;
     const b = g.bench;

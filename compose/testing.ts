@@ -24,6 +24,16 @@ export interface TestGateway {
 }
 
 /**
+ * A bench config object validated like a bench file (name "test" unless given), its records in a
+ * scratch folder unless it names one.
+ */
+export function scratchBenchConfig(bench: Record<string, unknown> | BenchConfig): BenchConfig {
+  const recordsDir =
+    (bench as { recordsDir?: string }).recordsDir ?? mkdtempSync(join(tmpdir(), "rg-records-"));
+  return parseBenchConfig({ version: 1, name: "test", ...bench, recordsDir }, "test");
+}
+
+/**
  * Build a gateway on a bench config object (validated like a bench file) and start an episode.
  * `recorder: false`: no observers (benchmarks of the bare call).
  */
@@ -31,10 +41,7 @@ export async function testGateway(
   bench: Record<string, unknown> | BenchConfig,
   opts: { recorder?: boolean; frameStore?: StartGatewayOptions["frameStore"] } = {},
 ): Promise<TestGateway> {
-  // records go to a scratch folder unless the caller names one
-  const recordsDir =
-    (bench as { recordsDir?: string }).recordsDir ?? mkdtempSync(join(tmpdir(), "rg-records-"));
-  const config = parseBenchConfig({ version: 1, name: "test", ...bench, recordsDir }, "test");
+  const config = scratchBenchConfig(bench);
   const g = await startGateway({
     config,
     agentToken: AGENT_TOKEN,

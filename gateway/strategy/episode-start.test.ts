@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseBenchConfig } from "../../compose/bench-config.ts";
 import { composeBench } from "../../compose/compose.ts";
+import { scratchBenchConfig } from "../../compose/testing.ts";
 import { GatewayError } from "../errors.ts";
 import { type Bench, Gateway } from "../gateway.ts";
 import { interpolateChunk } from "../../seam/interpolate.ts";
@@ -97,15 +98,7 @@ describe("homeForEpisode (a bench without reset)", () => {
 
 describe("Gateway.startEpisode on a bench without reset", () => {
   it("a homing that fails in any way answers RB_ERR_HOMING, and the next start succeeds", async () => {
-    const config = parseBenchConfig(
-      {
-        version: 1,
-        name: "no-reset-mirror",
-        backend: { type: "mirror" },
-        recordsDir: mkdtempSync(join(tmpdir(), "rg-home-")),
-      },
-      "test",
-    );
+    const config = scratchBenchConfig({ name: "no-reset-mirror", backend: { type: "mirror" } });
     const b = await composeBench(config);
     bench = b;
     (b.backend as { reset?: unknown }).reset = undefined;
