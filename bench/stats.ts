@@ -92,7 +92,10 @@ export function machineWakeReference(): { stop(): Promise<string> } | undefined 
 const ECHO_JS = `const s = require("node:net").createServer((c) => { c.setNoDelay(true); c.on("data", () => c.write("k")); });
 s.listen(0, "127.0.0.1", () => console.log(s.address().port));`;
 
-/** the writing side: N 100-byte messages ~4 ms apart (the first 50 not kept) (a timer, then a spin, as the benches' agents send) */
+/**
+ * the writing side: N 100-byte messages ~4 ms apart (a timer, then a spin, as the benches'
+ * agents send), the first 50 not kept
+ */
 const WRITER_JS = `const [port, n] = process.argv.slice(1).map(Number);
 const c = require("node:net").connect(port, "127.0.0.1", async () => {
   c.setNoDelay(true);

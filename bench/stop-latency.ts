@@ -423,13 +423,13 @@ interface Spy {
   onStop?: () => void;
 }
 
-/** Wrap the composed backend: stop() calls and the running motion's stop signals are timed. */
 /** CLOCK_MONOTONIC (process.hrtime) less performance.now(), ms */
 const MONO_MINUS_NOW = Number(process.hrtime.bigint()) / 1e6 - performance.now();
 
 /** every gateway's spy (motion windows over the run) */
 const spies: Spy[] = [];
 
+/** Wrap the composed backend: stop() calls and the running motion's stop signals are timed. */
 function spyOn(backend: Backend): Spy {
   const spy: Spy = {
     stops: [],
