@@ -537,10 +537,33 @@ function* precheckBody(input: PrecheckInput, lease: ScratchLease): Steps<Prechec
     }
   }
   if (derivFail) return derivFail;
+  return okResult(count, durationS, maxV, maxA, maxJ, maxGrip, maxTool, minMargin, fk.evaluations);
+}
+
+/**
+ * The passing result, built outside precheckBody. V8 optimizes precheckBody (a large generator:
+ * its TurboFan compile takes 40–115 ms on a background thread) assuming that the boilerplate of
+ * each object literal it creates keeps its map until the compile ends. The result's literal, in
+ * the body, changed map in almost every such window (its number fields change representation
+ * between chunks), so 147 of 150 compiles were thrown away ("ObjectSlotValueDependency", node
+ * --trace-opt --trace-compilation-dependencies over bench/act-turns.ts) and the pre-check ran in
+ * baseline code: the act's planning turns p50 2.6–2.9 ms instead of about the 0.5 ms slice.
+ */
+function okResult(
+  samples: number,
+  durationS: number,
+  maxV: number,
+  maxA: number,
+  maxJ: number,
+  maxGrip: number,
+  maxTool: number,
+  minMargin: number,
+  fkEvaluations: number,
+): PrecheckResult {
   return {
     ok: true,
     stats: {
-      samples: count,
+      samples,
       durationS,
       maxVelocityRatio: maxV,
       maxAccelerationRatio: maxA,
@@ -548,7 +571,7 @@ function* precheckBody(input: PrecheckInput, lease: ScratchLease): Steps<Prechec
       maxGripperSpeedMps: maxGrip,
       maxToolSpeedBoundMps: maxTool,
       minClearanceM: minMargin,
-      fkEvaluations: fk.evaluations,
+      fkEvaluations,
     },
   };
 }
