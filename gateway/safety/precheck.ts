@@ -547,7 +547,7 @@ function* precheckBody(input: PrecheckInput, lease: ScratchLease): Steps<Prechec
  * the body, changed map in almost every such window (its number fields change representation
  * between chunks), so 147 of 150 compiles were thrown away ("ObjectSlotValueDependency", node
  * --trace-opt --trace-compilation-dependencies over bench/act-turns.ts) and the pre-check ran in
- * baseline code: the act's planning turns p50 2.6–2.9 ms instead of about the 0.5 ms slice.
+ * baseline code: the act's planning turns p50 2.6–3.6 ms instead of about the 0.5 ms slice.
  */
 function okResult(
   samples: number,
