@@ -8,11 +8,11 @@
  *
  * The child is this file run directly (node --import tsx bench/rig-child.ts).
  */
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { MirrorBackend } from "../drivers/mirror/mirror-backend.ts";
 import { FrankaRosbridgeRig } from "../hil-tests/rigs/rosbridge/franka-rig.ts";
 import { FR3 } from "../robots/franka/models.ts";
+import { exitWithBench, spawnOtherComputer } from "./other-computer.ts";
 
 /** The parent's handle of the rig child. */
 export interface RigChild {
@@ -26,6 +26,7 @@ export interface RigChild {
 const self = fileURLToPath(import.meta.url);
 
 async function rigChildProcess(): Promise<void> {
+  exitWithBench();
   const rig = await FrankaRosbridgeRig.start({
     backend: new MirrorBackend({ robot: FR3 }),
     jointStateEveryTicks: 10,
@@ -49,7 +50,8 @@ async function rigChildProcess(): Promise<void> {
 
 /** Start the rig in a child process; resolves once it serves. */
 export async function startRigChild(): Promise<RigChild> {
-  const child = spawn(process.execPath, ["--import", "tsx", self], {
+  // the robot's own computer: the normal scheduler, not the bench's priority (other-computer.ts)
+  const child = spawnOtherComputer(["--import", "tsx", self], {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   let next = 0;

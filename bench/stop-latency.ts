@@ -55,7 +55,9 @@
  * gateway; `--rt-priority off` measures under the normal scheduler, `--rt-priority N` at N. The
  * socat relays of the pty pairs stand in for the kernel's tty path of a USB serial adapter, which
  * preempts every user thread: with a real-time gateway they run at SCHED_FIFO N + 1. The rig
- * (the robot's own computer) and the client (agent, operator) run under the normal scheduler.
+ * (the robot's own computer) and the client (agent, operator) run under the normal scheduler,
+ * in sessions of their own at nice 0 (bench/other-computer.ts), not with the bench's raised
+ * autogroup and nice below.
  * Run it as the launchers start a gateway (`npm run bench -- stop-latency` does:
  * `node --single-threaded-gc --max-semi-space-size=2 --expose-gc --import tsx bench/stop-latency.ts`); the scheduling line says when
  * they are missing.
@@ -114,6 +116,7 @@ import type { Backend, ExecuteOptions, JointTrajectory, SensorEvent } from "../s
 import { api } from "../test-support/api.ts";
 import { sleep } from "../test-support/wait.ts";
 import { crossProcessReference, machineWakeReference, pct } from "./stats.ts";
+import { spawnOtherComputer } from "./other-computer.ts";
 import { type RigChild, startRigChild } from "./rig-child.ts";
 import { minJerkToolRows } from "./tool-rows.ts";
 
@@ -1354,10 +1357,12 @@ const client = (): Client => {
 };
 
 function startClientChild(): Client {
-  const child: ChildProcess = spawn(
-    process.execPath,
+  // the agent and the operator run under the normal scheduler, not at the bench's priority
+  const child: ChildProcess = spawnOtherComputer(
     ["--import", "tsx", fileURLToPath(import.meta.url), "--client-child"],
-    { stdio: ["ignore", "inherit", "inherit", "ipc"] },
+    {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    },
   );
   let next = 0;
   const sent = new Map<number, (t: number) => void>();
