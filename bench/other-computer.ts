@@ -13,10 +13,12 @@
  * p99 1.2 ms, max 9.6 ms over a contact run). Here such a child gets a session of its own
  * (setsid: an autogroup of nice 0) and nice 0: the normal scheduler, as the bench's text says.
  * It ends when the bench's IPC channel closes (a new session no longer shares the bench's
- * terminal signals).
+ * terminal signals). When the bench runs on some of the machine's CPUs only (`taskset -c 1 …`,
+ * standing in for a gateway with `scheduling.cpuAffinity`), such a child runs on the others.
  */
-import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
-import { setPriority } from "node:os";
+import { type ChildProcess, type SpawnOptions, spawn, spawnSync } from "node:child_process";
+import { cpus, setPriority } from "node:os";
+import { allowedCpus, formatCpuList } from "../cli/scheduling.ts";
 
 /** Spawn `node` (`process.execPath`) with `args` as a process of another computer; needs an "ipc" stdio slot. */
 export function spawnOtherComputer(args: string[], options: SpawnOptions): ChildProcess {
@@ -27,6 +29,12 @@ export function spawnOtherComputer(args: string[], options: SpawnOptions): Child
     } catch {
       // lowering a priority is always allowed; a child already gone is reported by its exit
     }
+    const mine = allowedCpus();
+    const others = cpus()
+      .map((_, i) => i)
+      .filter((c) => !mine.includes(c));
+    // -a: every thread it has made so far; the ones it makes later inherit its main thread's
+    if (others.length) spawnSync("taskset", ["-a", "-p", "-c", formatCpuList(others), String(child.pid)]);
   }
   return child;
 }
