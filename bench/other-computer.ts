@@ -34,7 +34,15 @@ export function spawnOtherComputer(args: string[], options: SpawnOptions): Child
       .map((_, i) => i)
       .filter((c) => !mine.includes(c));
     // -a: every thread it has made so far; the ones it makes later inherit its main thread's
-    if (others.length) spawnSync("taskset", ["-a", "-p", "-c", formatCpuList(others), String(child.pid)]);
+    if (others.length) {
+      const r = spawnSync("taskset", ["-a", "-p", "-c", formatCpuList(others), String(child.pid)], {
+        encoding: "utf8",
+      });
+      if (r.status !== 0)
+        console.error(
+          `other-computer: child left on the bench's CPUs (taskset: ${r.stderr || r.error?.message})`,
+        );
+    }
   }
   return child;
 }

@@ -116,7 +116,7 @@ import type { Backend, ExecuteOptions, JointTrajectory, SensorEvent } from "../s
 import { api } from "../test-support/api.ts";
 import { sleep } from "../test-support/wait.ts";
 import { crossProcessReference, machineWakeReference, pct } from "./stats.ts";
-import { spawnOtherComputer } from "./other-computer.ts";
+import { exitWithBench, spawnOtherComputer } from "./other-computer.ts";
 import { type RigChild, startRigChild } from "./rig-child.ts";
 import { minJerkToolRows } from "./tool-rows.ts";
 
@@ -1360,9 +1360,7 @@ function startClientChild(): Client {
   // the agent and the operator run under the normal scheduler, not at the bench's priority
   const child: ChildProcess = spawnOtherComputer(
     ["--import", "tsx", fileURLToPath(import.meta.url), "--client-child"],
-    {
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    },
+    { stdio: ["ignore", "inherit", "inherit", "ipc"] },
   );
   let next = 0;
   const sent = new Map<number, (t: number) => void>();
@@ -1483,7 +1481,7 @@ async function clientChild(): Promise<void> {
   process.on("message", (m: ClientReq) => {
     void go(m);
   });
-  process.on("disconnect", () => process.exit(0));
+  exitWithBench();
 }
 
 // ───────────── main ─────────────
